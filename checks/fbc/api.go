@@ -1,0 +1,46 @@
+package fbc
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// Options tune a validation run.
+type Options struct {
+	// Concurrency is the number of files decoded at once; 0 means GOMAXPROCS.
+	Concurrency int
+}
+
+// Stats counts what a run read.
+type Stats struct {
+	Files        int   `json:"files"`
+	Bytes        int64 `json:"bytes"`
+	Packages     int   `json:"packages"`
+	Channels     int   `json:"channels"`
+	Bundles      int   `json:"bundles"`
+	Deprecations int   `json:"deprecations"`
+	Others       int   `json:"others"`
+}
+
+// Result is the outcome of validating one catalog tree.
+type Result struct {
+	// Findings lists every problem found, in file order. Errors make the
+	// catalog invalid; warnings never do.
+	Findings []checks.Finding
+	// OPMMessage is the exact text `opm validate -o json` reports in
+	// error.message for this catalog, and "" when opm would accept it.
+	OPMMessage string
+	Stats      Stats
+}
+
+// Valid reports whether opm would accept the catalog.
+func (r *Result) Valid() bool { return r.OPMMessage == "" }
+
+// Validate loads the catalog rooted at fsys and validates it. The returned
+// error is reserved for problems that prevent any verdict (a cancelled
+// context); problems inside the tree, unreadable files included, are findings.
+func Validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	return validate(ctx, fsys, opts)
+}
