@@ -1,6 +1,6 @@
 module github.com/catalogbot/catalogbot
 
-go 1.26
+go 1.26.0
 
 require (
 	dario.cat/mergo v1.0.0 // indirect
@@ -27,6 +27,7 @@ require (
 	golang.org/x/crypto v0.37.0 // indirect
 	golang.org/x/net v0.39.0 // indirect
 	golang.org/x/sys v0.32.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )

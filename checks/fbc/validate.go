@@ -1,11 +1,115 @@
 package fbc
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
-// validate is a placeholder until the loader lands.
 func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
-	return &Result{}, nil
+	cat, err := load(ctx, fsys, opts.Concurrency)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var probs []problem
+	for _, e := range cat.walkErrs {
+		probs = append(probs, loadProblem(e))
+	}
+	for _, f := range cat.files {
+		res.Stats.Files++
+		res.Stats.Bytes += f.size
+		res.Stats.Packages += len(f.packages)
+		res.Stats.Channels += len(f.channels)
+		res.Stats.Bundles += len(f.bundles)
+		res.Stats.Deprecations += len(f.deps)
+		res.Stats.Others += f.others
+		for _, e := range f.errs {
+			probs = append(probs, loadProblem(e))
+		}
+	}
+	m, convProbs := convert(cat)
+	tree, modelProbs := validateModel(m)
+
+	// opm reports one thing: its loader's first error, else the first
+	// conversion error, else the model's error tree.
+	switch {
+	case len(probs) > 0:
+		res.OPMMessage = probs[0].opm
+	case len(convProbs) > 0:
+		res.OPMMessage = convProbs[0].opm
+	case len(tree.children) > 0:
+		res.OPMMessage = tree.String()
+	}
+	probs = append(probs, convProbs...)
+	probs = append(probs, modelProbs...)
+	refineLines(fsys, probs)
+	res.Findings = findings(probs)
+	return res, nil
+}
+
+func loadProblem(e loadError) problem {
+	return problem{rule: e.rule, phase: phaseLoad, at: e.pos, opm: e.err.Error()}
+}
+
+// findings turns problems into findings in file and line order.
+func findings(probs []problem) []checks.Finding {
+	out := make([]checks.Finding, 0, len(probs))
+	for _, p := range probs {
+		msg := p.message
+		if msg == "" {
+			msg = p.opm
+		}
+		// Findings are one line each; multi-line texts (opm's pretty-printed
+		// JSON errors) keep their first line, which names the problem.
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		out = append(out, checks.Finding{
+			Rule:     p.rule,
+			Severity: checks.SeverityError,
+			File:     p.at.File,
+			Line:     p.at.Line,
+			Package:  p.pkg,
+			Channel:  p.channel,
+			Bundle:   p.bundle,
+			Message:  msg,
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+// refineLines moves each problem that names a needle to the first line of
+// its blob containing that text. Files are read again only when a problem
+// needs it, so a valid catalog costs nothing here.
+func refineLines(fsys fs.FS, probs []problem) {
+	cache := map[string][]byte{}
+	for i := range probs {
+		p := &probs[i]
+		if p.needle == "" || p.at.File == "" || p.at.End <= p.at.Start {
+			continue
+		}
+		data, ok := cache[p.at.File]
+		if !ok {
+			data, _ = readFile(fsys, p.at.File)
+			cache[p.at.File] = data
+		}
+		if p.at.End > len(data) {
+			continue
+		}
+		blob := data[p.at.Start:p.at.End]
+		if k := bytes.Index(blob, []byte(p.needle)); k >= 0 {
+			p.at.Line += bytes.Count(blob[:k], []byte("\n"))
+		}
+	}
 }

@@ -1,0 +1,327 @@
+package fbc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/catalogbot/catalogbot/checks/fbc/internal/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/internal/property"
+)
+
+const indexIgnore = ".indexignore"
+
+// pos places a blob: its file, the line where it starts, and its byte span
+// (kept so a finding can be narrowed to the exact line of a field later).
+type pos struct {
+	File  string
+	Line  int
+	Start int
+	End   int
+}
+
+// loadError is a problem that stops opm's loader (phase 1).
+type loadError struct {
+	pos
+	rule string
+	err  error
+}
+
+// The typed records kept per blob. They hold what validation needs and no
+// more: a bundle's manifests and CSV metadata are checked while the file is
+// decoded and then dropped.
+type pkgRec struct {
+	pos
+	name, defaultChannel string
+}
+
+type chRec struct {
+	pos
+	name, pkg string
+	entries   []declcfg.ChannelEntry
+}
+
+type bundleRec struct {
+	pos
+	name, pkg, image string
+	related          []declcfg.RelatedImage
+	// propErr is the C11 failure of property.Parse, if any.
+	propErr  error
+	packages []property.Package
+	// objects counts olm.bundle.object properties that decoded at load time.
+	objects int
+}
+
+type depRec struct {
+	pos
+	pkg     string
+	entries []declcfg.DeprecationEntry
+}
+
+// fileResult is everything one file contributed, in document order.
+type fileResult struct {
+	path     string
+	size     int64
+	packages []pkgRec
+	channels []chRec
+	bundles  []bundleRec
+	deps     []depRec
+	others   int
+	errs     []loadError
+}
+
+// catalog is a loaded tree: records from every file in lexical path order,
+// which is the order opm walks files in.
+type catalog struct {
+	files []*fileResult
+	// walkErrs are failures to list the tree or read .indexignore files.
+	walkErrs []loadError
+}
+
+// listFiles returns the paths opm would read, in lexical order: every
+// regular file and symlink that no .indexignore pattern excludes (spec L1-L3).
+func listFiles(fsys fs.FS) ([]string, []loadError) {
+	var errs []loadError
+	var patterns []gitignore.Pattern
+	var files []string
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Name() == indexIgnore {
+			ps, err := readIgnore(fsys, p)
+			if err != nil {
+				errs = append(errs, loadError{pos: pos{File: p}, rule: "L2", err: err})
+			}
+			patterns = append(patterns, ps...)
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if len(patterns) == 0 {
+		return files, errs
+	}
+	// Patterns apply to every file wherever they were found (the walk
+	// collects all of them before matching, as opm does), later ones winning.
+	m := gitignore.NewMatcher(patterns)
+	kept := files[:0]
+	for _, f := range files {
+		if !m.Match(strings.Split(f, "/"), false) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, errs
+}
+
+func readIgnore(fsys fs.FS, p string) ([]gitignore.Pattern, error) {
+	var domain []string
+	if dir := path.Dir(p); dir != "." {
+		domain = strings.Split(dir, "/")
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps, sc.Err()
+}
+
+// load reads and decodes every file of the tree, concurrency files at once.
+func load(ctx context.Context, fsys fs.FS, concurrency int) (*catalog, error) {
+	paths, walkErrs := listFiles(fsys)
+	cat := &catalog{files: make([]*fileResult, len(paths)), walkErrs: walkErrs}
+	if concurrency <= 0 {
+		concurrency = runtime.GOMAXPROCS(0)
+	}
+	concurrency = min(concurrency, max(len(paths), 1))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cat.files[i] = loadFile(fsys, paths[i])
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range paths {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return cat, nil
+}
+
+func loadFile(fsys fs.FS, p string) *fileResult {
+	fr := &fileResult{path: p}
+	data, err := readFile(fsys, p)
+	fr.size = int64(len(data))
+	if err != nil {
+		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
+		return fr
+	}
+	decodeStream(data, func(d *document) bool {
+		at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
+		if d.err != nil {
+			fr.errs = append(fr.errs, loadError{pos: at, rule: decodeRule(d.err.Error()), err: d.err})
+			return true
+		}
+		if rule, err := fr.add(at, &d.meta); err != nil {
+			fr.errs = append(fr.errs, loadError{pos: at, rule: rule, err: err})
+		}
+		return true
+	})
+	return fr
+}
+
+// readFile reads through an open file rather than fs.ReadFile, so that read
+// errors carry the path the file was opened with, as opm's do ("read
+// catalog/foo: is a directory" for a symlink to a directory).
+func readFile(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 0
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = int(st.Size())
+	}
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// add sorts one decoded object into its typed record, as opm's fbcBuilder
+// does, returning the rule and error that opm's loader would stop at.
+func (fr *fileResult) add(at pos, m *meta) (string, error) {
+	switch m.Schema {
+	case declcfg.SchemaPackage:
+		var p declcfg.Package
+		if err := json.Unmarshal(m.Blob, &p); err != nil {
+			return "L18", fmt.Errorf("parse package: %v", err)
+		}
+		fr.packages = append(fr.packages, pkgRec{pos: at, name: p.Name, defaultChannel: p.DefaultChannel})
+	case declcfg.SchemaChannel:
+		var c declcfg.Channel
+		if err := json.Unmarshal(m.Blob, &c); err != nil {
+			return "L18", fmt.Errorf("parse channel: %v", err)
+		}
+		fr.channels = append(fr.channels, chRec{pos: at, name: c.Name, pkg: c.Package, entries: c.Entries})
+	case declcfg.SchemaBundle:
+		var b declcfg.Bundle
+		if err := json.Unmarshal(m.Blob, &b); err != nil {
+			return "L18", fmt.Errorf("parse bundle: %v", err)
+		}
+		objects, err := readBundleObjects(&b)
+		if err != nil {
+			return "L19", fmt.Errorf("read bundle objects: %v", err)
+		}
+		rec := bundleRec{pos: at, name: b.Name, pkg: b.Package, image: b.Image, related: b.RelatedImages, objects: objects}
+		if parsed, err := property.Parse(b.Properties); err != nil {
+			rec.propErr = err
+		} else {
+			rec.packages = parsed.Packages
+		}
+		fr.bundles = append(fr.bundles, rec)
+	case declcfg.SchemaDeprecation:
+		var d declcfg.Deprecation
+		if err := json.Unmarshal(m.Blob, &d); err != nil {
+			return "L18", fmt.Errorf("parse deprecation: %w", err)
+		}
+		fr.deps = append(fr.deps, depRec{pos: at, pkg: d.Package, entries: d.Entries})
+	case "":
+		return "L16", fmt.Errorf("object '%s' is missing root schema field", string(m.Blob))
+	default:
+		fr.others++
+	}
+	return "", nil
+}
+
+// readBundleObjects checks every olm.bundle.object property the way opm's
+// loader does: the value must hold base64 data that is JSON or YAML. The
+// decoded manifests are not kept. Like opm, the decode target is shared
+// across properties, so a later value without data reuses the earlier data.
+func readBundleObjects(b *declcfg.Bundle) (int, error) {
+	var obj property.BundleObject
+	n := 0
+	for i, p := range b.Properties {
+		if p.Type != property.TypeBundleObject {
+			continue
+		}
+		if err := json.Unmarshal(p.Value, &obj); err != nil {
+			return 0, fmt.Errorf("package %q, bundle %q: parse property at index %d as bundle object: %v", b.Package, b.Name, i, err)
+		}
+		if err := checkManifest(obj.Data); err != nil {
+			return 0, fmt.Errorf("package %q, bundle %q: convert bundle object property at index %d to JSON: %v", b.Package, b.Name, i, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// decodeRule classifies a decode failure by the spec rule it breaks.
+func decodeRule(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "invalid Yaml document separator"):
+		return "L8"
+	case strings.HasPrefix(msg, "error converting YAML to JSON"):
+		return "L12"
+	case strings.Contains(msg, "duplicate keys for key"):
+		return "L14"
+	case strings.Contains(msg, "expected value for key"):
+		return "L15"
+	case strings.Contains(msg, "into Go value of type map[string]interface {}"):
+		return "L13"
+	default:
+		return "L7"
+	}
+}
