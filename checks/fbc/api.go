@@ -11,6 +11,10 @@ import (
 type Options struct {
 	// Concurrency is the number of files decoded at once; 0 means GOMAXPROCS.
 	Concurrency int
+
+	// exact disables the fast path for plain YAML, for tests that hold the
+	// fast path to the exact one.
+	exact bool
 }
 
 // Stats counts what a run read.

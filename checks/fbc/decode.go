@@ -40,10 +40,10 @@ const sniffLen = 4096
 // Unlike opm it does not stop at the first bad YAML document: yield is called
 // for every document, good or bad, until it returns false. A failure in a
 // JSON stream ends the file, since there is no separator to resume at.
-func decodeStream(data []byte, yield func(*document) bool) {
+func decodeStream(data []byte, fast func(raw []byte, d *document) bool, yield func(*document) bool) {
 	lines := lineIndex{data: data}
 	if !looksLikeJSON(data) {
-		decodeYAML(data, 0, nil, &lines, yield)
+		decodeYAMLFast(data, 0, nil, &lines, fast, yield)
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -81,7 +81,7 @@ func decodeStream(data []byte, yield func(*document) bool) {
 			yield(&document{err: firstErr, offset: errOff, line: lines.lineOf(errOff), end: len(data)})
 			return
 		}
-		decodeYAML(data, rest, firstErr, &lines, yield)
+		decodeYAMLFast(data, rest, firstErr, &lines, fast, yield)
 		return
 	}
 }
@@ -131,6 +131,12 @@ func skipSpace(data []byte, i int) int {
 // error of the JSON attempt that this read retries; it replaces the first
 // document's YAML error, as in opm.
 func decodeYAML(data []byte, from int, jsonErr error, lines *lineIndex, yield func(*document) bool) {
+	decodeYAMLFast(data, from, jsonErr, lines, nil, yield)
+}
+
+// decodeYAMLFast is decodeYAML with a fast path: fast, when set, is offered
+// each document first and reports whether it took it.
+func decodeYAMLFast(data []byte, from int, jsonErr error, lines *lineIndex, fast func(raw []byte, d *document) bool, yield func(*document) bool) {
 	r := yamlReader{data: data, pos: from}
 	first := true
 	for {
@@ -143,6 +149,9 @@ func decodeYAML(data []byte, from int, jsonErr error, lines *lineIndex, yield fu
 		d := &document{offset: off, line: lines.lineOf(off), end: end}
 		if err != nil {
 			d.err = err
+		} else if fast != nil && fast(raw, d) {
+			first = false
+			continue
 		} else if err := yaml.Unmarshal(raw, &d.meta); err != nil {
 			d.err = err
 			// goyaml counts lines from the start of the document.

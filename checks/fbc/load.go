@@ -150,7 +150,10 @@ func readIgnore(fsys fs.FS, p string) ([]gitignore.Pattern, error) {
 }
 
 // load reads and decodes every file of the tree, concurrency files at once.
-func load(ctx context.Context, fsys fs.FS, concurrency int) (*catalog, error) {
+//
+// exact turns off the fast path for plain YAML documents, leaving only the
+// decoding that mirrors opm step by step; tests compare the two.
+func load(ctx context.Context, fsys fs.FS, concurrency int, exact bool) (*catalog, error) {
 	paths, walkErrs := listFiles(fsys)
 	cat := &catalog{files: make([]*fileResult, len(paths)), walkErrs: walkErrs}
 	if concurrency <= 0 {
@@ -164,7 +167,7 @@ func load(ctx context.Context, fsys fs.FS, concurrency int) (*catalog, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cat.files[i] = loadFile(fsys, paths[i])
+				cat.files[i] = loadFile(fsys, paths[i], !exact)
 			}
 		}()
 	}
@@ -189,7 +192,7 @@ feed:
 	return cat, nil
 }
 
-func loadFile(fsys fs.FS, p string) *fileResult {
+func loadFile(fsys fs.FS, p string, fastPath bool) *fileResult {
 	fr := &fileResult{path: p}
 	data, err := readFile(fsys, p)
 	fr.size = int64(len(data))
@@ -197,7 +200,14 @@ func loadFile(fsys fs.FS, p string) *fileResult {
 		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
 		return fr
 	}
-	decodeStream(data, func(d *document) bool {
+	var fast func(raw []byte, d *document) bool
+	if fastPath {
+		fast = func(raw []byte, d *document) bool {
+			root, ok := parseFastYAML(raw)
+			return ok && fr.addFast(pos{File: p, Line: d.line, Start: d.offset, End: d.end}, root)
+		}
+	}
+	decodeStream(data, fast, func(d *document) bool {
 		at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
 		if d.err != nil {
 			fr.errs = append(fr.errs, loadError{pos: at, rule: decodeRule(d.err.Error()), err: d.err})

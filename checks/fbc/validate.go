@@ -11,7 +11,7 @@ import (
 )
 
 func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
-	cat, err := load(ctx, fsys, opts.Concurrency)
+	cat, err := load(ctx, fsys, opts.Concurrency, opts.exact)
 	if err != nil {
 		return nil, err
 	}
