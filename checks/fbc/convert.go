@@ -134,7 +134,7 @@ func convert(cat *catalog) (*model, []problem) {
 			names := map[string]bool{}
 			for _, e := range c.entries {
 				if _, dup := ch.bundles[e.Name]; dup {
-					add(problem{rule: "C7", at: c.pos, pkg: c.pkg, channel: c.name, bundle: e.Name, needle: e.Name,
+					add(problem{rule: "C7", at: c.pos, pkg: c.pkg, channel: c.name, bundle: e.Name, needle: field("name", e.Name),
 						opm: fmt.Sprintf("invalid package %q, channel %q: duplicate entry %q", c.pkg, c.name, e.Name)})
 					continue
 				}
@@ -206,7 +206,7 @@ func convert(cat *catalog) (*model, []problem) {
 		}
 		missing := sortedKeys(leftover[pkg])
 		ch := lastChannel[pkg]
-		add(problem{rule: "C19", at: ch.at, pkg: pkg, channel: ch.name, needle: missing[0],
+		add(problem{rule: "C19", at: ch.at, pkg: pkg, channel: ch.name, needle: field("name", missing[0]),
 			opm:     fmt.Sprintf("no olm.bundle blobs found in package %q for olm.channel entries %s", pkg, missing),
 			message: fmt.Sprintf("channel entries without an olm.bundle blob: %s", strings.Join(missing, ", "))})
 		for _, name := range missing {
@@ -253,12 +253,12 @@ func convertBundle(b *bundleRec, add func(problem)) bool {
 	}
 	ok := true
 	if b.pkg != b.packages[0].PackageName {
-		add(with("C13", "packageName", fmt.Sprintf("package %q does not match %q property %q", b.pkg, "olm.package", b.packages[0].PackageName)))
+		add(with("C13", field("packageName", b.packages[0].PackageName), fmt.Sprintf("package %q does not match %q property %q", b.pkg, "olm.package", b.packages[0].PackageName)))
 		ok = false
 	}
 	if b.image != "" {
 		if err := reference.Validate(b.image); err != nil {
-			add(with("C14", b.image, fmt.Sprintf("package %q bundle %q image: invalid image pull spec %q: %v", b.pkg, b.name, b.image, err)))
+			add(with("C14", field("image", b.image), fmt.Sprintf("package %q bundle %q image: invalid image pull spec %q: %v", b.pkg, b.name, b.image, err)))
 			ok = false
 		}
 	}
@@ -267,18 +267,18 @@ func convertBundle(b *bundleRec, add func(problem)) bool {
 			continue
 		}
 		if err := reference.Validate(ri.Image); err != nil {
-			add(with("C15", ri.Image, fmt.Sprintf("package %q bundle %q relatedImages[%d].image: invalid image pull spec %q: %v", b.pkg, b.name, i, ri.Image, err)))
+			add(with("C15", field("image", ri.Image), fmt.Sprintf("package %q bundle %q relatedImages[%d].image: invalid image pull spec %q: %v", b.pkg, b.name, i, ri.Image, err)))
 			ok = false
 		}
 	}
 	v := b.packages[0].Version
 	if _, err := semver.Parse(v); err != nil {
-		add(with("C16", "version", fmt.Sprintf("error parsing bundle %q version %q: %v", b.name, v, err)))
+		add(with("C16", field("version", v), fmt.Sprintf("error parsing bundle %q version %q: %v", b.name, v, err)))
 		ok = false
 	}
 	if r := b.packages[0].Release; r != "" {
 		if _, err := parseRelease(r); err != nil {
-			add(with("C17", "release", fmt.Sprintf("error parsing bundle %q release version %q: %v", b.name, r, err)))
+			add(with("C17", field("release", r), fmt.Sprintf("error parsing bundle %q release version %q: %v", b.name, r, err)))
 			ok = false
 		}
 	}
@@ -317,14 +317,14 @@ func convertDeprecation(m *model, d *depRec, i int, blobs map[string]map[string]
 			continue
 		}
 		if refs[ref] {
-			add(with("C25", ref.Name, fmt.Sprintf("duplicate deprecation entry %#v for package %q", ref, d.pkg)))
+			add(with("C25", field("name", ref.Name), fmt.Sprintf("duplicate deprecation entry %#v for package %q", ref, d.pkg)))
 			continue
 		}
 		refs[ref] = true
 		switch ref.Schema {
 		case declcfg.SchemaBundle:
 			if !blobs[d.pkg][ref.Name] {
-				add(with("C26", ref.Name, fmt.Sprintf("cannot deprecate bundle %q for package %q: bundle not found", ref.Name, d.pkg)))
+				add(with("C26", field("name", ref.Name), fmt.Sprintf("cannot deprecate bundle %q for package %q: bundle not found", ref.Name, d.pkg)))
 				continue
 			}
 			for _, ch := range mp.channels {
@@ -335,18 +335,18 @@ func convertDeprecation(m *model, d *depRec, i int, blobs map[string]map[string]
 		case declcfg.SchemaChannel:
 			ch, ok := mp.channels[ref.Name]
 			if !ok {
-				add(with("C27", ref.Name, fmt.Sprintf("cannot deprecate channel %q for package %q: channel not found", ref.Name, d.pkg)))
+				add(with("C27", field("name", ref.Name), fmt.Sprintf("cannot deprecate channel %q for package %q: channel not found", ref.Name, d.pkg)))
 				continue
 			}
 			ch.deprecated, ch.depAt = &msg, d.pos
 		case declcfg.SchemaPackage:
 			if ref.Name != "" {
-				add(with("C28", ref.Name, fmt.Sprintf("package name must be empty for deprecated package %q (specified %q)", d.pkg, ref.Name)))
+				add(with("C28", field("name", ref.Name), fmt.Sprintf("package name must be empty for deprecated package %q (specified %q)", d.pkg, ref.Name)))
 				continue
 			}
 			mp.deprecated, mp.depAt = &msg, d.pos
 		default:
-			add(with("C29", ref.Schema, fmt.Sprintf("cannot deprecate object %#v referenced by entry %v for package %q: object schema unknown", ref, j, d.pkg)))
+			add(with("C29", field("schema", ref.Schema), fmt.Sprintf("cannot deprecate object %#v referenced by entry %v for package %q: object schema unknown", ref, j, d.pkg)))
 		}
 	}
 }

@@ -166,7 +166,7 @@ func validateChannel(c *mChannel, add func(problem)) *node {
 	if c.deprecated != nil && *c.deprecated == "" {
 		msg := "invalid deprecation: message must be set"
 		n.leaf(msg)
-		add(problem{rule: "M10", at: c.depAt, pkg: c.pkg.name, channel: c.name, opm: msg, needle: c.name})
+		add(problem{rule: "M10", at: c.depAt, pkg: c.pkg.name, channel: c.name, opm: msg, needle: field("name", c.name)})
 	}
 	return n
 }
@@ -259,7 +259,7 @@ func validateBundle(b *mBundle, add func(problem)) *node {
 	entry := func(rule, msg string) {
 		n.leaf(msg)
 		p := base
-		p.rule, p.opm, p.at, p.needle = rule, msg, b.ch.at, name
+		p.rule, p.opm, p.at, p.needle = rule, msg, b.ch.at, field("name", name)
 		add(p)
 	}
 	blob := func(rule, msg, needle, human string) {
@@ -269,7 +269,7 @@ func validateBundle(b *mBundle, add func(problem)) *node {
 		if b.blob != nil {
 			p.at, p.needle = b.blob.pos, needle
 		} else {
-			p.at, p.needle = b.ch.at, name
+			p.at, p.needle = b.ch.at, field("name", name)
 		}
 		add(p)
 	}
@@ -312,7 +312,7 @@ func validateBundle(b *mBundle, add func(problem)) *node {
 		msg := "invalid deprecation: message must be set"
 		n.leaf(msg)
 		p := base
-		p.rule, p.opm, p.at, p.needle = "M17", msg, b.depAt, name
+		p.rule, p.opm, p.at, p.needle = "M17", msg, b.depAt, field("name", name)
 		add(p)
 	}
 	if b.ok && len(b.version.Build) > 0 && len(b.release) > 0 {

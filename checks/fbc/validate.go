@@ -108,8 +108,32 @@ func refineLines(fsys fs.FS, probs []problem) {
 			continue
 		}
 		blob := data[p.at.Start:p.at.End]
-		if k := bytes.Index(blob, []byte(p.needle)); k >= 0 {
+		if k := find(blob, p.needle); k >= 0 {
 			p.at.Line += bytes.Count(blob[:k], []byte("\n"))
 		}
 	}
+}
+
+// field is a needle for the line on which key is followed by value, as in
+// "name: foo.v1.0.0" or "\"name\": \"foo.v1.0.0\"".
+func field(key, value string) string { return key + "\x00" + value }
+
+// find returns the offset of the first line of blob matching needle, or -1.
+func find(blob []byte, needle string) int {
+	key, value, isField := strings.Cut(needle, "\x00")
+	if !isField {
+		return bytes.Index(blob, []byte(needle))
+	}
+	for off := 0; off < len(blob); {
+		end := bytes.IndexByte(blob[off:], '\n')
+		if end < 0 {
+			end = len(blob) - off
+		}
+		line := blob[off : off+end]
+		if k := bytes.Index(line, []byte(key)); k >= 0 && bytes.Contains(line[k+len(key):], []byte(value)) {
+			return off
+		}
+		off += end + 1
+	}
+	return -1
 }

@@ -1,0 +1,19 @@
+# catalogbot container image: a static binary on a distroless, non-root base.
+# It is also the image of the GitHub Action in action.yml.
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# Modules first, so that source edits reuse the downloaded-modules layer.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+# Static (no cgo) so it runs on a base without libc; -trimpath and -s -w keep
+# build paths and debug data out of the binary.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/catalogbot ./cmd/catalogbot
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/catalogbot /catalogbot
+USER 65532:65532
+ENTRYPOINT ["/catalogbot"]

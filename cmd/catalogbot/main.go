@@ -1,0 +1,83 @@
+// Command catalogbot maintains OLM File-Based Catalog repositories. This
+// package only wires flags to the libraries; the work happens in checks and
+// the packages beside it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
+)
+
+// version is the release version, set at build time with
+// -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses. Scripts and CI gate on these, so they never change:
+// 1 is reserved for "the input is invalid", 2 for "could not tell".
+const (
+	exitOK      = 0
+	exitInvalid = 1
+	exitError   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit status. Tests call
+// it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return execute(ctx, &app{stdout: stdout, stderr: stderr, version: version, validate: fbc.Validate}, args)
+}
+
+func execute(ctx context.Context, a *app, args []string) int {
+	cmd := newRootCmd(a)
+	cmd.SetArgs(args)
+	return exitStatus(cmd.ExecuteContext(ctx), a.stderr)
+}
+
+// errInvalid reports that the input was checked and found invalid. The
+// command has printed its findings already, so nothing more is said.
+var errInvalid = errors.New("invalid")
+
+// usageError is a command line the command cannot run: wrong arguments,
+// unknown flags or flag values.
+type usageError struct {
+	cmd string // the command path, for the help hint
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// exitStatus maps the error a command returned to the exit status, printing
+// what the user needs to see. Anything that is neither nil nor errInvalid
+// kept the command from reaching a verdict: usage and I/O errors alike.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, errInvalid) {
+		return exitInvalid
+	}
+	fmt.Fprintf(stderr, "catalogbot: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) && ue.cmd != "" {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.cmd)
+	}
+	return exitError
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
+)
+
+// app is what every command shares: where output goes, the logger and the
+// library entry points, which tests replace.
+type app struct {
+	stdout, stderr io.Writer
+	version        string
+	log            *slog.Logger
+	validate       func(context.Context, fs.FS, fbc.Options) (*fbc.Result, error)
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	logLevel := "info"
+	cmd := &cobra.Command{
+		Use:   "catalogbot",
+		Short: "Keep an OLM File-Based Catalog repository healthy",
+		Long: `catalogbot maintains OLM File-Based Catalog (FBC) repositories.
+
+It validates a catalog exactly as opm validate would, but reports every
+independent problem at once, each with its file and line.`,
+		Version: a.version,
+		// Errors are printed once, by main, with the exit status that
+		// goes with them; cobra's own printing would repeat them.
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return usageErrorf(cmd.CommandPath(), "invalid --log-level %q: want debug, info, warn or error", logLevel)
+			}
+			// Logs go to stderr so stdout carries only the requested
+			// output, which scripts parse.
+			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
+		},
+	}
+	cmd.SetOut(a.stdout)
+	cmd.SetErr(a.stderr)
+	cmd.PersistentFlags().StringVar(&logLevel, "log-level", logLevel, "log level: debug, info, warn or error")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{cmd: c.CommandPath(), err: err}
+	})
+	cmd.AddCommand(newValidateCmd(a))
+	return cmd
+}
