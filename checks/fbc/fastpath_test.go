@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"reflect"
 	"testing"
 	"testing/fstest"
+
+	"sigs.k8s.io/yaml"
 )
 
 // sameResult validates fsys with and without the fast path and fails if the
@@ -80,7 +83,28 @@ func TestFastPathCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameResult(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
+		sameResult(t, fstest.MapFS{"catalog.json": &fstest.MapFile{Data: yamlToJSONStream(t, data)}})
 	}
+}
+
+// yamlToJSONStream rewrites a YAML catalog file as the JSON stream opm
+// render writes, to run the same content through the JSON paths.
+func yamlToJSONStream(t testing.TB, data []byte) []byte {
+	var out bytes.Buffer
+	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(j) == "null" {
+			continue
+		}
+		if err := json.Indent(&out, j, "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
 }
 
 // FuzzFastPath holds the fast path to the exact one on arbitrary documents.
@@ -104,5 +128,26 @@ func FuzzFastPath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
 		sameResult(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: []byte(doc)}})
+	})
+}
+
+// FuzzFastPathJSON holds the JSON fast path to the exact stream decoder.
+func FuzzFastPathJSON(f *testing.F) {
+	seeds := []string{
+		`{"schema":"olm.package","name":"foo","defaultChannel":"stable","icon":{"base64data":"aGk=","mediatype":"image/png"}}`,
+		`{"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v1","skips":["a"],"skipRange":"<1.0.0"}]}` + "\n" +
+			`{"schema":"olm.bundle","package":"foo","name":"foo.v1","image":"quay.io/a/b:v1","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"installModes":[{"type":"OwnNamespace","supported":true}],"description":"a \u00e9 \"q\" \\ /"}}]}`,
+		`{"schema":"olm.package","name":"foo"}{"schema":"olm.package","name":"bar"}`,
+		`{"schema":"olm.package","name":"foo","name":"bar"}`,
+		`{"schema":"olm.package","Name":"foo"}`,
+		`{"schema":"x","n":1.0}`,
+		`{"schema":"x","s":"\ud83d\ude00"}`,
+		"{\"schema\":\"olm.package\",}\n---\nschema: olm.channel\n",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		sameResult(t, fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(doc)}})
 	})
 }

@@ -27,15 +27,42 @@ type ynode struct {
 	keys  []string
 	vals  []*ynode
 	items []*ynode
+	index map[string]int
 }
 
 func (n *ynode) get(key string) *ynode {
+	if n.index != nil {
+		if i, ok := n.index[key]; ok {
+			return n.vals[i]
+		}
+		return nil
+	}
 	for i, k := range n.keys {
 		if k == key {
 			return n.vals[i]
 		}
 	}
 	return nil
+}
+
+// add appends a key, reporting false if the mapping has it already. Large
+// mappings get an index so that hostile input cannot make this quadratic.
+func (n *ynode) add(key string, v *ynode) bool {
+	if n.get(key) != nil {
+		return false
+	}
+	if n.index == nil && len(n.keys) >= 16 {
+		n.index = make(map[string]int, 2*len(n.keys))
+		for i, k := range n.keys {
+			n.index[k] = i
+		}
+	}
+	if n.index != nil {
+		n.index[key] = len(n.keys)
+	}
+	n.keys = append(n.keys, key)
+	n.vals = append(n.vals, v)
+	return true
 }
 
 type yline struct {
@@ -203,8 +230,7 @@ func (p *fastParser) mapping(ind int) *ynode {
 		}
 		rest := bytes.TrimLeft(l.text[k+1:], " ")
 		p.i++
-		n.keys = append(n.keys, key)
-		n.vals = append(n.vals, p.value(rest, ind))
+		n.add(key, p.value(rest, ind))
 	}
 	return n
 }

@@ -200,6 +200,9 @@ func loadFile(fsys fs.FS, p string, fastPath bool) *fileResult {
 		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
 		return fr
 	}
+	if fastPath && looksLikeJSON(data) && fr.addFastJSON(data) {
+		return fr
+	}
 	var fast func(raw []byte, d *document) bool
 	if fastPath {
 		fast = func(raw []byte, d *document) bool {
@@ -219,6 +222,26 @@ func loadFile(fsys fs.FS, p string, fastPath bool) *fileResult {
 		return true
 	})
 	return fr
+}
+
+// addFastJSON takes a JSON stream file through the fast path, all or
+// nothing: a single object that needs the exact decoder sends the whole
+// file there, since opm's stream decoding depends on what came before.
+func (fr *fileResult) addFastJSON(data []byte) bool {
+	roots, spans, ok := parseFastJSONStream(data)
+	if !ok {
+		return false
+	}
+	tmp := &fileResult{path: fr.path, size: fr.size}
+	lines := lineIndex{data: data}
+	for i, root := range roots {
+		at := pos{File: fr.path, Line: lines.lineOf(spans[i][0]), Start: spans[i][0], End: spans[i][1]}
+		if !tmp.addFast(at, root) {
+			return false
+		}
+	}
+	*fr = *tmp
+	return true
 }
 
 // readFile reads through an open file rather than fs.ReadFile, so that read
