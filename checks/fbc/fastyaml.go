@@ -104,8 +104,8 @@ func parseFastYAML(doc []byte) (*ynode, bool) {
 			// first document; it may only carry a comment.
 			continue
 		}
-		if len(text) > 0 && (text[0] == '%' || bytes.HasPrefix(line, []byte("..."))) {
-			return nil, false
+		if ind == 0 && (bytes.HasPrefix(line, []byte("%")) || bytes.HasPrefix(line, []byte("..."))) {
+			return nil, false // a directive or a document end marker
 		}
 		p.lines = append(p.lines, yline{ind: ind, text: text})
 	}
