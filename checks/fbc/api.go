@@ -12,6 +12,10 @@ type Options struct {
 	// Concurrency is the number of files decoded at once; 0 means GOMAXPROCS.
 	Concurrency int
 
+	// Images asks for Result.Images: every image reference of every bundle,
+	// with its position.
+	Images bool
+
 	// exact disables the fast path for plain YAML, for tests that hold the
 	// fast path to the exact one.
 	exact bool
@@ -37,6 +41,31 @@ type Result struct {
 	// error.message for this catalog, and "" when opm would accept it.
 	OPMMessage string
 	Stats      Stats
+	// Images lists the image references of the catalog's bundles, in file
+	// order, when Options.Images is set. Bundles whose blob failed to load
+	// are missing from it.
+	Images []ImageRef
+}
+
+// ImageKind says where in a bundle an image reference appears.
+type ImageKind string
+
+const (
+	// BundleImage is an olm.bundle's image field.
+	BundleImage ImageKind = "bundle"
+	// RelatedImage is an entry of an olm.bundle's relatedImages.
+	RelatedImage ImageKind = "related"
+)
+
+// ImageRef is one image reference and where it is written.
+type ImageRef struct {
+	Image   string    `json:"image"`
+	Kind    ImageKind `json:"kind"`
+	Name    string    `json:"name,omitempty"` // the relatedImages name, if any
+	File    string    `json:"file"`
+	Line    int       `json:"line"`
+	Package string    `json:"package"`
+	Bundle  string    `json:"bundle"`
 }
 
 // Valid reports whether opm would accept the catalog.

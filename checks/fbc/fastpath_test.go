@@ -18,15 +18,16 @@ import (
 // two disagree in anything: verdict, opm message, findings or counts.
 func sameResult(t testing.TB, fsys fstest.MapFS) {
 	t.Helper()
-	fast, err := Validate(context.Background(), fsys, Options{})
+	fast, err := Validate(context.Background(), fsys, Options{Images: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := Validate(context.Background(), fsys, Options{exact: true})
+	exact, err := Validate(context.Background(), fsys, Options{Images: true, exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fast.OPMMessage != exact.OPMMessage || fast.Stats != exact.Stats || !reflect.DeepEqual(fast.Findings, exact.Findings) {
+	if fast.OPMMessage != exact.OPMMessage || fast.Stats != exact.Stats || !reflect.DeepEqual(fast.Findings, exact.Findings) ||
+		!reflect.DeepEqual(fast.Images, exact.Images) {
 		f, _ := json.MarshalIndent(fast, "", "  ")
 		e, _ := json.MarshalIndent(exact, "", "  ")
 		t.Fatalf("fast path differs from exact path\nfast:\n%s\nexact:\n%s", f, e)

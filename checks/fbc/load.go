@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,6 +78,7 @@ type fileResult struct {
 	deps     []depRec
 	others   int
 	errs     []loadError
+	images   []ImageRef
 }
 
 // catalog is a loaded tree: records from every file in lexical path order,
@@ -153,7 +155,8 @@ func readIgnore(fsys fs.FS, p string) ([]gitignore.Pattern, error) {
 //
 // exact turns off the fast path for plain YAML documents, leaving only the
 // decoding that mirrors opm step by step; tests compare the two.
-func load(ctx context.Context, fsys fs.FS, concurrency int, exact bool) (*catalog, error) {
+func load(ctx context.Context, fsys fs.FS, opts Options) (*catalog, error) {
+	concurrency := opts.Concurrency
 	paths, walkErrs := listFiles(fsys)
 	cat := &catalog{files: make([]*fileResult, len(paths)), walkErrs: walkErrs}
 	if concurrency <= 0 {
@@ -167,7 +170,7 @@ func load(ctx context.Context, fsys fs.FS, concurrency int, exact bool) (*catalo
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cat.files[i] = loadFile(fsys, paths[i], !exact)
+				cat.files[i] = loadFile(fsys, paths[i], opts)
 			}
 		}()
 	}
@@ -192,13 +195,17 @@ feed:
 	return cat, nil
 }
 
-func loadFile(fsys fs.FS, p string, fastPath bool) *fileResult {
+func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
 	fr := &fileResult{path: p}
+	fastPath := !opts.exact
 	data, err := readFile(fsys, p)
 	fr.size = int64(len(data))
 	if err != nil {
 		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
 		return fr
+	}
+	if opts.Images {
+		defer fr.collectImages(data)
 	}
 	if fastPath && looksLikeJSON(data) && fr.addFastJSON(data) {
 		return fr
@@ -356,5 +363,32 @@ func decodeRule(msg string) string {
 		return "L13"
 	default:
 		return "L7"
+	}
+}
+
+// collectImages lists the bundle and related images of the file's bundles,
+// each at the line that names it.
+func (fr *fileResult) collectImages(data []byte) {
+	for i := range fr.bundles {
+		b := &fr.bundles[i]
+		blob := data[min(b.Start, len(data)):min(b.End, len(data))]
+		at := func(from int, img string) int {
+			if k := find(blob[from:], field("image", img)); k >= 0 {
+				return b.Line + bytes.Count(blob[:from+k], []byte("\n"))
+			}
+			return b.Line
+		}
+		if b.image != "" {
+			fr.images = append(fr.images, ImageRef{Image: b.image, Kind: BundleImage, File: fr.path, Line: at(0, b.image), Package: b.pkg, Bundle: b.name})
+		}
+		// Related images are looked for after the relatedImages key, so one
+		// that repeats the bundle image points at its own line.
+		rel := max(bytes.Index(blob, []byte("relatedImages")), 0)
+		for _, ri := range b.related {
+			if ri.Image == "" {
+				continue
+			}
+			fr.images = append(fr.images, ImageRef{Image: ri.Image, Kind: RelatedImage, Name: ri.Name, File: fr.path, Line: at(rel, ri.Image), Package: b.pkg, Bundle: b.name})
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
-	cat, err := load(ctx, fsys, opts.Concurrency, opts.exact)
+	cat, err := load(ctx, fsys, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +28,7 @@ func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		res.Stats.Bundles += len(f.bundles)
 		res.Stats.Deprecations += len(f.deps)
 		res.Stats.Others += f.others
+		res.Images = append(res.Images, f.images...)
 		for _, e := range f.errs {
 			probs = append(probs, loadProblem(e))
 		}
