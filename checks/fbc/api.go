@@ -16,6 +16,9 @@ type Options struct {
 	// with its position.
 	Images bool
 
+	// full keeps every blob whole, for LoadConfig.
+	full bool
+
 	// exact disables the fast path for plain YAML, for tests that hold the
 	// fast path to the exact one.
 	exact bool

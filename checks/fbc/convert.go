@@ -7,7 +7,7 @@ import (
 
 	"github.com/blang/semver/v4"
 
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/internal/reference"
 )
 

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/declcfg"
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/property"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
 )
 
 // addFast turns a fast-parsed document into its record when the document is

@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/declcfg"
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/property"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
 )
 
 const indexIgnore = ".indexignore"
@@ -79,6 +79,8 @@ type fileResult struct {
 	others   int
 	errs     []loadError
 	images   []ImageRef
+	// config holds the complete blobs when Options.full asks for them.
+	config *declcfg.DeclarativeConfig
 }
 
 // catalog is a loaded tree: records from every file in lexical path order,
@@ -197,7 +199,10 @@ feed:
 
 func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
 	fr := &fileResult{path: p}
-	fastPath := !opts.exact
+	fastPath := !opts.exact && !opts.full
+	if opts.full {
+		fr.config = &declcfg.DeclarativeConfig{}
+	}
 	data, err := readFile(fsys, p)
 	fr.size = int64(len(data))
 	if err != nil {
@@ -290,12 +295,18 @@ func (fr *fileResult) add(at pos, m *meta) (string, error) {
 			return "L18", fmt.Errorf("parse package: %v", err)
 		}
 		fr.packages = append(fr.packages, pkgRec{pos: at, name: p.Name, defaultChannel: p.DefaultChannel})
+		if fr.config != nil {
+			fr.config.Packages = append(fr.config.Packages, p)
+		}
 	case declcfg.SchemaChannel:
 		var c declcfg.Channel
 		if err := json.Unmarshal(m.Blob, &c); err != nil {
 			return "L18", fmt.Errorf("parse channel: %v", err)
 		}
 		fr.channels = append(fr.channels, chRec{pos: at, name: c.Name, pkg: c.Package, entries: c.Entries})
+		if fr.config != nil {
+			fr.config.Channels = append(fr.config.Channels, c)
+		}
 	case declcfg.SchemaBundle:
 		var b declcfg.Bundle
 		if err := json.Unmarshal(m.Blob, &b); err != nil {
@@ -312,16 +323,25 @@ func (fr *fileResult) add(at pos, m *meta) (string, error) {
 			rec.packages = parsed.Packages
 		}
 		fr.bundles = append(fr.bundles, rec)
+		if fr.config != nil {
+			fr.config.Bundles = append(fr.config.Bundles, b)
+		}
 	case declcfg.SchemaDeprecation:
 		var d declcfg.Deprecation
 		if err := json.Unmarshal(m.Blob, &d); err != nil {
 			return "L18", fmt.Errorf("parse deprecation: %w", err)
 		}
 		fr.deps = append(fr.deps, depRec{pos: at, pkg: d.Package, entries: d.Entries})
+		if fr.config != nil {
+			fr.config.Deprecations = append(fr.config.Deprecations, d)
+		}
 	case "":
 		return "L16", fmt.Errorf("object '%s' is missing root schema field", string(m.Blob))
 	default:
 		fr.others++
+		if fr.config != nil {
+			fr.config.Others = append(fr.config.Others, declcfg.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: m.Blob})
+		}
 	}
 	return "", nil
 }

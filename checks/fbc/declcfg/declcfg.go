@@ -1,4 +1,5 @@
-// Package declcfg holds the typed forms of the four FBC schemas.
+// Package declcfg holds the typed forms of the four FBC schemas, as opm
+// decodes them.
 //
 // The package name, the type names, the field types and the JSON tags are
 // part of the behaviour: encoding/json prints them in type-mismatch errors
@@ -7,7 +8,11 @@
 // of them changes the messages catalogbot prints in opm format.
 package declcfg
 
-import "github.com/catalogbot/catalogbot/checks/fbc/internal/property"
+import (
+	"encoding/json"
+
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
+)
 
 // The schemas opm decodes into typed structs; every other schema is opaque.
 const (
@@ -75,3 +80,26 @@ type PackageScopedReference struct {
 	Schema string `json:"schema"`
 	Name   string `json:"name,omitempty"`
 }
+
+// DeclarativeConfig is a whole catalog as opm's loader returns it: the
+// typed blobs of the four known schemas and every other blob as it was
+// read, each list in load order.
+type DeclarativeConfig struct {
+	Packages     []Package
+	Channels     []Channel
+	Bundles      []Bundle
+	Deprecations []Deprecation
+	Others       []Meta
+}
+
+// Meta is a blob of a schema opm does not type: its identifying keys and
+// the object re-encoded as JSON with sorted keys, as opm keeps it.
+type Meta struct {
+	Schema  string
+	Package string
+	Name    string
+	Blob    json.RawMessage
+}
+
+// MarshalJSON writes the blob as it was read.
+func (m Meta) MarshalJSON() ([]byte, error) { return m.Blob, nil }

@@ -1,0 +1,35 @@
+package fbc
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+)
+
+// LoadConfig loads the catalog rooted at fsys whole, as opm's loader
+// (declcfg.LoadFS) does for opm render: every blob typed or kept as read,
+// in load order, with no validation beyond loading. It fails with the error
+// opm's loader would report first.
+func LoadConfig(ctx context.Context, fsys fs.FS) (*declcfg.DeclarativeConfig, error) {
+	cat, err := load(ctx, fsys, Options{full: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(cat.walkErrs) > 0 {
+		return nil, cat.walkErrs[0].err
+	}
+	out := &declcfg.DeclarativeConfig{}
+	for _, f := range cat.files {
+		if len(f.errs) > 0 {
+			return nil, f.errs[0].err
+		}
+		c := f.config
+		out.Packages = append(out.Packages, c.Packages...)
+		out.Channels = append(out.Channels, c.Channels...)
+		out.Bundles = append(out.Bundles, c.Bundles...)
+		out.Deprecations = append(out.Deprecations, c.Deprecations...)
+		out.Others = append(out.Others, c.Others...)
+	}
+	return out, nil
+}
