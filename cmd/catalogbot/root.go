@@ -52,5 +52,6 @@ independent problem at once, each with its file and line.`,
 		return &usageError{cmd: c.CommandPath(), err: err}
 	})
 	cmd.AddCommand(newValidateCmd(a))
+	cmd.AddCommand(newImagesCmd(a))
 	return cmd
 }

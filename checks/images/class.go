@@ -1,0 +1,147 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Class is the outcome of checking one reference. Every failure has exactly
+// one class, so that a report (and a policy deciding on it) can act on it:
+// a missing image needs a push or a fixed reference, an authorization
+// failure needs credentials, a rate limit or transport failure needs a
+// retry later, and a policy failure needs the reference changed.
+type Class string
+
+const (
+	// ClassOK: the image exists and meets the policy.
+	ClassOK Class = "ok"
+	// ClassNotFound: the registry says the repository or manifest does not
+	// exist (404, MANIFEST_UNKNOWN, NAME_UNKNOWN).
+	ClassNotFound Class = "not_found"
+	// ClassUnauthorized: the registry refused access (401, 403, or a token
+	// service refusing the credentials). The image may well exist.
+	ClassUnauthorized Class = "unauthorized"
+	// ClassRateLimited: the registry kept answering 429 after every retry.
+	ClassRateLimited Class = "rate_limited"
+	// ClassTransport: anything else that kept us from an answer: timeouts,
+	// connection and TLS errors, 5xx responses, malformed responses.
+	ClassTransport Class = "transport"
+	// ClassPolicy: the image was checked, or need not be, and breaks a rule of
+	// the policy: an unpinned tag, a registry not allowed, an index where
+	// a single manifest is needed, a missing label or platform, or a
+	// reference that does not parse.
+	ClassPolicy Class = "policy"
+)
+
+// Classes lists every class, ok first, in the order reports count them.
+var Classes = []Class{ClassOK, ClassNotFound, ClassUnauthorized, ClassRateLimited, ClassTransport, ClassPolicy}
+
+// classify puts a registry error into its class and says what happened in
+// words a catalog maintainer can act on. Messages never quote request
+// headers or bodies sent, so credentials cannot leak through them.
+func classify(err error) (Class, string) {
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		return classifyHTTP(terr)
+	}
+	var cerr *credentialError
+	if errors.As(err, &cerr) {
+		return ClassUnauthorized, cerr.Error()
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return ClassTransport, "the registry did not answer in time"
+	case errors.Is(err, context.Canceled):
+		return ClassTransport, "the check was cancelled"
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() {
+		return ClassTransport, "the registry did not answer in time"
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) || nerr != nil {
+		return ClassTransport, "could not reach the registry: " + redactError(err)
+	}
+	return ClassTransport, "unusable answer from the registry: " + redactError(err)
+}
+
+func classifyHTTP(e *transport.Error) (Class, string) {
+	status := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	// Access is decided first: a 401 or 403, or an error code saying
+	// access was denied, is about access even if the status or another
+	// code says the name is unknown (some registries answer requests for
+	// private repositories that way).
+	switch e.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return ClassUnauthorized, "the registry refused access (" + status + "); check the credentials for it"
+	}
+	for _, d := range e.Errors {
+		switch d.Code {
+		case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
+			return ClassUnauthorized, "the registry refused access (" + status + ", " + string(d.Code) + "); check the credentials for it"
+		}
+	}
+	switch e.StatusCode {
+	case http.StatusNotFound:
+		return ClassNotFound, "no such image in the registry (" + status + detail(e) + ")"
+	case http.StatusTooManyRequests:
+		return ClassRateLimited, "the registry is rate limiting requests (" + status + ") and kept doing so after every retry"
+	}
+	for _, d := range e.Errors {
+		switch d.Code {
+		case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
+			return ClassNotFound, "no such image in the registry (" + status + ", " + string(d.Code) + ")"
+		case transport.TooManyRequestsErrorCode:
+			return ClassRateLimited, "the registry is rate limiting requests (" + status + ", " + string(d.Code) + ")"
+		}
+	}
+	return ClassTransport, "the registry answered " + status + detail(e)
+}
+
+// detail is the registry's error code, when it sent one.
+func detail(e *transport.Error) string {
+	if len(e.Errors) == 0 {
+		return ""
+	}
+	return ", " + string(e.Errors[0].Code)
+}
+
+// redactError drops query strings and user info from URLs in errors that
+// quote them. Registry URLs carry no secrets themselves, but a token
+// service URL may, and errors end up in logs and PR comments.
+func redactError(err error) string {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return fmt.Sprintf("%s %s: %v", uerr.Op, redactURL(uerr.URL), uerr.Err)
+	}
+	return err.Error()
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<url>"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
+
+// credentialError is a failure to read the credentials for a registry.
+type credentialError struct {
+	registry string
+	err      error
+}
+
+func (e *credentialError) Error() string {
+	return fmt.Sprintf("could not read the credentials for %s: %v", e.registry, e.err)
+}
+
+func (e *credentialError) Unwrap() error { return e.err }

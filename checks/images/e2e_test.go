@@ -1,0 +1,327 @@
+//go:build e2e
+
+package images_test
+
+// The end-to-end test runs Debian's docker-registry (the CNCF distribution
+// registry) on 127.0.0.1, seeds it with go-containerregistry, and verifies
+// the fixture under testdata/e2e with the library and with the built
+// catalogbot binary. skopeo cross-checks a digest. Run it with make e2e.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+)
+
+// need finds a program the test depends on. Outside CI a missing one skips
+// the test; in CI (CI=true) it fails it, so that a broken install cannot
+// pass as a green run.
+func need(t *testing.T, program, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(program)
+	if err == nil {
+		return path
+	}
+	msg := fmt.Sprintf("%s not found: install the Debian package %s (apt-get install %s) to run the end-to-end tests", program, pkg, pkg)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// startRegistry runs docker-registry on a free loopback port with a
+// minimal configuration and returns its host:port. The process is killed
+// when the test ends.
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	bin := need(t, "docker-registry", "docker-registry")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yml")
+	err = os.WriteFile(config, []byte(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: `+filepath.Join(dir, "data")+`
+  maintenance:
+    uploadpurging:
+      enabled: false
+http:
+  addr: `+host+`
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "serve", config)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("docker-registry output:\n%s", logs.String())
+		}
+	})
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + host + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return host
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("docker-registry did not come up on %s: %v\n%s", host, err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// push writes an image or an index to the registry over plain HTTP, as
+// go-containerregistry does for loopback registries.
+func push(t *testing.T, ref string, x any) v1.Hash {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch x := x.(type) {
+	case v1.Image:
+		err = remote.Write(r, x)
+	case v1.ImageIndex:
+		err = remote.WriteIndex(r, x)
+	}
+	if err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	var d v1.Hash
+	switch x := x.(type) {
+	case v1.Image:
+		d, err = x.Digest()
+	case v1.ImageIndex:
+		d, err = x.Digest()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// render copies the fixture into dir with the registry and digests filled in.
+func render(t *testing.T, dir, host string, digests map[string]v1.Hash) {
+	t.Helper()
+	expand := func(s string) string {
+		return os.Expand(s, func(k string) string {
+			if k == "REGISTRY" {
+				return host
+			}
+			if n, ok := strings.CutPrefix(k, "DIGEST:"); ok {
+				if d, ok := digests[n]; ok {
+					return d.String()
+				}
+			}
+			t.Fatalf("fixture names unknown ${%s}", k)
+			return ""
+		})
+	}
+	src := filepath.Join("testdata", "e2e")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(out, []byte(expand(string(data))), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestE2E(t *testing.T) {
+	host := startRegistry(t)
+	ref := func(s string) string { return host + "/" + s }
+	labels := map[string]string{images.CatalogLabel: "/configs"}
+	digests := map[string]v1.Hash{
+		"foo-bundle": push(t, ref("team/foo-bundle:v1.0.0"), imagestest.RandomImage(t)),
+		"foo":        push(t, ref("team/foo:v1"), imagestest.RandomImage(t)),
+		"foo-agent":  push(t, ref("team/foo-agent:v1"), imagestest.RandomImage(t)),
+		"foo-multi-bundle": push(t, ref("team/foo-multi-bundle:v1.2.0"), imagestest.Index(t, func(string) v1.Image {
+			return imagestest.RandomImage(t)
+		}, "linux/amd64", "linux/arm64")),
+		"foo-catalog": push(t, ref("team/foo-catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", labels)),
+		"multi-catalog": push(t, ref("team/multi-catalog:v1"), imagestest.Index(t, func(p string) v1.Image {
+			return imagestest.CatalogImage(t, p, labels)
+		}, "linux/amd64", "linux/arm64")),
+		"plain": push(t, ref("team/plain:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{"vendor": "e2e"})),
+	}
+	dir := t.TempDir()
+	render(t, dir, host, digests)
+
+	want := map[string]images.Class{
+		ref("team/foo-bundle@" + digests["foo-bundle"].String()):       images.ClassOK,
+		ref("team/foo-bundle:v1.1.0"):                                  images.ClassNotFound,
+		ref("team/foo-multi-bundle:v1.2.0"):                            images.ClassPolicy,
+		ref("team/foo:v1"):                                             images.ClassOK,
+		ref("team/foo-agent@" + digests["foo-agent"].String()):         images.ClassOK,
+		ref("gone/agent:v1"):                                           images.ClassNotFound,
+		ref("team/foo-catalog:v1"):                                     images.ClassOK,
+		ref("team/multi-catalog@" + digests["multi-catalog"].String()): images.ClassOK,
+		ref("team/plain:v1"):                                           images.ClassPolicy,
+		ref("team/bar-catalog:v9"):                                     images.ClassNotFound,
+	}
+
+	t.Run("library", func(t *testing.T) {
+		res, err := fbc.Validate(context.Background(), os.DirFS(filepath.Join(dir, "catalog")), fbc.Options{Images: true})
+		if err != nil || !res.Valid() {
+			t.Fatalf("fixture catalog: %v %v", err, res.Findings)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "catalog.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, findings := catalogyaml.Parse("catalog.yaml", data)
+		if len(findings) != 0 {
+			t.Fatalf("fixture catalog.yaml: %v", findings)
+		}
+		uses := append(images.FromFBC("catalog", res.Images), images.FromCatalogYAML(file)...)
+		o := images.Options{Policy: images.DefaultPolicy(), Keychain: images.ContainersKeychain()}
+		o.Policy.Platforms = []string{"linux/amd64"}
+		v, err := images.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results, err := v.VerifyUses(context.Background(), uses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]images.Class{}
+		for _, r := range results {
+			got[r.Image] = r.Class
+			if r.Class != want[r.Image] {
+				t.Errorf("%s: %s (%s), want %s", r.Image, r.Class, r.Message, want[r.Image])
+			}
+			if r.Image == ref("team/foo:v1") && (len(r.Locations) != 2 || r.Digest != digests["foo"].String()) {
+				t.Errorf("%s: %d locations and digest %s, want 2 and %s", r.Image, len(r.Locations), r.Digest, digests["foo"])
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("checked %d references, want %d", len(got), len(want))
+		}
+	})
+
+	t.Run("cli", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "catalogbot")
+		build := exec.Command("go", "build", "-o", bin, "github.com/catalogbot/catalogbot/cmd/catalogbot")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		home := t.TempDir()
+		run := func(args ...string) (int, string, string) {
+			cmd := exec.Command(bin, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "HOME="+home, "DOCKER_CONFIG="+home, "REGISTRY_AUTH_FILE=", "XDG_RUNTIME_DIR=", "XDG_CONFIG_HOME="+home)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return code, stdout.String(), stderr.String()
+		}
+
+		code, stdout, stderr := run("images", "verify", "catalog", "--catalog-yaml", "catalog.yaml", "-o", "json",
+			"--insecure-registry", host, "--allow-registry", host+"/team", "--allow-registry", host+"/gone", "--cache-dir", filepath.Join(home, "cache"))
+		if code != 1 || stderr != "" {
+			t.Errorf("exit %d, stderr %q; want 1 and nothing", code, stderr)
+		}
+		var doc images.Document
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, stdout)
+		}
+		for _, r := range doc.References {
+			if r.Class != want[r.Image] {
+				t.Errorf("%s: %s (%s), want %s", r.Image, r.Class, r.Message, want[r.Image])
+			}
+		}
+
+		// The present images alone, with digests required: the tags
+		// fail as policy and name the digest to pin to.
+		code, stdout, _ = run("images", "verify", "--require-digest", "--base-image", ref("team/foo:v1"))
+		wantLine := "base image: policy: " + ref("team/foo:v1") + ": it is not pinned by digest; pin it as " + ref("team/foo@"+digests["foo"].String()) + "\n"
+		if code != 1 || !strings.HasPrefix(stdout, wantLine) {
+			t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", code, stdout, wantLine)
+		}
+		code, stdout, _ = run("images", "verify", "--require-digest", "--base-image", ref("team/foo@"+digests["foo"].String()))
+		if code != 0 || stdout != "images: 1 reference: 1 ok\n" {
+			t.Errorf("exit %d, stdout %q; want 0 and all ok", code, stdout)
+		}
+	})
+
+	t.Run("skopeo", func(t *testing.T) {
+		skopeo := need(t, "skopeo", "skopeo")
+		out, err := exec.Command(skopeo, "inspect", "--tls-verify=false", "--no-tags", "docker://"+ref("team/foo:v1")).Output()
+		if err != nil {
+			t.Fatalf("skopeo inspect: %v", err)
+		}
+		var info struct{ Digest string }
+		if err := json.Unmarshal(out, &info); err != nil {
+			t.Fatal(err)
+		}
+		v, err := images.New(images.Options{Keychain: images.ContainersKeychain()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := v.VerifyUses(context.Background(), []images.Use{{Image: ref("team/foo:v1"), Location: images.Location{Kind: images.KindRelated}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Digest != info.Digest || info.Digest != digests["foo"].String() {
+			t.Errorf("digest: catalogbot %s, skopeo %s, pushed %s", res[0].Digest, info.Digest, digests["foo"])
+		}
+	})
+}

@@ -1,0 +1,157 @@
+package images
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// CatalogLabel is the label that makes an image a File-Based Catalog image;
+// its value is the directory in the image that holds the catalog.
+const CatalogLabel = "operators.operatorframework.io.index.configs.v1"
+
+// Policy is what the repository requires of its image references, beyond
+// their existence. Every rule can be switched on or off on its own. The
+// repository's policy file sets these; the zero value requires nothing.
+type Policy struct {
+	// Pin requires references of a kind to name their image by digest.
+	// Tags move; a catalog that pins its images installs the same bits
+	// tomorrow.
+	Pin map[Kind]bool
+
+	// AllowRegistries, when not empty, lists the registries (and
+	// optionally repository prefixes) images may come from, such as
+	// "quay.io/example" or "registry.example.com:5000". A prefix matches
+	// whole path segments: "quay.io/example" allows
+	// "quay.io/example/foo" but not "quay.io/examples/foo". References
+	// outside the list are never contacted.
+	AllowRegistries []string
+
+	// SingleManifestBundles requires bundle images to be a single image
+	// manifest, not an index: OLM unpacks the bundle and expects one.
+	SingleManifestBundles bool
+
+	// CatalogLabel requires catalog.yaml reference images to carry the
+	// CatalogLabel label, without which opm cannot render them.
+	CatalogLabel bool
+
+	// Platforms lists the platforms ("linux/amd64", "linux/arm64") a
+	// catalog image must provide: the catalog.yaml references and the
+	// base image. Empty means no requirement.
+	Platforms []string
+}
+
+// DefaultPolicy checks what any catalog needs in order to work: bundle
+// images that OLM can unpack and reference images that opm can render. It
+// does not require digests or restrict registries; those are a repository's
+// choice.
+func DefaultPolicy() Policy {
+	return Policy{SingleManifestBundles: true, CatalogLabel: true}
+}
+
+// PinAll returns a Pin map that requires digests for every kind.
+func PinAll() map[Kind]bool {
+	return map[Kind]bool{KindBundle: true, KindRelated: true, KindReference: true, KindBase: true}
+}
+
+// compiled is a Policy checked and parsed once.
+type compiled struct {
+	Policy
+	allow     []allowEntry
+	platforms []v1.Platform
+}
+
+type allowEntry struct {
+	registry string // as name.Registry spells it: docker.io is index.docker.io
+	prefix   string // repository path prefix, "" for the whole registry
+}
+
+func compilePolicy(p Policy) (*compiled, error) {
+	c := &compiled{Policy: p}
+	for _, a := range p.AllowRegistries {
+		host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
+		reg, err := name.NewRegistry(host)
+		if err != nil || host == "" {
+			return nil, fmt.Errorf("allowed registry %q: want a registry host, optionally followed by a repository prefix", a)
+		}
+		if prefix != "" {
+			if _, err := name.NewRepository(host + "/" + prefix); err != nil {
+				return nil, fmt.Errorf("allowed registry %q: %q is not a repository prefix", a, prefix)
+			}
+		}
+		c.allow = append(c.allow, allowEntry{registry: reg.RegistryStr(), prefix: prefix})
+	}
+	for _, s := range p.Platforms {
+		pl, err := v1.ParsePlatform(s)
+		if err != nil || pl.OS == "" || pl.Architecture == "" {
+			return nil, fmt.Errorf("platform %q: want os/arch or os/arch/variant, such as linux/amd64", s)
+		}
+		c.platforms = append(c.platforms, *pl)
+	}
+	return c, nil
+}
+
+// allowed reports whether the allowlist admits the repository.
+func (c *compiled) allowed(repo name.Repository) bool {
+	if len(c.allow) == 0 {
+		return true
+	}
+	for _, a := range c.allow {
+		if repo.RegistryStr() != a.registry {
+			continue
+		}
+		path := repo.RepositoryStr()
+		if a.prefix == "" || path == a.prefix || strings.HasPrefix(path, a.prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// needs says which content checks a reference with these kinds of location
+// needs; each one costs GET requests.
+type needs struct {
+	kindOfManifest bool // index or single manifest
+	labels         bool
+	platforms      bool
+}
+
+func (c *compiled) needs(k map[Kind]bool) needs {
+	catalog := k[KindReference] || k[KindBase]
+	return needs{
+		kindOfManifest: c.SingleManifestBundles && k[KindBundle],
+		labels:         c.CatalogLabel && k[KindReference],
+		platforms:      len(c.platforms) > 0 && catalog,
+	}
+}
+
+// pinRequired reports whether any of the kinds requires a digest.
+func (c *compiled) pinRequired(k map[Kind]bool) bool {
+	for kind := range k {
+		if c.Pin[kind] {
+			return true
+		}
+	}
+	return false
+}
+
+// missingPlatforms lists the required platforms that none of have provides.
+// A required platform without a variant accepts any variant.
+func (c *compiled) missingPlatforms(have []v1.Platform) []string {
+	var missing []string
+	for _, want := range c.platforms {
+		found := false
+		for _, h := range have {
+			if h.OS == want.OS && h.Architecture == want.Architecture && (want.Variant == "" || h.Variant == want.Variant) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, want.String())
+		}
+	}
+	return missing
+}

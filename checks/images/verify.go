@@ -1,0 +1,662 @@
+package images
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Options configure a Verifier. The zero value of each field means its
+// default.
+type Options struct {
+	Policy Policy
+
+	// Concurrency bounds the references checked at once, overall
+	// (default 16); PerRegistry bounds them per registry host (default
+	// 4), so that one large registry cannot starve the others, and so
+	// that no registry sees a burst it would answer with 429s.
+	Concurrency int
+	PerRegistry int
+
+	// Timeout bounds every single request, the reading of its response
+	// included (default 30 s).
+	Timeout time.Duration
+	// Attempts is how often a request is tried in all before its failure
+	// counts (default 4).
+	Attempts int
+	// Backoff spaces the retries (default DefaultBackoff). A Retry-After
+	// sent with a 429 or 503 takes its place, unless it asks for more
+	// than MaxRetryAfter (default 1 minute).
+	Backoff       Backoff
+	MaxRetryAfter time.Duration
+
+	// Keychain finds the credentials for a repository (default
+	// DefaultKeychain()).
+	Keychain authn.Keychain
+	// Insecure lists registry hosts (host or host:port) that are reached
+	// over plain HTTP, or over HTTPS without certificate verification:
+	// local and test registries.
+	Insecure []string
+
+	// CacheDir, if set, keeps what was learnt about digest references
+	// across runs. Results for digest references are always cached in
+	// memory for the life of the Verifier.
+	CacheDir string
+
+	// Transport is the HTTP transport under the retries and
+	// authentication (default: a clone of http.DefaultTransport).
+	Transport http.RoundTripper
+	// UserAgent is sent with every request.
+	UserAgent string
+
+	// Clock and Jitter replace the time source and the random part of
+	// backoffs, for tests (default: real time, math/rand).
+	Clock  Clock
+	Jitter func() float64
+
+	// Log receives a debug record per request and per reference. It never
+	// sees credentials (default: discard).
+	Log *slog.Logger
+}
+
+// Verifier checks image references. It is safe for concurrent use; its
+// cache and overall concurrency bound are shared by all its runs.
+type Verifier struct {
+	opts      Options
+	policy    *compiled
+	keychain  authn.Keychain
+	transport http.RoundTripper
+	insecure  map[string]bool
+	cache     *cache
+	slots     chan struct{}
+	log       *slog.Logger
+}
+
+// New checks the options and returns a Verifier.
+func New(opts Options) (*Verifier, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	if opts.PerRegistry <= 0 {
+		opts.PerRegistry = 4
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	if opts.Backoff == (Backoff{}) {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = time.Minute
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = defaultJitter
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Keychain == nil {
+		opts.Keychain = DefaultKeychain()
+	}
+	pol, err := compilePolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	insecure := map[string]bool{}
+	for _, h := range opts.Insecure {
+		reg, err := name.NewRegistry(h)
+		if err != nil || h == "" || strings.Contains(h, "/") {
+			return nil, fmt.Errorf("insecure registry %q: want a host or host:port", h)
+		}
+		insecure[reg.RegistryStr()] = true
+	}
+	base := opts.Transport
+	if base == nil {
+		base = defaultTransport(opts.PerRegistry)
+	}
+	if len(insecure) > 0 {
+		base = &insecureTransport{secure: base, insecure: insecure, skipVerify: skipVerify(base)}
+	}
+	var rt http.RoundTripper = &retryTransport{
+		next:          base,
+		attempts:      opts.Attempts,
+		timeout:       opts.Timeout,
+		backoff:       opts.Backoff,
+		maxRetryAfter: opts.MaxRetryAfter,
+		clock:         opts.Clock,
+		jitter:        opts.Jitter,
+		log:           opts.Log,
+	}
+	rt = transport.NewUserAgent(rt, opts.UserAgent)
+	return &Verifier{
+		opts:      opts,
+		policy:    pol,
+		keychain:  opts.Keychain,
+		transport: rt,
+		insecure:  insecure,
+		cache:     newCache(opts.CacheDir, opts.Log),
+		slots:     make(chan struct{}, opts.Concurrency),
+		log:       opts.Log,
+	}, nil
+}
+
+// defaultTransport keeps enough idle connections per host for the
+// per-registry concurrency, so that connections are reused, not churned.
+func defaultTransport(perHost int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(2*perHost, 8)
+	return t
+}
+
+// insecureTransport sends requests for insecure registries through a
+// transport that does not verify certificates. Plain HTTP needs nothing
+// from it: go-containerregistry picks http for registries named insecure.
+type insecureTransport struct {
+	secure, skipVerify http.RoundTripper
+	insecure           map[string]bool
+}
+
+func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.insecure[req.URL.Host] {
+		return t.skipVerify.RoundTrip(req)
+	}
+	return t.secure.RoundTrip(req)
+}
+
+func skipVerify(base http.RoundTripper) http.RoundTripper {
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return base
+	}
+	t = t.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{}
+	}
+	t.TLSClientConfig.InsecureSkipVerify = true
+	return t
+}
+
+// Result is the verdict on one image reference.
+type Result struct {
+	Image     string     `json:"image"`
+	Locations []Location `json:"locations"`
+	Class     Class      `json:"result"`
+	// Digest is the manifest digest the reference resolves to, when the
+	// registry answered: for a tag, the digest to pin it to.
+	Digest  string `json:"digest,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// OK reports whether the reference passed.
+func (r Result) OK() bool { return r.Class == ClassOK }
+
+// VerifyUses groups uses by image and verifies each image once.
+func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error) {
+	return v.Verify(ctx, Dedupe(uses))
+}
+
+// Verify checks every reference and returns one result each, in the same
+// order. References are expected to be distinct (see Dedupe). The error is
+// reserved for a cancelled context; every problem with a reference is its
+// result.
+func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, error) {
+	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}}
+	results := make([]Result, len(refs))
+	queues := map[string][]int{}
+	var order []string
+	for i, r := range refs {
+		ref, res, ok := v.precheck(r)
+		if !ok {
+			results[i] = res
+			continue
+		}
+		host := ref.Context().RegistryStr()
+		if _, seen := queues[host]; !seen {
+			order = append(order, host)
+		}
+		queues[host] = append(queues[host], i)
+	}
+
+	var wg sync.WaitGroup
+	for _, host := range order {
+		queue := queues[host]
+		var next atomic.Int64
+		for range min(v.opts.PerRegistry, len(queue)) {
+			wg.Go(func() {
+				for {
+					n := int(next.Add(1) - 1)
+					if n >= len(queue) || ctx.Err() != nil {
+						return
+					}
+					i := queue[n]
+					select {
+					case v.slots <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					start := time.Now()
+					results[i] = run.check(ctx, refs[i])
+					<-v.slots
+					v.log.Debug("image checked", "image", refs[i].Image, "result", results[i].Class, "took", time.Since(start))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// precheck settles what needs no registry: references that do not parse
+// and registries the policy does not allow. ok is false when res is the
+// verdict.
+func (v *Verifier) precheck(r Reference) (ref name.Reference, res Result, ok bool) {
+	res = Result{Image: r.Image, Locations: r.Locations, Class: ClassPolicy}
+	ref, err := v.parse(r.Image)
+	if err != nil {
+		res.Message = "not a valid image reference"
+		return nil, res, false
+	}
+	if !v.policy.allowed(ref.Context()) {
+		res.Message = fmt.Sprintf("repository %s is outside the allowed registries (%s); it was not contacted", ref.Context().Name(), strings.Join(v.policy.AllowRegistries, ", "))
+		return nil, res, false
+	}
+	return ref, res, true
+}
+
+// parse parses an image reference, marking registries configured as
+// insecure so that go-containerregistry reaches them over plain HTTP.
+func (v *Verifier) parse(image string) (name.Reference, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil || !v.insecure[ref.Context().RegistryStr()] {
+		return ref, err
+	}
+	return name.ParseReference(image, name.Insecure)
+}
+
+// run is one Verify call: the authenticated transports of the repositories
+// it has met, and the registries it found unreachable.
+type run struct {
+	v          *Verifier
+	mu         sync.Mutex
+	handshakes map[string]*handshake
+	// down holds, per registry host, the transport failure of a
+	// handshake. Further repositories on that host fail at once with it
+	// rather than each wait through its own retries.
+	down map[string]error
+}
+
+// handshake is the authentication of one repository, done once per run:
+// the ping that learns the registry's auth scheme and, for token auth, the
+// token exchange. Its failure is every reference's in that repository.
+type handshake struct {
+	done chan struct{}
+	tr   http.RoundTripper
+	err  error
+}
+
+func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
+	key, host := repo.Name(), repo.RegistryStr()
+	r.mu.Lock()
+	if err := r.down[host]; err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
+	h, ok := r.handshakes[key]
+	if !ok {
+		h = &handshake{done: make(chan struct{})}
+		r.handshakes[key] = h
+	}
+	r.mu.Unlock()
+	if ok {
+		select {
+		case <-h.done:
+			return h.tr, h.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	defer close(h.done)
+	auth, err := authn.Resolve(ctx, r.v.keychain, repo)
+	if err != nil {
+		var cerr *credentialError
+		if !errors.As(err, &cerr) {
+			err = &credentialError{registry: repo.RegistryStr(), err: err}
+		}
+		h.err = err
+		return nil, err
+	}
+	// The transport returned is a *transport.Wrapper, which remote uses
+	// as it is: no second handshake, and none of remote's own retries on
+	// top of ours.
+	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, r.v.transport, []string{repo.Scope(transport.PullScope)})
+	if h.err != nil && ctx.Err() == nil {
+		if class, _ := classify(h.err); class == ClassTransport || class == ClassRateLimited {
+			r.mu.Lock()
+			r.down[host] = h.err
+			r.mu.Unlock()
+		}
+	}
+	return h.tr, h.err
+}
+
+// check verifies one reference that passed precheck.
+func (r *run) check(ctx context.Context, ref Reference) Result {
+	v := r.v
+	res := Result{Image: ref.Image, Locations: ref.Locations}
+	parsed, _ := v.parse(ref.Image)
+	kinds := kinds(ref.Locations)
+	need := v.policy.needs(kinds)
+	repo := parsed.Context()
+
+	fail := func(err error, what string) Result {
+		res.Class, res.Message = classify(err)
+		if what != "" {
+			res.Message = what + ": " + res.Message
+		}
+		return res
+	}
+
+	var f facts
+	dref, byDigest := parsed.(name.Digest)
+	cached := false
+	if byDigest {
+		f, cached = v.cache.get(digestKey(repo, dref.DigestStr()))
+	}
+	var tr http.RoundTripper
+	connect := func() error {
+		if tr != nil {
+			return nil
+		}
+		var err error
+		tr, err = r.transport(ctx, repo)
+		return err
+	}
+	if !cached {
+		if err := connect(); err != nil {
+			return fail(err, "")
+		}
+		desc, err := remote.Head(parsed, remote.WithTransport(tr), remote.WithContext(ctx))
+		switch {
+		case err == nil:
+			f = facts{Digest: desc.Digest.String(), MediaType: string(desc.MediaType)}
+		case incompleteHead(err):
+			// The registry answered the HEAD but left out a header
+			// the answer needs (digest, type or length): only a GET
+			// can tell.
+			d, gerr := remote.Get(parsed, remote.WithTransport(tr), remote.WithContext(ctx))
+			if gerr != nil {
+				return fail(gerr, "")
+			}
+			f = facts{Digest: d.Digest.String(), MediaType: string(d.MediaType)}
+			setIndex(&f, d.Manifest)
+		default:
+			return fail(err, "")
+		}
+		f.Key = digestKey(repo, f.Digest)
+		// A tag may resolve to a digest already known from this run or
+		// an earlier one; reuse what was read about its content.
+		if known, ok := v.cache.get(f.Key); ok {
+			f = merge(f, known)
+		}
+	}
+	res.Digest = f.Digest
+
+	if need.kindOfManifest && f.Index == nil {
+		if isIndex, ok := indexMediaType(f.MediaType); ok {
+			f.Index = &isIndex
+		} else {
+			if err := connect(); err != nil {
+				return fail(err, "")
+			}
+			d, err := remote.Get(repo.Digest(f.Digest), remote.WithTransport(tr), remote.WithContext(ctx))
+			if err != nil {
+				return fail(err, "reading the manifest")
+			}
+			setIndex(&f, d.Manifest)
+		}
+	}
+	if need.labels && !f.LabelsKnown || need.platforms && !f.PlatformsKnown {
+		if err := connect(); err != nil {
+			return fail(err, "")
+		}
+		if err := v.readContent(ctx, tr, repo.Digest(f.Digest), &f, need); err != nil {
+			var perr policyError
+			if errors.As(err, &perr) {
+				res.Class, res.Message = ClassPolicy, perr.Error()
+				return res
+			}
+			return fail(err, "reading the image content")
+		}
+	}
+	v.cache.put(f)
+
+	var problems []string
+	if need.kindOfManifest && f.Index != nil && *f.Index {
+		problems = append(problems, "it is an image index (a multi-platform list); a bundle image must be a single image manifest")
+	}
+	if need.labels {
+		if _, ok := f.Labels[CatalogLabel]; !ok {
+			problems = append(problems, "it has no label "+CatalogLabel+", so opm cannot render it as a catalog")
+		}
+	}
+	if need.platforms {
+		if missing := v.policy.missingPlatforms(f.Platforms); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("it does not provide %s (it provides %s)", strings.Join(missing, ", "), platformList(f.Platforms)))
+		}
+	}
+	if !byDigest && v.policy.pinRequired(kinds) {
+		problems = append(problems, fmt.Sprintf("it is not pinned by digest; pin it as %s", pinned(ref.Image, f.Digest)))
+	}
+	if len(problems) > 0 {
+		res.Class, res.Message = ClassPolicy, strings.Join(problems, "; ")
+		return res
+	}
+	res.Class = ClassOK
+	return res
+}
+
+// readContent reads the labels and platforms of the manifest at ref into f:
+// for an index, the platforms it lists and the labels of one of its images;
+// for an image, its config.
+func (v *Verifier) readContent(ctx context.Context, tr http.RoundTripper, ref name.Digest, f *facts, need needs) error {
+	opts := []remote.Option{remote.WithTransport(tr), remote.WithContext(ctx)}
+	d, err := remote.Get(ref, opts...)
+	if err != nil {
+		return err
+	}
+	f.MediaType = string(d.MediaType)
+	setIndex(f, d.Manifest)
+	switch {
+	case d.MediaType.IsIndex():
+		idx, err := d.ImageIndex()
+		if err != nil {
+			return err
+		}
+		im, err := idx.IndexManifest()
+		if err != nil {
+			return err
+		}
+		f.Platforms, f.PlatformsKnown = indexPlatforms(im), true
+		if !need.labels || f.LabelsKnown {
+			return nil
+		}
+		child, ok := v.pickChild(im)
+		if !ok {
+			return policyError("it is an image index without any image in it")
+		}
+		img, err := remote.Image(ref.Context().Digest(child.Digest.String()), opts...)
+		if err != nil {
+			return err
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		f.Labels, f.LabelsKnown = cfg.Config.Labels, true
+	case d.MediaType.IsImage():
+		img, err := d.Image()
+		if err != nil {
+			return err
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		f.Labels, f.LabelsKnown = cfg.Config.Labels, true
+		if p := cfg.Platform(); p != nil {
+			f.Platforms = []v1.Platform{*p}
+		}
+		f.PlatformsKnown = true
+	default:
+		return policyError(fmt.Sprintf("it is not a container image (media type %q)", d.MediaType))
+	}
+	return nil
+}
+
+// pickChild chooses the image of an index whose labels stand for the
+// whole: one of the required platforms if listed, else linux/amd64, else
+// the first image. Attestation manifests (platform unknown/unknown) carry
+// no labels of the image.
+func (v *Verifier) pickChild(im *v1.IndexManifest) (v1.Descriptor, bool) {
+	var images []v1.Descriptor
+	for _, m := range im.Manifests {
+		if m.MediaType.IsImage() && (m.Platform == nil || m.Platform.OS != "unknown") {
+			images = append(images, m)
+		}
+	}
+	if len(images) == 0 {
+		return v1.Descriptor{}, false
+	}
+	prefs := append(slices.Clone(v.policy.platforms), v1.Platform{OS: "linux", Architecture: "amd64"})
+	for _, want := range prefs {
+		for _, m := range images {
+			if m.Platform != nil && m.Platform.OS == want.OS && m.Platform.Architecture == want.Architecture {
+				return m, true
+			}
+		}
+	}
+	return images[0], true
+}
+
+func indexPlatforms(im *v1.IndexManifest) []v1.Platform {
+	var ps []v1.Platform
+	for _, m := range im.Manifests {
+		if m.Platform != nil && m.Platform.OS != "unknown" {
+			ps = append(ps, *m.Platform)
+		}
+	}
+	return ps
+}
+
+func platformList(ps []v1.Platform) string {
+	if len(ps) == 0 {
+		return "no platform"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// policyError is a content check that settles the verdict as a policy
+// failure rather than a registry failure.
+type policyError string
+
+func (e policyError) Error() string { return string(e) }
+
+// indexMediaType tells an index from a single manifest by media type, when
+// the type is one it knows.
+func indexMediaType(mt string) (isIndex, known bool) {
+	switch types.MediaType(mt) {
+	case types.OCIImageIndex, types.DockerManifestList:
+		return true, true
+	case types.OCIManifestSchema1, types.DockerManifestSchema2, types.DockerManifestSchema1, types.DockerManifestSchema1Signed:
+		return false, true
+	}
+	return false, false
+}
+
+// setIndex records whether a raw manifest is an index: it lists manifests,
+// or says so in its mediaType.
+func setIndex(f *facts, manifest []byte) {
+	var m struct {
+		MediaType string            `json:"mediaType"`
+		Manifests []json.RawMessage `json:"manifests"`
+	}
+	isIndex := false
+	if json.Unmarshal(manifest, &m) == nil {
+		if byType, ok := indexMediaType(m.MediaType); ok {
+			isIndex = byType
+		} else {
+			isIndex = m.Manifests != nil
+		}
+	}
+	f.Index = &isIndex
+}
+
+// merge adds what known says about the content to f, learnt by HEAD.
+func merge(f, known facts) facts {
+	if f.Index == nil {
+		f.Index = known.Index
+	}
+	if !f.LabelsKnown && known.LabelsKnown {
+		f.Labels, f.LabelsKnown = known.Labels, true
+	}
+	if !f.PlatformsKnown && known.PlatformsKnown {
+		f.Platforms, f.PlatformsKnown = known.Platforms, true
+	}
+	return f
+}
+
+func digestKey(repo name.Repository, digest string) string {
+	return repo.Name() + "@" + digest
+}
+
+// pinned is the reference as written, with its tag replaced by the digest.
+func pinned(image, digest string) string {
+	repo := image
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo + "@" + digest
+}
+
+// incompleteHead reports whether a HEAD failed not for an HTTP status or
+// the network but because the response lacked a header or did not match
+// the reference: a GET may still give the answer.
+func incompleteHead(err error) bool {
+	var terr *transport.Error
+	var uerr *url.Error
+	var nerr net.Error
+	var cerr *credentialError
+	return !errors.As(err, &terr) && !errors.As(err, &uerr) && !errors.As(err, &nerr) && !errors.As(err, &cerr) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+)
+
+func newImagesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images",
+		Short: "Check the image references of a catalog against their registries",
+		// Without this, cobra prints help for a mistyped subcommand and
+		// exits 0, which would pass a CI step that checked nothing.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newImagesVerifyCmd(a))
+	return cmd
+}
+
+// imagesFormat is the output format of images verify, a pflag.Value.
+type imagesFormat string
+
+func (f *imagesFormat) String() string { return string(*f) }
+func (f *imagesFormat) Type() string   { return "format" }
+func (f *imagesFormat) Set(s string) error {
+	if s != "text" && s != "json" {
+		return fmt.Errorf("unknown output format %q (want text, json)", s)
+	}
+	*f = imagesFormat(s)
+	return nil
+}
+
+// imagesVerifyFlags are the command line of images verify.
+type imagesVerifyFlags struct {
+	catalogYAML   string
+	baseImage     string
+	requireDigest bool
+	allow         []string
+	insecure      []string
+	platforms     []string
+	cacheDir      string
+	format        imagesFormat
+}
+
+func newImagesVerifyCmd(a *app) *cobra.Command {
+	f := imagesVerifyFlags{format: "text"}
+	cmd := &cobra.Command{
+		Use:   "verify [CATALOG_DIR]",
+		Short: "Verify that every image a catalog references exists and follows policy",
+		Long: `Verify the image references of a catalog: every olm.bundle image and
+relatedImages entry of the File-Based Catalog in CATALOG_DIR, every image of
+the reference list given with --catalog-yaml, and the --base-image.
+
+Each image is checked once, however often it is written. Existence is
+checked with HEAD requests, which do not count against pull limits; image
+content is fetched only when a rule needs it: the catalog label of
+catalog.yaml reference images, and the platforms given with --platform.
+
+Policy: bundle images must be single manifests, not indexes, and catalog
+reference images must carry the label
+operators.operatorframework.io.index.configs.v1. --require-digest requires
+every reference to be pinned by digest; tags are resolved, so the failure
+names the digest to pin to. --allow-registry limits where images may come
+from; images elsewhere are reported without being contacted.
+
+Each failing reference falls in one class: not_found, unauthorized (never
+reported as missing), rate_limited, transport or policy.
+
+Credentials come from the containers auth files ($REGISTRY_AUTH_FILE,
+$XDG_RUNTIME_DIR/containers/auth.json, ~/.config/containers/auth.json) and
+from docker's config.json with its credential helpers. They never appear
+in the output or the logs.
+
+Output formats (-o):
+  text  one line per failing reference with its position and class, then
+        a summary (default)
+  json  {"references": [{"image", "locations", "result", "digest",
+        "message"}]}
+
+Exit status: 0 all references ok, 1 a reference failed or the
+catalog.yaml has errors, 2 usage or I/O error.`,
+		Example: `  catalogbot images verify catalog
+  catalogbot images verify --catalog-yaml catalog.yaml --require-digest -o json
+  catalogbot images verify catalog --allow-registry quay.io/example --insecure-registry localhost:5000`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErrorf(cmd.CommandPath(), "images verify takes at most one catalog directory, got %d arguments", len(args))
+			}
+			if len(args) == 0 && f.catalogYAML == "" && f.baseImage == "" {
+				return usageErrorf(cmd.CommandPath(), "images verify needs a catalog directory, --catalog-yaml or --base-image")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return a.runImagesVerify(cmd.Context(), cmd.CommandPath(), dir, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.catalogYAML, "catalog-yaml", "", "a catalog.yaml reference list whose images to verify")
+	fl.StringVar(&f.baseImage, "base-image", "", "the base image the catalog is published on, to verify as well")
+	fl.BoolVar(&f.requireDigest, "require-digest", false, "require every image reference to be pinned by digest")
+	fl.StringArrayVar(&f.allow, "allow-registry", nil, "allow images only from this registry or repository prefix (repeatable)")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
+	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) catalog and base images must provide (repeatable)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep what was learnt about digest references in this directory across runs")
+	fl.VarP(&f.format, "output", "o", "output format: text or json")
+	return cmd
+}
+
+func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f imagesVerifyFlags) error {
+	policy := images.DefaultPolicy()
+	if f.requireDigest {
+		policy.Pin = images.PinAll()
+	}
+	policy.AllowRegistries = f.allow
+	policy.Platforms = f.platforms
+	v, err := images.New(images.Options{
+		Policy:    policy,
+		Insecure:  f.insecure,
+		CacheDir:  f.cacheDir,
+		UserAgent: "catalogbot/" + a.version,
+		Log:       a.log,
+	})
+	if err != nil {
+		return usageErrorf(cmdPath, "%v", err)
+	}
+
+	var uses []images.Use
+	var findings []checks.Finding
+	if dir != "" {
+		u, err := a.catalogImages(ctx, dir)
+		if err != nil {
+			return err
+		}
+		uses = append(uses, u...)
+	}
+	if f.catalogYAML != "" {
+		data, err := os.ReadFile(f.catalogYAML)
+		if err != nil {
+			return err
+		}
+		file, fs := catalogyaml.Parse(filepath.ToSlash(f.catalogYAML), data)
+		findings = append(findings, fs...)
+		uses = append(uses, images.FromCatalogYAML(file)...)
+	}
+	if f.baseImage != "" {
+		uses = append(uses, images.Base(f.baseImage))
+	}
+
+	start := time.Now()
+	results, err := v.VerifyUses(ctx, uses)
+	if err != nil {
+		return fmt.Errorf("verify images: %w", err)
+	}
+	failed := len(findings) > 0
+	for _, r := range results {
+		failed = failed || !r.OK()
+	}
+	a.log.Debug("images verified", "references", len(results), "uses", len(uses), "took", time.Since(start))
+
+	write := images.WriteText
+	if f.format == "json" {
+		write = images.WriteJSON
+	}
+	if err := write(a.stdout, results, findings); err != nil {
+		return fmt.Errorf("write %s output: %w", f.format, err)
+	}
+	if failed {
+		return errInvalid
+	}
+	return nil
+}
+
+// catalogImages lists the image references of the catalog in dir, from the
+// validator, which reads each file with positions once.
+func (a *app) catalogImages(ctx context.Context, dir string) ([]images.Use, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%q is not a directory", dir)
+	}
+	res, err := a.validate(ctx, os.DirFS(dir), fbc.Options{Images: true})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	if !res.Valid() {
+		// Images of bundles that failed to load are not listed; say so
+		// rather than pass them silently.
+		a.log.Warn("the catalog is invalid; images of bundles that could not be read are not checked (see catalogbot validate)",
+			"dir", dir, "findings", len(res.Findings))
+	}
+	return images.FromFBC(filepath.ToSlash(dir), res.Images), nil
+}

@@ -1,0 +1,399 @@
+// Package catalogyaml reads catalog.yaml reference lists: the file that names
+// a catalog, the repository and tag its image is published to, and the
+// catalog images it is assembled from.
+//
+//	name: my-catalog
+//	repo: quay.io/example/catalog
+//	tag: latest
+//	references:
+//	- name: foo-operator
+//	  image: quay.io/example/foo-operator-catalog:v1.2.0
+//
+// The parser is strict on purpose. Each reference name becomes a directory of
+// the assembled catalog and the key that ownership and diffs are decided by,
+// so a name that could escape that directory, or that appears twice, is an
+// error rather than something to guess about. Every problem is reported with
+// its file and line, all of them at once.
+package catalogyaml
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// File is a parsed catalog.yaml. Fields that are absent are empty, with line
+// 0.
+type File struct {
+	// Path is the path the file was read from, as given to Parse.
+	Path string
+
+	Name     string
+	NameLine int
+	Repo     string
+	RepoLine int
+	Tag      string
+	TagLine  int
+
+	// References lists the entries in file order, duplicates and entries
+	// with problems included: the findings say what is wrong with them.
+	References []Reference
+}
+
+// Reference is one entry of the references list.
+type Reference struct {
+	Name string
+	// Image is the image reference as written.
+	Image string
+	// Line is the line of the entry itself; ImageLine that of its image
+	// value (0 when the entry has no image).
+	Line      int
+	ImageLine int
+	// Ref is Image parsed, or nil when it does not parse.
+	Ref name.Reference
+}
+
+// Rule ids of the findings Parse reports.
+const (
+	RuleSyntax       = "catalog-yaml-syntax"
+	RuleUnknownField = "catalog-yaml-unknown-field"
+	RuleFieldType    = "catalog-yaml-field-type"
+	RuleMissingField = "catalog-yaml-missing-field"
+	RuleName         = "catalog-yaml-name"
+	RuleDuplicate    = "catalog-yaml-duplicate-name"
+	RuleImage        = "catalog-yaml-image"
+)
+
+// Rules describes the rule ids, for reporters that publish a catalogue.
+var Rules = []checks.Rule{
+	{ID: RuleSyntax, Name: "YAMLSyntax", Description: "The file is not a single well-formed YAML document."},
+	{ID: RuleUnknownField, Name: "UnknownField", Description: "A field that catalog.yaml does not define, or one given twice."},
+	{ID: RuleFieldType, Name: "FieldType", Description: "A field holds the wrong kind of value."},
+	{ID: RuleMissingField, Name: "MissingField", Description: "A required field is missing or empty."},
+	{ID: RuleName, Name: "DirectoryName", Description: "A catalog or reference name that cannot be a single directory name."},
+	{ID: RuleDuplicate, Name: "DuplicateName", Description: "Two references share a name."},
+	{ID: RuleImage, Name: "ImageReference", Description: "An image reference that does not parse."},
+}
+
+// parser collects findings for one file.
+type parser struct {
+	path     string
+	findings []checks.Finding
+}
+
+func (p *parser) errorf(line int, rule, format string, args ...any) {
+	p.findings = append(p.findings, checks.Finding{
+		Rule:     rule,
+		Severity: checks.SeverityError,
+		File:     p.path,
+		Line:     line,
+		Message:  fmt.Sprintf(format, args...),
+	})
+}
+
+// Parse reads the catalog.yaml in data; path names it in findings. It
+// returns what it could read even when there are findings, so that callers
+// can go on with the entries that are fine. A file with findings is invalid.
+func Parse(path string, data []byte) (*File, []checks.Finding) {
+	p := &parser{path: path}
+	f := &File{Path: path}
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.errorf(0, RuleSyntax, "the file is empty; want a mapping with name and references")
+		} else {
+			p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+		}
+		return f, p.findings
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.errorf(extra.Line, RuleSyntax, "a second YAML document; catalog.yaml holds exactly one")
+	} else if !errors.Is(err, io.EOF) {
+		p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+	}
+
+	root := resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = resolve(root.Content[0])
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errorf(root.Line, RuleFieldType, "the top level is %s; want a mapping with name and references", describe(root))
+		return f, p.findings
+	}
+
+	p.fields(root, "", func(key string, k, v *yaml.Node) {
+		switch key {
+		case "name":
+			f.Name, f.NameLine = p.str(k, v, "name"), v.Line
+			if f.Name != "" {
+				p.dirName(v.Line, "catalog name", f.Name)
+			}
+		case "repo":
+			f.Repo, f.RepoLine = p.str(k, v, "repo"), v.Line
+			if f.Repo != "" {
+				if _, err := name.NewRepository(f.Repo); err != nil {
+					p.errorf(v.Line, RuleImage, "repo %q is not a valid image repository%s", f.Repo, imageHint(f.Repo))
+				}
+			}
+		case "tag":
+			f.Tag, f.TagLine = p.str(k, v, "tag"), v.Line
+			if f.Tag != "" {
+				if _, err := name.NewTag("example.com/x:" + f.Tag); err != nil || strings.ContainsAny(f.Tag, ":/@") {
+					p.errorf(v.Line, RuleImage, "tag %q is not a valid image tag", f.Tag)
+				}
+			}
+		case "references":
+			f.References = p.references(v)
+		default:
+			p.errorf(k.Line, RuleUnknownField, "unknown field %q; catalog.yaml has name, repo, tag and references", key)
+		}
+	})
+	if f.NameLine == 0 {
+		p.errorf(root.Line, RuleMissingField, "missing field name: the catalog's name")
+	}
+
+	// Duplicates are reported at the later entry, naming the first, since
+	// the later one is usually the addition that clashes.
+	first := map[string]int{}
+	for _, r := range f.References {
+		if r.Name == "" {
+			continue
+		}
+		if line, dup := first[r.Name]; dup {
+			p.errorf(r.Line, RuleDuplicate, "duplicate reference name %q, first used at line %d", r.Name, line)
+			continue
+		}
+		first[r.Name] = r.Line
+	}
+	slices.SortStableFunc(p.findings, func(a, b checks.Finding) int { return cmp.Compare(a.Line, b.Line) })
+	return f, p.findings
+}
+
+// imageHint explains the usual reasons a reference does not parse; the
+// parser's own error only repeats the reference.
+func imageHint(s string) string {
+	repo, _, _ := strings.Cut(s, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if _, path, ok := strings.Cut(repo, "/"); ok && path != strings.ToLower(path) {
+		return ": repository names must be lower-case"
+	}
+	switch {
+	case strings.ContainsAny(s, " \t"):
+		return ": it contains white space"
+	case strings.Contains(s, "@") && !strings.Contains(s, "@sha256:") && !strings.Contains(s, "@sha512:"):
+		return ": a digest is written @sha256:<64 hex digits>"
+	case strings.Contains(s, "@"):
+		return ": the digest must be the algorithm and its full hex value"
+	}
+	return ""
+}
+
+func (p *parser) references(v *yaml.Node) []Reference {
+	v = resolve(v)
+	if isNull(v) {
+		return nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, RuleFieldType, "references is %s; want a list of entries with name and image", describe(v))
+		return nil
+	}
+	refs := make([]Reference, 0, len(v.Content))
+	for i, item := range v.Content {
+		item = resolve(item)
+		where := fmt.Sprintf("references[%d]", i)
+		if item.Kind != yaml.MappingNode {
+			p.errorf(item.Line, RuleFieldType, "%s is %s; want an entry with name and image", where, describe(item))
+			continue
+		}
+		r := Reference{Line: item.Line}
+		seenName := false
+		p.fields(item, where+".", func(key string, k, v *yaml.Node) {
+			switch key {
+			case "name":
+				seenName = true
+				r.Name = p.str(k, v, where+".name")
+				if r.Name != "" {
+					p.dirName(v.Line, "reference name", r.Name)
+				}
+			case "image":
+				r.Image, r.ImageLine = p.str(k, v, where+".image"), v.Line
+				if r.Image == "" {
+					return
+				}
+				ref, err := name.ParseReference(r.Image)
+				if err != nil {
+					p.errorf(v.Line, RuleImage, "%s.image %q is not a valid image reference%s", where, r.Image, imageHint(r.Image))
+					return
+				}
+				r.Ref = ref
+			default:
+				p.errorf(k.Line, RuleUnknownField, "unknown field %q in %s; an entry has name and image", key, where)
+			}
+		})
+		if !seenName {
+			p.errorf(item.Line, RuleMissingField, "%s has no name", where)
+		}
+		if r.ImageLine == 0 {
+			p.errorf(item.Line, RuleMissingField, "%s has no image", where)
+		}
+		refs = append(refs, r)
+	}
+	return refs
+}
+
+// fields calls fn for each key of the mapping m, reporting keys that are not
+// plain strings and keys given twice (which YAML forbids and decoders
+// resolve differently).
+func (p *parser) fields(m *yaml.Node, prefix string, fn func(key string, k, v *yaml.Node)) {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := resolve(m.Content[i]), m.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+			p.errorf(k.Line, RuleUnknownField, "a key that is %s; keys are field names", describe(k))
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			p.errorf(k.Line, RuleUnknownField, "field %s%s given twice, first at line %d", prefix, k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		fn(k.Value, k, v)
+	}
+}
+
+// str returns the string value of v, reporting anything that is not a
+// string. Scalars that YAML reads as numbers, booleans or null are refused
+// rather than converted: "tag: 1.10" is the float 1.1 to most YAML tools.
+func (p *parser) str(k, v *yaml.Node, field string) string {
+	v = resolve(v)
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+		if strings.TrimSpace(v.Value) == "" {
+			p.errorf(v.Line, RuleMissingField, "%s is empty", field)
+			return ""
+		}
+		if v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yaml11Bools[v.Value] {
+			// YAML 1.2 reads these as strings, YAML 1.1 (opm's
+			// sigs.k8s.io/yaml among others) as booleans.
+			p.errorf(v.Line, RuleFieldType, "%s is %q, a boolean to YAML 1.1 readers; quote it", field, v.Value)
+			return ""
+		}
+		return v.Value
+	case v.Kind == yaml.ScalarNode && isNull(v):
+		p.errorf(k.Line, RuleMissingField, "%s is empty", field)
+	case v.Kind == yaml.ScalarNode:
+		p.errorf(v.Line, RuleFieldType, "%s is %s %q, not a string; quote it", field, describe(v), v.Value)
+	default:
+		p.errorf(v.Line, RuleFieldType, "%s is %s; want a string", field, describe(v))
+	}
+	return ""
+}
+
+// dirName reports a name that cannot be used as one directory name. The rule
+// is the DNS-1123 label, as for Kubernetes object names: it keeps out path
+// separators, "." and "..", and names that differ only in case, which
+// collide on case-insensitive file systems.
+func (p *parser) dirName(line int, what, s string) {
+	if msg := dns1123Label(s); msg != "" {
+		p.errorf(line, RuleName, "%s %q cannot be a directory name: %s", what, s, msg)
+	}
+}
+
+// dns1123Label says why s is not a DNS-1123 label, or "" if it is one.
+func dns1123Label(s string) string {
+	const rule = "want a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
+	switch {
+	case len(s) > 63:
+		return fmt.Sprintf("%d characters, at most 63 allowed", len(s))
+	case strings.ContainsAny(s, `/\`):
+		return "it contains a path separator; " + rule
+	case s == "." || s == "..":
+		return "it names a directory itself; " + rule
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' || i == 0 || i == len(s)-1) {
+			return rule
+		}
+	}
+	return ""
+}
+
+var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxLine and syntaxMessage split a YAML syntax error into its line and
+// the message without the "yaml: line N:" prefix, which the finding's
+// position already says.
+func syntaxLine(err error) int {
+	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func syntaxMessage(err error) string {
+	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
+	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+}
+
+// resolve follows aliases to the node they stand for.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// yaml11Bools are the plain scalars that YAML 1.1 reads as booleans and
+// YAML 1.2 (the parser here) as strings.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// describe names the kind of a node for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!str":
+			return "a string"
+		}
+		return "a " + strings.TrimPrefix(n.Tag, "!!")
+	}
+	return "empty"
+}
