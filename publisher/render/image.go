@@ -1,0 +1,200 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
+)
+
+// The labels that say what an image is.
+const (
+	// ConfigsLabel marks a catalog image; its value is the catalog's
+	// directory inside the image.
+	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+	// BundlePackageLabel marks a registry+v1 bundle image.
+	BundlePackageLabel = "operators.operatorframework.io.bundle.package.v1"
+	// databaseLabel marks a sqlite index image, which opm no longer reads.
+	databaseLabel = "operators.operatorframework.io.index.database.v1"
+)
+
+// ociPrefix names an image in an OCI layout directory: oci:DIR[:TAG].
+const ociPrefix = "oci:"
+
+// platform is the one opm pulls from a multi-platform image.
+var platform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+
+func (r *Renderer) renderImage(ctx context.Context, ref string) (*result, Kind, error) {
+	img, err := r.openImage(ctx, ref)
+	if err != nil {
+		return nil, KindImage, fmt.Errorf("failed to pull image %q: %w", ref, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, KindImage, fmt.Errorf("failed to get labels for image %q: %w", ref, err)
+	}
+	labels := cfg.Config.Labels
+	if dir, ok := labels[ConfigsLabel]; ok {
+		res, err := r.renderCatalogImage(ctx, ref, img, dir)
+		return res, KindCatalogImage, err
+	}
+	if _, ok := labels[BundlePackageLabel]; ok {
+		res, err := r.renderBundleImage(ctx, ref, img)
+		return res, KindBundleImage, err
+	}
+	if _, ok := labels[databaseLabel]; ok {
+		return nil, KindImage, fmt.Errorf("render %q: sqlite-based index images are no longer supported, migrate to a file-based catalog: %w", ref, ErrNotAllowed)
+	}
+	return nil, KindImage, imageTypeError(ref, labels)
+}
+
+func imageTypeError(ref string, labels map[string]string) error {
+	if len(labels) == 0 {
+		return fmt.Errorf("render %q: image type could not be determined: image has no labels", ref)
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	lines := make([]string, len(keys))
+	for i, k := range keys {
+		lines[i] = fmt.Sprintf("  %s=%s", k, labels[k])
+	}
+	return fmt.Errorf("render %q: image type could not be determined, found labels\n%s", ref, strings.Join(lines, "\n"))
+}
+
+// openImage resolves ref to an image: from an OCI layout for oci:, else
+// from its registry. Nothing but the manifest is fetched yet.
+func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) {
+	if dir, ok := strings.CutPrefix(ref, ociPrefix); ok {
+		return openLayoutImage(dir)
+	}
+	canonical, err := parseCanonical(ref)
+	if err != nil {
+		return nil, err
+	}
+	var opts []name.Option
+	if r.insecure[canonical.domain] {
+		opts = append(opts, name.Insecure)
+	}
+	nref, err := name.ParseReference(ref, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ropts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(r.opts.Keychain),
+		remote.WithPlatform(platform),
+	}
+	if r.opts.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(r.opts.Transport))
+	}
+	return remote.Image(nref, ropts...)
+}
+
+// openLayoutImage finds an image in an OCI layout: the manifest whose
+// org.opencontainers.image.ref.name annotation is the tag, or the only
+// manifest when no tag is given. An index found there resolves to the
+// linux image for this architecture.
+func openLayoutImage(spec string) (v1.Image, error) {
+	dir, tag := spec, ""
+	if i := strings.LastIndexByte(spec, ':'); i >= 0 && !strings.ContainsRune(spec[i+1:], '/') {
+		dir, tag = spec[:i], spec[i+1:]
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	var found []v1.Descriptor
+	for _, d := range m.Manifests {
+		if tag == "" || d.Annotations["org.opencontainers.image.ref.name"] == tag {
+			found = append(found, d)
+		}
+	}
+	switch {
+	case len(found) == 0 && tag != "":
+		return nil, fmt.Errorf("no image tagged %q in OCI layout %s", tag, dir)
+	case len(found) != 1:
+		return nil, fmt.Errorf("OCI layout %s holds %d images; name one with oci:%s:TAG", dir, len(found), dir)
+	}
+	d := found[0]
+	if !d.MediaType.IsIndex() {
+		return idx.Image(d.Digest)
+	}
+	child, err := idx.ImageIndex(d.Digest)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := child.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cm.Manifests {
+		if c.Platform != nil && c.Platform.Satisfies(platform) {
+			return child.Image(c.Digest)
+		}
+	}
+	return nil, fmt.Errorf("no image for %s/%s in index %s", platform.OS, platform.Architecture, d.Digest)
+}
+
+// renderCatalogImage loads the catalog under the configs label's directory,
+// extracting only that directory from the image.
+func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Image, configsDir string) (*result, error) {
+	tmp, err := os.MkdirTemp(r.opts.TempDir, "catalogbot-render-")
+	if err != nil {
+		return nil, fmt.Errorf("create tempdir: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, "configs")
+	found, err := extractTree(ctx, img, configsDir, root)
+	if err != nil {
+		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("render %q: catalog directory %q (label %s) is not a directory in the image", ref, configsDir, ConfigsLabel)
+	}
+	cfg, err := fbc.LoadConfig(ctx, os.DirFS(root))
+	if err != nil {
+		return nil, err
+	}
+	return &result{cfg: cfg}, nil
+}
+
+// renderBundleImage unpacks a bundle image, which is small, and renders it
+// as a bundle directory whose image is the reference as given.
+func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Image) (*result, error) {
+	tmp, err := os.MkdirTemp(r.opts.TempDir, "catalogbot-render-")
+	if err != nil {
+		return nil, fmt.Errorf("create tempdir: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, "bundle")
+	if _, err := extractTree(ctx, img, "", root); err != nil {
+		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
+	}
+	b, err := parseBundle(os.DirFS(root))
+	if err != nil {
+		return nil, err
+	}
+	b.image = ref
+	return bundleResult(b)
+}
