@@ -1,0 +1,82 @@
+package assemble
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/render"
+)
+
+// Class is why a reference failed: the classes of checks/images, so that a
+// failed assembly and a failed image check read alike, plus ClassInvalid.
+type Class = images.Class
+
+// ClassInvalid: the image was fetched but its content cannot be rendered,
+// such as a catalog that does not load. The fix is in the image.
+const ClassInvalid Class = "invalid"
+
+// Classify puts a reference's failure into its class. Access is decided
+// before existence, as in checks/images: a registry that answers 404 for
+// a private repository together with DENIED is refusing access, and the
+// image may well exist.
+func Classify(err error) (Class, string) {
+	msg := err.Error()
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		return classifyHTTP(terr), msg
+	}
+	var perr *name.ErrBadName
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return images.ClassTransport, msg
+	case errors.As(err, &perr), errors.Is(err, render.ErrNotAllowed):
+		return images.ClassPolicy, msg
+	}
+	var nerr net.Error
+	var uerr *url.Error
+	if errors.As(err, &nerr) || errors.As(err, &uerr) {
+		return images.ClassTransport, msg
+	}
+	var rerr *render.RefError
+	if errors.As(err, &rerr) && rerr.Kind == render.KindImage {
+		// Reached the image, but it is not one that can be rendered:
+		// a reference opm refuses, or one without the catalog label.
+		return images.ClassPolicy, msg
+	}
+	return ClassInvalid, msg
+}
+
+func classifyHTTP(e *transport.Error) Class {
+	switch e.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return images.ClassUnauthorized
+	}
+	for _, d := range e.Errors {
+		switch d.Code {
+		case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
+			return images.ClassUnauthorized
+		}
+	}
+	switch e.StatusCode {
+	case http.StatusNotFound:
+		return images.ClassNotFound
+	case http.StatusTooManyRequests:
+		return images.ClassRateLimited
+	}
+	for _, d := range e.Errors {
+		switch d.Code {
+		case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
+			return images.ClassNotFound
+		case transport.TooManyRequestsErrorCode:
+			return images.ClassRateLimited
+		}
+	}
+	return images.ClassTransport
+}
