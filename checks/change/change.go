@@ -1,0 +1,178 @@
+// Package change describes what a pull request changes: its files (with
+// renames), its author and the commits it goes from and to. It also reads a
+// local git repository into that shape, with the trees at both ends exposed
+// as read-only file systems, so checks run on commits without a checkout and
+// without executing anything from them.
+package change
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/utils/merkletrie"
+)
+
+// File statuses, spelled as GitHub's pull request files API spells them.
+const (
+	Added    = "added"
+	Modified = "modified"
+	Removed  = "removed"
+	Renamed  = "renamed"
+)
+
+// File is one changed file. Path is slash-separated and relative to the
+// repository root; for a rename Path is the new name and PreviousPath the old.
+type File struct {
+	Path         string `json:"path"`
+	PreviousPath string `json:"previousPath,omitempty"`
+	Status       string `json:"status"`
+}
+
+// Change is a pull request reduced to what the checks need. Repo is
+// "owner/name" when known. HeadSHA is the commit that is checked: every
+// verdict about the change is bound to it.
+type Change struct {
+	Repo    string `json:"repo,omitempty"`
+	Number  int    `json:"number,omitempty"`
+	Author  string `json:"author,omitempty"`
+	BaseSHA string `json:"baseSHA"`
+	HeadSHA string `json:"headSHA"`
+	Files   []File `json:"files"`
+}
+
+// FromGit opens the git repository at repoDir (a work tree or a bare
+// repository) and describes the change from baseRev to headRev, returning it
+// with the trees of both commits.
+//
+// The files are those GitHub lists for a pull request: the difference between
+// the merge base of the two commits and headRev, so commits that landed on the
+// base branch after the head branched off are not counted as the change's.
+// When the commits have no single merge base the two are compared directly.
+// The base tree returned is that of baseRev itself, the trusted state the
+// change is checked against.
+func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
+	repo, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open git repository %s: %w", repoDir, err)
+	}
+	base, err := commit(repo, baseRev)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	head, err := commit(repo, headRev)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	from := base
+	if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
+		from = mb[0]
+	}
+	files, err := diff(from, head)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("diff %s..%s: %w", baseRev, headRev, err)
+	}
+	baseFS, err := commitFS(repo, base)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	headFS, err := commitFS(repo, head)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c := &Change{BaseSHA: base.Hash.String(), HeadSHA: head.Hash.String(), Files: files}
+	return c, baseFS, headFS, nil
+}
+
+// Resolve returns the full commit id that rev names in repo: a branch, a
+// tag, an abbreviated id or an expression such as HEAD~1.
+func Resolve(repo *git.Repository, rev string) (string, error) {
+	c, err := commit(repo, rev)
+	if err != nil {
+		return "", err
+	}
+	return c.Hash.String(), nil
+}
+
+func commit(repo *git.Repository, rev string) (*object.Commit, error) {
+	if rev == "" {
+		return nil, errors.New("empty revision")
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return nil, fmt.Errorf("resolve revision %q: %w", rev, err)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return nil, fmt.Errorf("revision %q: %w", rev, err)
+	}
+	return c, nil
+}
+
+// diff lists the files that differ between two commits, with renames
+// detected as git does by default (50% similar is not enough: go-git's
+// recommended threshold of 60 is used).
+func diff(from, to *object.Commit) ([]File, error) {
+	a, err := from.Tree()
+	if err != nil {
+		return nil, err
+	}
+	b, err := to.Tree()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := object.DiffTreeWithOptions(context.Background(), a, b, object.DefaultDiffTreeOptions)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]File, 0, len(changes))
+	for _, ch := range changes {
+		action, err := ch.Action()
+		if err != nil {
+			return nil, err
+		}
+		var f File
+		switch action {
+		case merkletrie.Insert:
+			f = File{Path: ch.To.Name, Status: Added}
+		case merkletrie.Delete:
+			f = File{Path: ch.From.Name, Status: Removed}
+		case merkletrie.Modify:
+			if ch.From.Name != ch.To.Name {
+				f = File{Path: ch.To.Name, PreviousPath: ch.From.Name, Status: Renamed}
+			} else {
+				f = File{Path: ch.To.Name, Status: Modified}
+			}
+		default:
+			return nil, fmt.Errorf("unexpected change action %v", action)
+		}
+		files = append(files, f)
+	}
+	SortFiles(files)
+	return files, nil
+}
+
+// SortFiles orders files by path, then by previous path, so listings and
+// reports do not depend on the order a diff or an API returned them in.
+func SortFiles(files []File) {
+	slices.SortFunc(files, func(a, b File) int {
+		if a.Path != b.Path {
+			if a.Path < b.Path {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.PreviousPath < b.PreviousPath:
+			return -1
+		case a.PreviousPath > b.PreviousPath:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,516 @@
+package change
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// TreeFS exposes the tree of the commit that rev names as a read-only file
+// system. It implements fs.FS, fs.ReadDirFS, fs.ReadFileFS, fs.StatFS and
+// fs.ReadLinkFS, and is safe for concurrent use.
+//
+// Every entry has the commit's committer time as its modification time.
+// Regular files are 0444 (0555 when executable), directories 0555. A
+// submodule reads as an empty directory, as in a checkout that did not
+// initialise it. Symbolic links are followed by Open, Stat and ReadFile as
+// long as they resolve inside the tree: a link that leaves the tree, or loops,
+// does not exist as far as this file system is concerned, so reading a tree
+// can never reach the host's files. Entries whose names cannot be fs.FS path
+// elements ("", ".", ".." or names with a slash, which only a crafted tree
+// holds) are left out.
+func TreeFS(repo *git.Repository, rev string) (fs.FS, error) {
+	c, err := commit(repo, rev)
+	if err != nil {
+		return nil, err
+	}
+	return commitFS(repo, c)
+}
+
+func commitFS(repo *git.Repository, c *object.Commit) (fs.FS, error) {
+	t := &treeFS{
+		s:       repo.Storer,
+		modTime: c.Committer.When,
+		dirs:    make(map[string]*dirNode),
+	}
+	root, err := t.loadDir(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	t.dirs["."] = root
+	return t, nil
+}
+
+// maxLinkHops bounds symbolic link resolution, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+type treeFS struct {
+	// mu guards the object storer, which go-git does not make safe for
+	// concurrent use, and the cache of directories read so far.
+	mu      sync.Mutex
+	s       storer.EncodedObjectStorer
+	modTime time.Time
+	dirs    map[string]*dirNode
+}
+
+// dirNode is one directory of the tree, its entries sorted by name as
+// fs.ReadDir promises (git orders directories as if their names ended in a
+// slash, which is not the same order).
+type dirNode struct {
+	entries []object.TreeEntry
+	index   map[string]int
+}
+
+var (
+	_ fs.ReadDirFS   = (*treeFS)(nil)
+	_ fs.ReadFileFS  = (*treeFS)(nil)
+	_ fs.StatFS      = (*treeFS)(nil)
+	_ fs.ReadLinkFS  = (*treeFS)(nil)
+	_ fs.ReadDirFile = (*dirFile)(nil)
+)
+
+func (t *treeFS) loadDir(h plumbing.Hash) (*dirNode, error) {
+	tree, err := object.GetTree(t.s, h)
+	if err != nil {
+		return nil, err
+	}
+	n := &dirNode{index: make(map[string]int, len(tree.Entries))}
+	for _, e := range tree.Entries {
+		if !validElem(e.Name) {
+			continue
+		}
+		if _, dup := n.index[e.Name]; dup {
+			continue
+		}
+		n.index[e.Name] = 0
+		n.entries = append(n.entries, e)
+	}
+	slices.SortFunc(n.entries, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	for i, e := range n.entries {
+		n.index[e.Name] = i
+	}
+	return n, nil
+}
+
+func validElem(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
+}
+
+// node is a resolved path: its entry in the parent directory (a synthetic
+// one for the root) and the clean path it was found at.
+type node struct {
+	path  string
+	entry object.TreeEntry
+}
+
+// lookup finds name without following a symbolic link in its last element;
+// links in the directories leading to it are followed. The caller holds mu.
+func (t *treeFS) lookup(name string, hops *int) (node, error) {
+	if name == "." {
+		return node{path: ".", entry: object.TreeEntry{Name: ".", Mode: filemode.Dir}}, nil
+	}
+	dir, base := path.Split(name)
+	dirPath := "."
+	if dir != "" {
+		d, err := t.resolve(strings.TrimSuffix(dir, "/"), hops)
+		if err != nil {
+			return node{}, err
+		}
+		if d.entry.Mode != filemode.Dir && d.entry.Mode != filemode.Submodule {
+			return node{}, fs.ErrNotExist
+		}
+		dirPath = d.path
+	}
+	n, err := t.dir(dirPath)
+	if err != nil {
+		return node{}, err
+	}
+	i, ok := n.index[base]
+	if !ok {
+		return node{}, fs.ErrNotExist
+	}
+	return node{path: join(dirPath, base), entry: n.entries[i]}, nil
+}
+
+// resolve finds name and follows symbolic links all the way, within the
+// tree. The caller holds mu.
+func (t *treeFS) resolve(name string, hops *int) (node, error) {
+	n, err := t.lookup(name, hops)
+	if err != nil {
+		return node{}, err
+	}
+	for n.entry.Mode == filemode.Symlink {
+		if *hops++; *hops > maxLinkHops {
+			return node{}, fs.ErrNotExist
+		}
+		target, err := t.blob(n.entry.Hash)
+		if err != nil {
+			return node{}, err
+		}
+		next, ok := linkTarget(path.Dir(n.path), string(target))
+		if !ok {
+			return node{}, fs.ErrNotExist
+		}
+		if n, err = t.lookup(next, hops); err != nil {
+			return node{}, err
+		}
+	}
+	return n, nil
+}
+
+// linkTarget joins a link's target to the directory holding the link and
+// reports whether the result stays inside the tree.
+func linkTarget(dir, target string) (string, bool) {
+	if target == "" || strings.HasPrefix(target, "/") {
+		return "", false
+	}
+	p := path.Join(dir, target)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
+}
+
+func join(dir, base string) string {
+	if dir == "." {
+		return base
+	}
+	return dir + "/" + base
+}
+
+// dir returns the directory at the clean, link-free path p. The caller
+// holds mu.
+func (t *treeFS) dir(p string) (*dirNode, error) {
+	if n, ok := t.dirs[p]; ok {
+		return n, nil
+	}
+	parent, err := t.dir(path.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	i, ok := parent.index[path.Base(p)]
+	if !ok {
+		return nil, fs.ErrNotExist
+	}
+	var n *dirNode
+	switch e := parent.entries[i]; e.Mode {
+	case filemode.Dir:
+		if n, err = t.loadDir(e.Hash); err != nil {
+			return nil, err
+		}
+	case filemode.Submodule:
+		n = &dirNode{}
+	default:
+		return nil, fs.ErrNotExist
+	}
+	t.dirs[p] = n
+	return n, nil
+}
+
+// blob reads a whole blob. The caller holds mu.
+func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(t.s, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// info describes a node. The caller holds mu.
+func (t *treeFS) info(n node) (*fileInfo, error) {
+	fi := &fileInfo{name: path.Base(n.path), modTime: t.modTime, hash: n.entry.Hash}
+	switch n.entry.Mode {
+	case filemode.Dir, filemode.Submodule:
+		fi.mode = fs.ModeDir | 0o555
+	case filemode.Symlink:
+		fi.mode = fs.ModeSymlink | 0o777
+	case filemode.Executable:
+		fi.mode = 0o555
+	default:
+		fi.mode = 0o444
+	}
+	if fi.mode&fs.ModeDir == 0 {
+		size, err := t.s.EncodedObjectSize(n.entry.Hash)
+		if err != nil {
+			return nil, err
+		}
+		fi.size = size
+	}
+	return fi, nil
+}
+
+func pathError(op, name string, err error) error {
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// Open opens name, following symbolic links inside the tree.
+func (t *treeFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hops := 0
+	n, err := t.resolve(name, &hops)
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	fi, err := t.info(n)
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	fi.name = path.Base(name)
+	if fi.IsDir() {
+		d, err := t.dir(n.path)
+		if err != nil {
+			return nil, pathError("open", name, err)
+		}
+		entries, err := t.dirEntries(n.path, d)
+		if err != nil {
+			return nil, pathError("open", name, err)
+		}
+		return &dirFile{info: fi, entries: entries}, nil
+	}
+	return &blobFile{fs: t, info: fi, path: name}, nil
+}
+
+func (t *treeFS) dirEntries(dirPath string, d *dirNode) ([]fs.DirEntry, error) {
+	out := make([]fs.DirEntry, 0, len(d.entries))
+	for _, e := range d.entries {
+		fi, err := t.info(node{path: join(dirPath, e.Name), entry: e})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs.FileInfoToDirEntry(fi))
+	}
+	return out, nil
+}
+
+// ReadDir lists the directory name, sorted by file name.
+func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hops := 0
+	n, err := t.resolve(name, &hops)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	if n.entry.Mode != filemode.Dir && n.entry.Mode != filemode.Submodule {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	d, err := t.dir(n.path)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	entries, err := t.dirEntries(n.path, d)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	return entries, nil
+}
+
+// ReadFile reads the whole file name, following symbolic links.
+func (t *treeFS) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hops := 0
+	n, err := t.resolve(name, &hops)
+	if err != nil {
+		return nil, pathError("readfile", name, err)
+	}
+	if n.entry.Mode == filemode.Dir || n.entry.Mode == filemode.Submodule {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
+	}
+	b, err := t.blob(n.entry.Hash)
+	if err != nil {
+		return nil, pathError("readfile", name, err)
+	}
+	return b, nil
+}
+
+// Stat describes name, following symbolic links.
+func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
+	return t.stat("stat", name, true)
+}
+
+// Lstat describes name without following a link in its last element.
+func (t *treeFS) Lstat(name string) (fs.FileInfo, error) {
+	return t.stat("lstat", name, false)
+}
+
+func (t *treeFS) stat(op, name string, follow bool) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hops := 0
+	var n node
+	var err error
+	if follow {
+		n, err = t.resolve(name, &hops)
+	} else {
+		n, err = t.lookup(name, &hops)
+	}
+	if err != nil {
+		return nil, pathError(op, name, err)
+	}
+	fi, err := t.info(n)
+	if err != nil {
+		return nil, pathError(op, name, err)
+	}
+	fi.name = path.Base(name)
+	return fi, nil
+}
+
+// ReadLink returns the target of the symbolic link name, as stored.
+func (t *treeFS) ReadLink(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hops := 0
+	n, err := t.lookup(name, &hops)
+	if err != nil {
+		return "", pathError("readlink", name, err)
+	}
+	if n.entry.Mode != filemode.Symlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	b, err := t.blob(n.entry.Hash)
+	if err != nil {
+		return "", pathError("readlink", name, err)
+	}
+	return string(b), nil
+}
+
+type fileInfo struct {
+	name    string
+	size    int64
+	mode    fs.FileMode
+	modTime time.Time
+	hash    plumbing.Hash
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi *fileInfo) ModTime() time.Time { return fi.modTime }
+func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+
+// Sys returns the git object id of the entry, a plumbing.Hash.
+func (fi *fileInfo) Sys() any { return fi.hash }
+
+// blobFile is an open regular file. Its content is read from the repository
+// on first use, so opening a file just to Stat it costs no blob read.
+type blobFile struct {
+	fs     *treeFS
+	info   *fileInfo
+	path   string
+	r      *bytes.Reader
+	closed bool
+}
+
+func (f *blobFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+
+func (f *blobFile) reader(op string) (*bytes.Reader, error) {
+	if f.closed {
+		return nil, &fs.PathError{Op: op, Path: f.path, Err: fs.ErrClosed}
+	}
+	if f.r == nil {
+		b, err := f.fs.ReadFile(f.path)
+		if err != nil {
+			return nil, err
+		}
+		f.r = bytes.NewReader(b)
+	}
+	return f.r, nil
+}
+
+func (f *blobFile) Read(p []byte) (int, error) {
+	r, err := f.reader("read")
+	if err != nil {
+		return 0, err
+	}
+	return r.Read(p)
+}
+
+func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
+	r, err := f.reader("read")
+	if err != nil {
+		return 0, err
+	}
+	return r.ReadAt(p, off)
+}
+
+func (f *blobFile) Seek(offset int64, whence int) (int64, error) {
+	r, err := f.reader("seek")
+	if err != nil {
+		return 0, err
+	}
+	return r.Seek(offset, whence)
+}
+
+func (f *blobFile) Close() error {
+	if f.closed {
+		return &fs.PathError{Op: "close", Path: f.path, Err: fs.ErrClosed}
+	}
+	f.closed = true
+	f.r = nil
+	return nil
+}
+
+// dirFile is an open directory.
+type dirFile struct {
+	info    *fileInfo
+	entries []fs.DirEntry
+	offset  int
+}
+
+func (d *dirFile) Stat() (fs.FileInfo, error) { return d.info, nil }
+
+func (d *dirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.info.name, Err: errors.New("is a directory")}
+}
+
+func (d *dirFile) Close() error { return nil }
+
+// ReadDir follows the fs.ReadDirFile contract: n > 0 returns at most n
+// entries and io.EOF at the end; n <= 0 returns all that remain.
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.entries[d.offset:]
+	if n <= 0 {
+		d.offset = len(d.entries)
+		return slices.Clone(rest), nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(rest))
+	d.offset += n
+	return slices.Clone(rest[:n]), nil
+}

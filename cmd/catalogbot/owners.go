@@ -1,0 +1,364 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+func newOwnersCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "owners",
+		Short: "Explain OWNERS files and compute the approval state of a change",
+		// Without this, cobra prints help for a mistyped subcommand and
+		// exits 0, which would pass a CI step that checked nothing.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newOwnersExplainCmd(a), newOwnersCheckCmd(a))
+	return cmd
+}
+
+// ownersFormat is the output format of the owners commands, a pflag.Value.
+type ownersFormat string
+
+func (f *ownersFormat) String() string { return string(*f) }
+func (f *ownersFormat) Type() string   { return "format" }
+func (f *ownersFormat) Set(s string) error {
+	if s != "text" && s != "json" {
+		return fmt.Errorf("unknown output format %q (want text, json)", s)
+	}
+	*f = ownersFormat(s)
+	return nil
+}
+
+func newOwnersExplainCmd(a *app) *cobra.Command {
+	repo, rev := ".", ""
+	format := ownersFormat("text")
+	cmd := &cobra.Command{
+		Use:   "explain [--repo DIR] [--rev REV] PATH...",
+		Short: "Say who may approve changes to each path, and why",
+		Long: `Explain, for each PATH, who may approve a change to it: the approvers
+collected from its directory up to the root, the OWNERS file closest to it
+that names approvers, why the walk up the tree stopped (the root, or an
+OWNERS file with no_parent_owners), and every OWNERS file consulted.
+
+PATH is relative to the repository root and need not exist. A directory
+(an existing one, or a PATH ending in /) is explained as its OWNERS file.
+
+Without --rev the files are read from the directory --repo as they are on
+disk; with --rev from that commit of the git repository at --repo.
+
+Output formats (-o):
+  text  a block of lines per path, then any problems with the OWNERS files
+  json  {"paths": [{"path", "approvers", "approverOwnersFile", "reason",
+        ...}], "findings": [...]}
+
+Exit status: 0 explained, 1 an OWNERS or OWNERS_ALIASES file does not
+parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
+		Example: `  catalogbot owners explain operators/etcd/catalog.yaml
+  catalogbot owners explain --repo . --rev origin/main -o json operators/etcd/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf(cmd.CommandPath(), "owners explain needs at least one PATH")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runOwnersExplain(cmd.CommandPath(), repo, rev, args, format)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&repo, "repo", repo, "the repository: a directory, or with --rev a git repository")
+	fl.StringVar(&rev, "rev", "", "read the tree of this commit (branch, tag, commit id) instead of the files on disk")
+	fl.VarP(&format, "output", "o", "output format: text or json")
+	return cmd
+}
+
+// explained is one path of owners explain -o json.
+type explained struct {
+	*owners.Resolution
+	Why string `json:"why"`
+}
+
+func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format ownersFormat) error {
+	type target struct {
+		path  string // as given, for the output
+		clean string
+		dir   bool
+	}
+	var targets []target
+	for _, arg := range args {
+		if arg == "." || arg == "./" || arg == "/" {
+			targets = append(targets, target{path: arg, clean: ".", dir: true})
+			continue
+		}
+		clean, err := owners.CleanPath(arg)
+		if err != nil {
+			return usageErrorf(cmdPath, "%v", err)
+		}
+		targets = append(targets, target{path: arg, clean: clean, dir: strings.HasSuffix(arg, "/")})
+	}
+
+	fsys, err := openTree(dir, rev)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	repo, err := owners.Load(fsys, owners.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	a.log.Debug("loaded OWNERS", "repo", dir, "rev", rev, "files", len(repo.Files()), "findings", len(repo.Findings()), "took", time.Since(start))
+
+	var out []explained
+	for _, t := range targets {
+		if !t.dir {
+			if info, err := fs.Stat(fsys, t.clean); err == nil && info.IsDir() {
+				t.dir = true
+			}
+		}
+		var res *owners.Resolution
+		if t.dir {
+			res = repo.ResolveDir(t.clean)
+		} else {
+			res = repo.Resolve(t.clean)
+		}
+		res.Path = t.path
+		out = append(out, explained{Resolution: res, Why: res.Why()})
+	}
+
+	findings := repo.Findings()
+	if format == "json" {
+		doc := struct {
+			Paths    []explained      `json:"paths"`
+			Findings []checks.Finding `json:"findings"`
+		}{out, findings}
+		if doc.Findings == nil {
+			doc.Findings = []checks.Finding{}
+		}
+		if err := checks.WriteJSON(a.stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		for i, e := range out {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(e.Explain())
+		}
+		if len(findings) > 0 {
+			b.WriteString("\n")
+		}
+		if _, err := fmt.Fprint(a.stdout, b.String()); err != nil {
+			return err
+		}
+		if err := checks.WriteText(a.stdout, findings, ""); err != nil {
+			return err
+		}
+	}
+	if hasErrorFinding(findings) {
+		return errInvalid
+	}
+	return nil
+}
+
+// openTree returns the tree to read OWNERS from: the directory itself, or
+// the tree of commit rev of the git repository there.
+func openTree(dir, rev string) (fs.FS, error) {
+	if rev == "" {
+		// Stat first: os.DirFS does not fail on a missing directory, and
+		// a tree that is not there must not pass as one without owners.
+		info, err := os.Stat(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("%q is not a directory", dir)
+		}
+		return os.DirFS(dir), nil
+	}
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	return change.TreeFS(repo, rev)
+}
+
+func hasErrorFinding(findings []checks.Finding) bool {
+	for _, f := range findings {
+		if f.Severity == checks.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// ownersCheckFlags are the command line of owners check.
+type ownersCheckFlags struct {
+	repo, base, head, author string
+	number                   int
+	approve                  []string
+	noSelfApproval, sticky   bool
+	bots, referenceLists     []string
+	format                   ownersFormat
+}
+
+func newOwnersCheckCmd(a *app) *cobra.Command {
+	f := ownersCheckFlags{repo: ".", format: "text"}
+	cmd := &cobra.Command{
+		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
+		Short: "Compute the approval state of a change between two commits",
+		Long: `Compute whether the change from --base to --head in the git repository
+--repo is approved, as the pull request check would.
+
+The changed files are those between the merge base of the two commits and
+--head, with renames detected; a renamed file needs the approvers of both
+its old and its new path. OWNERS and OWNERS_ALIASES are read from --base
+only: an OWNERS edit inside the change grants nothing until it merges.
+
+Each --approve LOGIN[@REV] is one approval, in the order given. It covers
+the commit REV (a commit id, branch or tag), or --head when REV is left
+out; unless --sticky-approvals is set, only approvals of --head count. The
+author approves the files they own unless --no-self-approval is set.
+
+Entries of catalog.yaml reference lists (catalog.yaml at the root, or the
+files given with --reference-list) are owned one by one, as
+<catalog name>/<entry>/index.yaml beside the list.
+
+Output formats (-o):
+  text  the verdict, each required OWNERS file with its paths and who
+        approved them, what did not count and why, whom to ask
+  json  {"approved": true|false, "reason", "files", "required",
+        "unapproved", "suggested", "approvers", "notCounted", "findings",
+        ...}
+
+Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
+		Example: `  catalogbot owners check --base origin/main --head HEAD --author alice
+  catalogbot owners check --repo . --base main --head pr-42 --author alice --approve bob --approve carol@3f2c1e0 -o json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "owners check takes no arguments, got %q", args)
+			}
+			for _, req := range []struct{ name, value string }{{"--base", f.base}, {"--head", f.head}, {"--author", f.author}} {
+				if req.value == "" {
+					return usageErrorf(cmd.CommandPath(), "owners check needs %s", req.name)
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runOwnersCheck(cmd.CommandPath(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.repo, "repo", f.repo, "the git repository (a work tree or a bare repository)")
+	fl.StringVar(&f.base, "base", "", "the base commit: where OWNERS is read from, and what the change is compared with")
+	fl.StringVar(&f.head, "head", "", "the head commit of the change")
+	fl.StringVar(&f.author, "author", "", "the login of the change's author")
+	fl.IntVar(&f.number, "number", 0, "the pull request number; it seeds the order of suggested approvers")
+	fl.StringArrayVar(&f.approve, "approve", nil, "an approval, LOGIN or LOGIN@REV (repeatable)")
+	fl.BoolVar(&f.noSelfApproval, "no-self-approval", false, "do not count the author as an approver of their own change")
+	fl.BoolVar(&f.sticky, "sticky-approvals", false, "let approvals of earlier commits count")
+	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
+	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml)")
+	fl.VarP(&f.format, "output", "o", "output format: text or json")
+	return cmd
+}
+
+// approvalEpoch dates the approvals of the command line; only their order
+// matters.
+var approvalEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
+	c, baseFS, headFS, err := change.FromGit(f.repo, f.base, f.head)
+	if err != nil {
+		return err
+	}
+	c.Author = f.author
+	c.Number = f.number
+
+	var gitRepo *git.Repository
+	var approvals []owners.Approval
+	for i, spec := range f.approve {
+		login, rev, _ := strings.Cut(strings.TrimPrefix(spec, "@"), "@")
+		if owners.NormLogin(login) == "" {
+			return usageErrorf(cmdPath, "invalid --approve %q: want LOGIN or LOGIN@REV", spec)
+		}
+		sha := c.HeadSHA
+		if rev != "" {
+			if gitRepo == nil {
+				if gitRepo, err = git.PlainOpenWithOptions(f.repo, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+					return err
+				}
+			}
+			if sha, err = change.Resolve(gitRepo, rev); err != nil {
+				return usageErrorf(cmdPath, "invalid --approve %q: %v", spec, err)
+			}
+		}
+		approvals = append(approvals, owners.Approval{User: login, SHA: sha, Time: approvalEpoch.Add(time.Duration(i) * time.Second), Via: "command line"})
+	}
+
+	start := time.Now()
+	repo, err := owners.Load(baseFS, owners.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	st := repo.Evaluate(owners.Input{
+		Change:    c,
+		Approvals: approvals,
+		Policy: owners.Policy{
+			NoSelfApproval:  f.noSelfApproval,
+			StickyApprovals: f.sticky,
+			Bots:            f.bots,
+			ReferenceLists:  f.referenceLists,
+		},
+		Base: baseFS,
+		Head: headFS,
+	})
+	a.log.Debug("evaluated approvals", "base", c.BaseSHA, "head", c.HeadSHA, "files", len(c.Files),
+		"owners files", len(repo.Files()), "approved", st.Approved, "took", time.Since(start))
+
+	if f.format == "json" {
+		doc := struct {
+			*owners.State
+			BaseSHA string        `json:"baseSHA"`
+			Changed []change.File `json:"changed"`
+		}{st, c.BaseSHA, c.Files}
+		if doc.Changed == nil {
+			doc.Changed = []change.File{}
+		}
+		if err := checks.WriteJSON(a.stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		if _, err := fmt.Fprint(a.stdout, st.Explain()); err != nil {
+			return err
+		}
+		if len(st.Findings) > 0 {
+			fmt.Fprintln(a.stdout)
+			if err := checks.WriteText(a.stdout, st.Findings, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if !st.Approved {
+		return errInvalid
+	}
+	return nil
+}

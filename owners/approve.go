@@ -1,0 +1,739 @@
+package owners
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+)
+
+// MaxFiles is the most files GitHub's pull request files API lists. A change
+// with that many may have more that nobody sees, so it is never approved.
+const MaxFiles = 3000
+
+// Ways an approval was given.
+const (
+	ViaAuthor  = "author"  // the author, approving their own change
+	ViaComment = "comment" // an /approve comment
+	ViaReview  = "review"  // an APPROVED review
+)
+
+// Approval is one person's approval of a change, or its withdrawal.
+type Approval struct {
+	User string `json:"user"`
+	// SHA is the head commit the approval was given on. Unless approvals
+	// are sticky it counts only while that commit is the head.
+	SHA  string    `json:"sha,omitempty"`
+	Time time.Time `json:"time"`
+	// Cancel withdraws the user's approval (/approve cancel, a review
+	// requesting changes).
+	Cancel bool   `json:"cancel,omitempty"`
+	Via    string `json:"via,omitempty"`
+}
+
+// Policy are the repository's choices about approvals. The zero value is the
+// default policy.
+type Policy struct {
+	// NoSelfApproval stops the author from approving their own change,
+	// implicitly or explicitly. By default the author counts as an
+	// approver of the files they own.
+	NoSelfApproval bool
+	// StickyApprovals keep approvals across pushes, as Prow does. By
+	// default an approval covers the head commit it was given on.
+	StickyApprovals bool
+	// Bots are logins whose approvals never count, besides every
+	// "name[bot]" login: the app itself.
+	Bots []string
+	// ReferenceLists are the catalog.yaml reference lists of the
+	// repository, whose entries are owned one by one. Nil means
+	// "catalog.yaml" at the root.
+	ReferenceLists []string
+}
+
+func (p Policy) referenceLists() []string {
+	if p.ReferenceLists == nil {
+		return []string{"catalog.yaml"}
+	}
+	return p.ReferenceLists
+}
+
+// Input is what Evaluate needs to know about a change.
+type Input struct {
+	Change    *change.Change
+	Approvals []Approval
+	Policy    Policy
+	// Collaborators, when not nil, are the only users whose approvals
+	// count (the author included): an owner who has lost access to the
+	// repository approves nothing. Nil means no such filter.
+	Collaborators []string
+	// Base and Head are the trees of the change, used to judge changes
+	// to catalog.yaml reference lists entry by entry. Without them a
+	// reference list is judged as a whole, by its own owners.
+	Base, Head fs.FS
+}
+
+// State is the approval state of a change at its head commit.
+type State struct {
+	Approved bool `json:"approved"`
+	// Reason is one sentence on the verdict.
+	Reason  string `json:"reason"`
+	Number  int    `json:"number,omitempty"`
+	Author  string `json:"author,omitempty"`
+	HeadSHA string `json:"headSHA"`
+	// Files is the coverage of every path that needs approval: both
+	// paths of a rename, and the entries of reference lists.
+	Files []Coverage `json:"files"`
+	// Required are the OWNERS files whose approvers must approve.
+	Required []Requirement `json:"required"`
+	// Unapproved are the Required files still waiting.
+	Unapproved []string `json:"unapproved"`
+	// Suggested is a small set of approvers who together would approve
+	// the rest, most useful first; stable for a given change number.
+	Suggested []string `json:"suggested"`
+	// Approvers are the approvals that count, in order of login.
+	Approvers []Approver `json:"approvers"`
+	// NotCounted are approvals that were given but do not count, and why.
+	NotCounted []NotCounted `json:"notCounted,omitempty"`
+	// Findings are the problems with the OWNERS files and reference lists.
+	Findings []checks.Finding `json:"findings"`
+}
+
+// Coverage is the approval state of one path.
+type Coverage struct {
+	// Path is the path whose owners decide; File the changed file it
+	// stands for (the same, except for reference list entries).
+	Path string `json:"path"`
+	File string `json:"file"`
+	// Why the path needs approval: "modified", "renamed from", "entry
+	// etcd changed", ...
+	Why string `json:"why"`
+	// OwnersFile is the required OWNERS file the path counts under.
+	OwnersFile string   `json:"ownersFile"`
+	Approvers  []string `json:"approvers"`
+	ApprovedBy []string `json:"approvedBy,omitempty"`
+	Approved   bool     `json:"approved"`
+	// AutoApproved paths need no approval (auto_approve_unowned_subfolders).
+	AutoApproved bool `json:"autoApproved,omitempty"`
+	// Blocked says why nobody can approve the path.
+	Blocked string `json:"blocked,omitempty"`
+
+	res     *Resolution
+	root    bool
+	derived bool // the path stands for part of File (a reference list entry)
+}
+
+// Requirement is one OWNERS file whose approvers must approve.
+type Requirement struct {
+	File       string   `json:"file"`
+	Approved   bool     `json:"approved"`
+	ApprovedBy []string `json:"approvedBy,omitempty"`
+	Paths      []string `json:"paths"`
+}
+
+// Approver is an approval that counts.
+type Approver struct {
+	// Login as the user spelt it; compared normalised.
+	Login string `json:"login"`
+	Via   string `json:"via,omitempty"`
+	SHA   string `json:"sha,omitempty"`
+}
+
+// NotCounted is an approval that does not count.
+type NotCounted struct {
+	Login  string `json:"login"`
+	Reason string `json:"reason"`
+}
+
+// target is one path that needs approval, before it is resolved.
+type target struct {
+	path, file, why string
+	root            bool // only the root approvers decide
+	derived         bool // part of a reference list, not a file
+}
+
+// Evaluate computes the approval state of a change: which paths need whose
+// approval, which of them have it, and whom to ask for the rest.
+//
+// A change is approved when it has at least one and fewer than MaxFiles
+// files and every path that needs approval has a current approval from one of
+// its approvers. A path governed by an OWNERS file that does not parse can
+// never be approved.
+func (r *Repo) Evaluate(in Input) *State {
+	c := in.Change
+	if c == nil {
+		c = &change.Change{}
+	}
+	st := &State{Number: c.Number, Author: c.Author, HeadSHA: c.HeadSHA, Findings: r.Findings()}
+
+	targets, findings := r.targets(c, in)
+	st.Findings = append(st.Findings, findings...)
+
+	current, notCounted, author := r.currentApprovers(c, in)
+	st.NotCounted = notCounted
+
+	byDir := map[string][]int{}
+	for _, t := range targets {
+		var res *Resolution
+		if t.root {
+			res = r.ResolveRoot(t.path)
+		} else {
+			res = r.Resolve(t.path)
+		}
+		cov := Coverage{
+			Path: t.path, File: t.file, Why: t.why,
+			Approvers:    res.Approvers,
+			AutoApproved: res.AutoApproved,
+			Blocked:      res.Blocked,
+			res:          res,
+			root:         t.root,
+			derived:      t.derived,
+		}
+		for _, a := range res.Approvers {
+			if ap, ok := current[a]; ok {
+				cov.ApprovedBy = append(cov.ApprovedBy, ap.Login)
+			}
+		}
+		cov.Approved = cov.Blocked == "" && (cov.AutoApproved || len(cov.ApprovedBy) > 0)
+		dir := "."
+		switch {
+		case res.BlockedBy != "" && res.BlockedBy != r.aliasesBroken:
+			// Filed under the broken file, which is what must change.
+			dir = path.Dir(res.BlockedBy)
+		case !t.root:
+			dir = r.approverDir(res)
+		}
+		byDir[dir] = append(byDir[dir], len(st.Files))
+		st.Files = append(st.Files, cov)
+	}
+
+	st.Required = r.required(st.Files, byDir)
+	for _, req := range st.Required {
+		if !req.Approved {
+			st.Unapproved = append(st.Unapproved, req.File)
+		}
+	}
+
+	// Approvers who count, and those who approved nothing here.
+	used := map[string]bool{}
+	for _, cov := range st.Files {
+		for _, a := range cov.ApprovedBy {
+			used[NormLogin(a)] = true
+		}
+	}
+	for _, login := range sortedKeys(current) {
+		ap := current[login]
+		switch {
+		case used[login]:
+			st.Approvers = append(st.Approvers, ap)
+		case login != author:
+			st.NotCounted = append(st.NotCounted, NotCounted{Login: ap.Login, Reason: "is not an approver of any path in this change"})
+		}
+	}
+
+	st.Suggested = r.suggest(st.Files, c.Number, func(login string) bool {
+		return login == author || IsBot(login, in.Policy.Bots) || !collaborator(in.Collaborators, login)
+	})
+	st.Approved, st.Reason = verdict(st, len(c.Files))
+	// Empty lists, not nulls, for the JSON consumers.
+	for _, l := range []*[]string{&st.Unapproved, &st.Suggested} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if st.Files == nil {
+		st.Files = []Coverage{}
+	}
+	if st.Required == nil {
+		st.Required = []Requirement{}
+	}
+	if st.Approvers == nil {
+		st.Approvers = []Approver{}
+	}
+	if st.Findings == nil {
+		st.Findings = []checks.Finding{}
+	}
+	return st
+}
+
+func verdict(st *State, files int) (bool, string) {
+	blocked, orphans, waiting := 0, 0, 0
+	var broken []string
+	for _, cov := range st.Files {
+		if !cov.Approved {
+			waiting++
+		}
+		if cov.Blocked == "" && !cov.Approved && len(cov.Approvers) == 0 {
+			orphans++
+		}
+		if cov.Blocked != "" {
+			blocked++
+			if by := cov.res.BlockedBy; !slices.Contains(broken, by) {
+				broken = append(broken, by)
+			}
+		}
+	}
+	switch {
+	case files == 0 || len(st.Files) == 0:
+		return false, "the change has no files; a change without files is never approved"
+	case files >= MaxFiles:
+		return false, fmt.Sprintf("the change has %d files, as many as GitHub lists (%d); some may be unlisted, so it is never approved automatically", files, MaxFiles)
+	case blocked > 0:
+		slices.Sort(broken)
+		return false, fmt.Sprintf("%s %s not parse; nobody can approve the %s %s until %s fixed",
+			strings.Join(broken, ", "), pick(len(broken), "does", "do"), plural(blocked, "path"),
+			pick(len(broken), "it governs", "they govern"), pick(len(broken), "it is", "they are"))
+	case orphans > 0:
+		return false, fmt.Sprintf("no OWNERS file names approvers for %s, so nobody can approve %s",
+			plural(orphans, "path"), pick(orphans, "it", "them"))
+	case len(st.Unapproved) == 1:
+		return false, st.Unapproved[0] + " still needs approval"
+	case len(st.Unapproved) > 1:
+		return false, fmt.Sprintf("%d of %d required OWNERS files still need approval", len(st.Unapproved), len(st.Required))
+	case waiting > 0:
+		// Every waiting path belongs to an unapproved OWNERS file; this
+		// only guards the verdict against a grouping mistake.
+		return false, plural(waiting, "path") + " still need approval"
+	}
+	if len(st.Files) == 1 {
+		return true, "the one path that needs approval is approved"
+	}
+	return true, fmt.Sprintf("all %d paths that need approval are approved", len(st.Files))
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// targets lists the paths that need approval: every changed file, both
+// paths of a rename, and for reference lists the entries they touch.
+func (r *Repo) targets(c *change.Change, in Input) ([]target, []checks.Finding) {
+	lists := in.Policy.referenceLists()
+	isList := func(p string) bool { return slices.Contains(lists, p) }
+	var out []target
+	var findings []checks.Finding
+	seen := map[target]bool{}
+	add := func(t target) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	files := slices.Clone(c.Files)
+	change.SortFiles(files)
+	for _, f := range files {
+		var oldPath, newPath string
+		switch f.Status {
+		case change.Added:
+			newPath = f.Path
+		case change.Removed:
+			oldPath = f.Path
+		case change.Renamed:
+			oldPath, newPath = f.PreviousPath, f.Path
+			if oldPath == "" {
+				oldPath = f.Path
+			}
+		default:
+			oldPath, newPath = f.Path, f.Path
+		}
+		for i, p := range []string{oldPath, newPath} {
+			if p == "" || i == 1 && p == oldPath {
+				continue
+			}
+			cp, err := CleanPath(p)
+			if err != nil {
+				// A path the engine cannot place: only the root
+				// approvers may approve it.
+				add(target{path: p, file: f.Path, why: "a path outside the tree", root: true})
+				continue
+			}
+			if isList(cp) && in.Base != nil && in.Head != nil {
+				ts, fs := r.listTargets(cp, oldPath, newPath, f, in)
+				for _, t := range ts {
+					add(t)
+				}
+				findings = append(findings, fs...)
+				continue
+			}
+			add(target{path: cp, file: f.Path, why: fileWhy(f, p)})
+		}
+	}
+	return out, findings
+}
+
+func fileWhy(f change.File, p string) string {
+	if f.Status == change.Renamed {
+		if p == f.Path {
+			return "renamed from " + orDefault(f.PreviousPath, f.Path)
+		}
+		return "renamed to " + f.Path
+	}
+	if f.Status == "" {
+		return change.Modified
+	}
+	return f.Status
+}
+
+// listTargets judges one side of a change to a reference list entry by entry.
+func (r *Repo) listTargets(p, oldPath, newPath string, f change.File, in Input) ([]target, []checks.Finding) {
+	var base, head []byte
+	var findings []checks.Finding
+	read := func(fsys fs.FS, name string) []byte {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			findings = append(findings, finding(RuleReferenceList, checks.SeverityWarning, name, 0,
+				fmt.Sprintf("cannot read the reference list: %v; its root approvers decide", err)))
+		}
+		return b
+	}
+	// A side of the change that is this list is compared with the other
+	// side only if that is the same list; a list renamed to or from
+	// another path is a list removed or added.
+	if p == oldPath {
+		base = read(in.Base, p)
+	}
+	if p == newPath {
+		head = read(in.Head, p)
+	}
+	d, fs := DiffReferenceList(p, base, head)
+	findings = append(findings, fs...)
+	if !d.IsList {
+		return []target{{path: p, file: f.Path, why: fileWhy(f, p)}}, findings
+	}
+	var out []target
+	for _, rc := range d.References {
+		why := fmt.Sprintf("entry %s %s", rc.Name, rc.Change)
+		if rc.Detail != "" {
+			why += " (" + rc.Detail + ")"
+		}
+		if len(rc.Paths) == 0 {
+			out = append(out, target{path: p, file: p, why: why + "; its name is not a plain directory name", root: true, derived: true})
+		}
+		for _, rp := range rc.Paths {
+			out = append(out, target{path: rp, file: p, why: why, derived: true})
+		}
+	}
+	switch {
+	case len(d.Fields) > 0:
+		out = append(out, target{path: p, file: p, why: "changed " + strings.Join(d.Fields, ", "), root: true, derived: true})
+	case len(out) == 0:
+		out = append(out, target{path: p, file: p, why: "changed without changing an entry (comments or layout)", root: true, derived: true})
+	}
+	return out, findings
+}
+
+// currentApprovers replays the approvals in time order and returns, by
+// normalised login, those that count at the head commit.
+func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver, []NotCounted, string) {
+	author := NormLogin(c.Author)
+	approvals := slices.Clone(in.Approvals)
+	sort.SliceStable(approvals, func(i, j int) bool { return approvals[i].Time.Before(approvals[j].Time) })
+
+	var notCounted []NotCounted
+	noted := map[string]bool{}
+	note := func(a Approval, reason string) {
+		if !noted[NormLogin(a.User)] {
+			noted[NormLogin(a.User)] = true
+			notCounted = append(notCounted, NotCounted{Login: a.User, Reason: reason})
+		}
+	}
+	latest := map[string]Approval{}
+	var order []string
+	for _, a := range approvals {
+		login := NormLogin(a.User)
+		switch {
+		case login == "":
+			continue
+		case IsBot(a.User, in.Policy.Bots):
+			note(a, "is a bot; bots never approve")
+			continue
+		case login == author && in.Policy.NoSelfApproval:
+			note(a, "is the author, and self-approval is off")
+			continue
+		case !collaborator(in.Collaborators, login):
+			note(a, "is not a collaborator of the repository")
+			continue
+		}
+		if _, ok := latest[login]; !ok {
+			order = append(order, login)
+		}
+		latest[login] = a
+	}
+
+	current := map[string]Approver{}
+	for _, login := range order {
+		a := latest[login]
+		switch {
+		case a.Cancel:
+			// Withdrawn; for the author that withdraws the implicit
+			// self-approval too.
+			note(a, "withdrew their approval (/approve cancel or a review requesting changes)")
+		case login == author:
+			current[login] = Approver{Login: a.User, Via: ViaAuthor}
+		case !in.Policy.StickyApprovals && (c.HeadSHA == "" || !strings.EqualFold(a.SHA, c.HeadSHA)):
+			note(a, staleReason(a.SHA, c.HeadSHA))
+		default:
+			ap := Approver{Login: a.User, Via: a.Via}
+			if !in.Policy.StickyApprovals {
+				ap.SHA = c.HeadSHA
+			} else {
+				ap.SHA = a.SHA
+			}
+			current[login] = ap
+		}
+	}
+	if author != "" && !in.Policy.NoSelfApproval && !IsBot(c.Author, in.Policy.Bots) && collaborator(in.Collaborators, author) {
+		if a, ok := latest[author]; !ok || !a.Cancel {
+			current[author] = Approver{Login: c.Author, Via: ViaAuthor}
+		}
+	}
+	return current, notCounted, author
+}
+
+func staleReason(sha, head string) string {
+	switch {
+	case head == "":
+		return "the head commit is unknown, so no approval can be tied to it"
+	case sha == "":
+		return "approved without naming a commit; approvals are bound to the head commit"
+	}
+	return fmt.Sprintf("approved %s, not the head %s; a push after an approval needs a fresh one", short(sha), short(head))
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func collaborator(collaborators []string, login string) bool {
+	if collaborators == nil {
+		return true
+	}
+	return slices.ContainsFunc(collaborators, func(c string) bool { return NormLogin(c) == login })
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// required groups the paths by the OWNERS file whose approvers must approve
+// them. Each path starts at its approver OWNERS file; a file whose ancestor
+// is also required is folded into that ancestor, whose approvers approve it
+// too, unless a no_parent_owners file lies between them.
+func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement {
+	dirs := sortedKeys(byDir)
+	keep := map[string]bool{}
+	for _, d := range dirs {
+		keep[d] = true
+	}
+	for _, d := range dirs {
+		if r.ancestorInSet(d, byDir) != "" {
+			delete(keep, d)
+		}
+	}
+	groups := map[string][]int{}
+	for _, d := range dirs {
+		g := d
+		for !keep[g] && g != "." {
+			g = path.Dir(g)
+		}
+		if !keep[g] {
+			g = d // cannot happen: a folded file always has a kept ancestor
+		}
+		groups[g] = append(groups[g], byDir[d]...)
+	}
+	var out []Requirement
+	for _, g := range sortedKeys(groups) {
+		req := Requirement{File: r.ownersFilePath(g), Approved: true}
+		by := map[string]bool{}
+		for _, i := range groups[g] {
+			cov := &files[i]
+			cov.OwnersFile = req.File
+			req.Paths = append(req.Paths, cov.Path)
+			req.Approved = req.Approved && cov.Approved
+			for _, a := range cov.ApprovedBy {
+				by[a] = true
+			}
+		}
+		req.ApprovedBy = sortedKeys(by)
+		slices.Sort(req.Paths)
+		req.Paths = slices.Compact(req.Paths)
+		out = append(out, req)
+	}
+	return out
+}
+
+// ancestorInSet returns the closest ancestor of dir in set that dir folds
+// into, or "" when a no_parent_owners file (dir's own included) is in the
+// way or no ancestor is in the set. A broken OWNERS file never folds: it is
+// what must be fixed, so it stays in sight.
+func (r *Repo) ancestorInSet(dir string, set map[string][]int) string {
+	if od := r.dirs[dir]; od != nil && od.broken {
+		return ""
+	}
+	for p := dir; p != "."; {
+		if r.noParentOwners(p) {
+			return ""
+		}
+		p = path.Dir(p)
+		if _, ok := set[p]; ok {
+			return p
+		}
+	}
+	return ""
+}
+
+// suggest picks approvers for the paths still waiting: a greedy set cover
+// over those paths, drawing first on their leaf approvers (the people
+// closest to the files) and on the rest of their approvers only for paths
+// no leaf approver can take. Each round takes whoever approves the most
+// remaining paths; ties go by an order that is pseudo-random but fixed for
+// a change number, so one person is not always asked first, and asking
+// again gives the same answer.
+func (r *Repo) suggest(files []Coverage, number int, excluded func(string) bool) []string {
+	var remaining []int
+	for i, cov := range files {
+		if !cov.Approved && cov.Blocked == "" && len(cov.Approvers) > 0 {
+			remaining = append(remaining, i)
+		}
+	}
+	covered := make([]bool, len(files))
+	var picked []string
+	// First the leaf approvers, then, for what they leave, everyone.
+	for _, leafOnly := range []bool{true, false} {
+		var left []int
+		for _, i := range remaining {
+			if !covered[i] {
+				left = append(left, i)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		covers := map[string][]int{}
+		for _, i := range left {
+			candidates := files[i].Approvers
+			if leafOnly {
+				candidates = files[i].res.LeafApprovers
+			}
+			for _, a := range candidates {
+				if !excluded(a) {
+					covers[a] = nil
+				}
+			}
+		}
+		// Who covers what: every approver of a path, not only its leaf
+		// approvers, since a leaf approver of one path may approve others
+		// from higher up.
+		for _, i := range left {
+			for _, a := range files[i].Approvers {
+				if _, ok := covers[a]; ok {
+					covers[a] = append(covers[a], i)
+				}
+			}
+		}
+		picked = append(picked, greedyCover(covers, covered, number)...)
+	}
+	return picked
+}
+
+// greedyCover runs the greedy set cover over covers (candidate to the path
+// indices it covers), marking covered paths. Gains only fall as paths get
+// covered, so a candidate's last computed gain bounds its real one: the heap
+// re-checks the top candidate and takes it only when the bound is exact
+// (the lazy greedy algorithm), which keeps thousands of paths and
+// candidates fast.
+func greedyCover(covers map[string][]int, covered []bool, number int) []string {
+	h := make(coverHeap, 0, len(covers))
+	for login, idx := range covers {
+		h = append(h, coverItem{login: login, gain: len(idx), rank: tieRank(number, login)})
+	}
+	heap.Init(&h)
+	gain := func(login string) int {
+		n := 0
+		for _, i := range covers[login] {
+			if !covered[i] {
+				n++
+			}
+		}
+		return n
+	}
+	var picked []string
+	for h.Len() > 0 {
+		top := heap.Pop(&h).(coverItem)
+		g := gain(top.login)
+		if g == 0 {
+			continue
+		}
+		if g < top.gain {
+			top.gain = g
+			heap.Push(&h, top)
+			continue
+		}
+		picked = append(picked, top.login)
+		for _, i := range covers[top.login] {
+			covered[i] = true
+		}
+	}
+	return picked
+}
+
+// tieRank orders candidates with equal gains, differently for each change.
+func tieRank(number int, login string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s", number, login)
+	return h.Sum64()
+}
+
+type coverItem struct {
+	login string
+	gain  int
+	rank  uint64
+}
+
+type coverHeap []coverItem
+
+func (h coverHeap) Len() int { return len(h) }
+func (h coverHeap) Less(i, j int) bool {
+	if h[i].gain != h[j].gain {
+		return h[i].gain > h[j].gain
+	}
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
+	}
+	return h[i].login < h[j].login
+}
+func (h coverHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *coverHeap) Push(x any)   { *h = append(*h, x.(coverItem)) }
+func (h *coverHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

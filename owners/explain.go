@@ -1,0 +1,181 @@
+package owners
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Why says in a sentence why the walk for the path's approvers ended where
+// it did.
+func (res *Resolution) Why() string {
+	switch {
+	case res.Blocked != "":
+		return "blocked: " + res.Blocked + "; nobody can approve it until that is fixed"
+	case len(res.Approvers) == 0:
+		return "no OWNERS file up to the root names approvers for this path, so nobody can approve it"
+	case res.Reason == ReasonNoParentOwners:
+		return res.StoppedAt + " sets no_parent_owners, so OWNERS files above it are not consulted"
+	}
+	return "the walk reached the repository root; every OWNERS file on the way counts"
+}
+
+// Explain describes the resolution for people, one fact a line.
+func (res *Resolution) Explain() string {
+	var b strings.Builder
+	b.WriteString(res.Path + "\n")
+	field := func(name, value string) {
+		if value != "" {
+			fmt.Fprintf(&b, "  %-21s %s\n", name+":", value)
+		}
+	}
+	field("approvers", listOrNone(res.Approvers))
+	field("leaf approvers", strings.Join(res.LeafApprovers, ", "))
+	file := res.ApproverOwnersFile
+	if res.ApproverFilter != "" {
+		file += fmt.Sprintf(" (filter \"%s\")", res.ApproverFilter)
+	}
+	field("approver OWNERS file", file)
+	field("why", res.Why())
+	if res.AutoApproved {
+		field("approval", "not needed: "+res.ApproverOwnersFile+" sets auto_approve_unowned_subfolders and no OWNERS file below it names approvers")
+	}
+	field("reviewers", strings.Join(res.Reviewers, ", "))
+	field("required reviewers", strings.Join(res.RequiredReviewers, ", "))
+	field("labels", strings.Join(res.Labels, ", "))
+	field("emeritus approvers", joinNote(res.EmeritusApprovers, " (shown only; they grant nothing)"))
+	if len(res.Layers) > 0 {
+		b.WriteString("  OWNERS files consulted, closest first:\n")
+		for _, l := range res.Layers {
+			b.WriteString("    " + l.File)
+			switch {
+			case l.Broken:
+				b.WriteString(": does not parse")
+			case l.NoParentOwners:
+				b.WriteString(": no_parent_owners")
+			}
+			b.WriteString("\n")
+			for _, m := range l.Matches {
+				fmt.Fprintf(&b, "      %s\n", m.describe())
+			}
+		}
+	}
+	return b.String()
+}
+
+func (m *Match) describe() string {
+	where := fmt.Sprintf("line %d", m.Line)
+	if m.Filter != "" {
+		where = fmt.Sprintf("filter \"%s\" (line %d)", m.Filter, m.Line)
+	}
+	var parts []string
+	add := func(name string, v []string, note string) {
+		if len(v) > 0 {
+			parts = append(parts, name+" "+strings.Join(v, ", ")+note)
+		}
+	}
+	via := ""
+	if len(m.Aliases) > 0 {
+		via = " (alias " + strings.Join(m.Aliases, ", ") + " expanded)"
+	}
+	add("approvers", m.Approvers, via)
+	add("approvers", m.Uncounted, " (not counted: no_parent_owners below)")
+	add("reviewers", m.Reviewers, "")
+	add("required reviewers", m.RequiredReviewers, "")
+	add("labels", m.Labels, "")
+	add("emeritus approvers", m.EmeritusApprovers, "")
+	if len(parts) == 0 {
+		parts = append(parts, "nothing for this path")
+	}
+	return where + ": " + strings.Join(parts, "; ")
+}
+
+func listOrNone(v []string) string {
+	if len(v) == 0 {
+		return "(none)"
+	}
+	return strings.Join(v, ", ")
+}
+
+func joinNote(v []string, note string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return strings.Join(v, ", ") + note
+}
+
+// Explain describes the approval state for people: the verdict, each
+// required OWNERS file with its paths and who approved them, the approvals
+// that do not count and why, and whom to ask.
+func (st *State) Explain() string {
+	var b strings.Builder
+	verdict := "NOT APPROVED"
+	if st.Approved {
+		verdict = "APPROVED"
+	}
+	fmt.Fprintf(&b, "%s: %s\n", verdict, st.Reason)
+	if st.HeadSHA != "" {
+		fmt.Fprintf(&b, "head: %s\n", st.HeadSHA)
+	}
+	if st.Author != "" {
+		fmt.Fprintf(&b, "author: %s\n", st.Author)
+	}
+	if len(st.Required) > 0 {
+		b.WriteString("\nOWNERS files that must approve:\n")
+	}
+	for _, req := range st.Required {
+		mark, by := "[ ]", ""
+		if req.Approved {
+			mark = "[x]"
+			if len(req.ApprovedBy) > 0 {
+				by = " approved by " + strings.Join(req.ApprovedBy, ", ")
+			}
+		}
+		fmt.Fprintf(&b, "  %s %s%s\n", mark, req.File, by)
+		for _, cov := range st.Files {
+			if cov.OwnersFile == req.File {
+				fmt.Fprintf(&b, "        %s\n", cov.describe())
+			}
+		}
+	}
+	if len(st.Approvers) > 0 {
+		var parts []string
+		for _, a := range st.Approvers {
+			if a.Via != "" {
+				parts = append(parts, fmt.Sprintf("%s (%s)", a.Login, a.Via))
+			} else {
+				parts = append(parts, a.Login)
+			}
+		}
+		fmt.Fprintf(&b, "\napprovals that count: %s\n", strings.Join(parts, ", "))
+	}
+	if len(st.NotCounted) > 0 {
+		b.WriteString("\nnot counted:\n")
+		for _, n := range st.NotCounted {
+			fmt.Fprintf(&b, "  %s %s\n", n.Login, n.Reason)
+		}
+	}
+	if len(st.Suggested) > 0 {
+		fmt.Fprintf(&b, "\nsuggested approvers: %s\n", strings.Join(st.Suggested, ", "))
+	}
+	return b.String()
+}
+
+func (cov *Coverage) describe() string {
+	what := cov.Path + " (" + cov.Why + ")"
+	if cov.derived {
+		what = cov.Path + " (" + cov.File + ": " + cov.Why + ")"
+	}
+	switch {
+	case cov.Blocked != "":
+		return what + ": blocked, " + cov.Blocked
+	case cov.AutoApproved:
+		return what + ": needs no approval (auto_approve_unowned_subfolders)"
+	case cov.Approved:
+		return what + ": approved by " + strings.Join(cov.ApprovedBy, ", ")
+	case len(cov.Approvers) == 0:
+		return what + ": nobody can approve it; no OWNERS file names approvers for it"
+	case cov.root:
+		return what + ": waiting for a root approver: " + strings.Join(cov.Approvers, ", ")
+	}
+	return what + ": waiting for one of " + strings.Join(cov.Approvers, ", ")
+}
