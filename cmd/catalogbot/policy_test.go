@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks/checkstest"
+)
+
+func TestPolicyValidate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	valid := write("valid.yaml", "merge:\n  enabled: true\n  method: rebase\n  requiredChecks: [e2e]\n")
+	invalid := write("invalid.yaml", "merge:\n  enabled: yes\n  methd: squash\npublish:\n  base: 7\n")
+	syntax := write("syntax.yaml", "merge: [\n")
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		golden string // stdout golden, with dir replaced by DIR
+		stderr string // a substring of stderr
+	}{
+		{name: "valid", args: []string{"policy", "validate", valid}, code: exitOK, golden: "valid.golden"},
+		{name: "invalid", args: []string{"policy", "validate", invalid}, code: exitInvalid, golden: "invalid.golden"},
+		{name: "syntax", args: []string{"policy", "validate", syntax}, code: exitInvalid, golden: "syntax.golden"},
+		{name: "missing file", args: []string{"policy", "validate", filepath.Join(dir, "absent.yaml")}, code: exitError, stderr: "no such file"},
+		{name: "directory", args: []string{"policy", "validate", dir}, code: exitError, stderr: "is a directory"},
+		{name: "no file", args: []string{"policy", "validate"}, code: exitError, stderr: "exactly one file, got 0"},
+		{name: "two files", args: []string{"policy", "validate", valid, invalid}, code: exitError, stderr: "exactly one file, got 2"},
+		{name: "no subcommand", args: []string{"policy"}, code: exitError, stderr: "needs a subcommand"},
+		{name: "unknown subcommand", args: []string{"policy", "check"}, code: exitError, stderr: `unknown policy subcommand "check"`},
+		{name: "unknown flag", args: []string{"policy", "validate", "--strict", valid}, code: exitError, stderr: "unknown flag"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := cli(t, nil, c.args...)
+			if r.code != c.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, c.code, r.stdout, r.stderr)
+			}
+			if c.golden != "" {
+				if r.stderr != "" {
+					t.Errorf("stderr: %s", r.stderr)
+				}
+				out := strings.ReplaceAll(r.stdout, dir+string(filepath.Separator), "DIR/")
+				checkstest.Golden(t, filepath.Join("cmd", "catalogbot", "testdata", "policy", c.golden), []byte(out))
+			}
+			if !strings.Contains(r.stderr, c.stderr) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, c.stderr)
+			}
+		})
+	}
+}

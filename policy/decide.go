@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Conclusion is the outcome of a check run.
+type Conclusion string
+
+const (
+	Success Conclusion = "success"
+	Failure Conclusion = "failure"
+	Neutral Conclusion = "neutral"
+)
+
+// Report is what the checks concluded about one head commit.
+type Report struct {
+	// Conclusions maps each catalogbot check's name to its outcome.
+	Conclusions map[string]Conclusion
+	// HeadSHA is the commit the checks ran on.
+	HeadSHA string
+}
+
+// PRState is the pull request as the forge sees it now.
+type PRState struct {
+	Draft bool
+	// Held is true when the hold label is set or a /hold stands.
+	Held     bool
+	Approved bool
+	// HeadSHA is the pull request's current head; CheckedSHA the head the
+	// report is for ("" means the report's HeadSHA).
+	HeadSHA    string
+	CheckedSHA string
+	// Mergeable is the forge's verdict; nil while it is still computing.
+	Mergeable *bool
+	// BaseMoved says the base branch moved since the check, and
+	// BaseChangedPaths which paths it changed.
+	BaseMoved        bool
+	BaseChangedPaths []string
+	// TouchedPaths are the paths the pull request changes.
+	TouchedPaths []string
+	// ExtraChecks are the conclusions of check runs other than
+	// catalogbot's on the checked head, by name.
+	ExtraChecks map[string]Conclusion
+}
+
+// Decision is whether to merge, and every reason not to.
+type Decision struct {
+	Merge  bool
+	Method string
+	// SHA is the checked head: the merge call must send it, so that a
+	// push after the check makes the merge fail rather than merge
+	// unchecked commits.
+	SHA     string
+	Reasons []string
+	// Recheck says the checks must run again before a merge can be
+	// decided: the head or the base moved under them.
+	Recheck bool
+}
+
+// Decide says whether the pull request may be merged under p. It lists
+// every reason against merging, not only the first, so that the one
+// comment that reports it tells the author everything left to do.
+func (p *Policy) Decide(report Report, pr PRState) Decision {
+	checked := pr.CheckedSHA
+	if checked == "" {
+		checked = report.HeadSHA
+	}
+	d := Decision{Method: p.Merge.Method, SHA: checked}
+	no := func(format string, args ...any) {
+		d.Reasons = append(d.Reasons, fmt.Sprintf(format, args...))
+	}
+
+	if !p.Merge.Enabled {
+		no("merging is disabled by the repository policy")
+	}
+	if pr.Draft {
+		no("the pull request is a draft")
+	}
+	if pr.Held {
+		no("the pull request is held (%s label or /hold)", p.Merge.HoldLabel)
+	}
+	if !pr.Approved {
+		no("the pull request is not approved")
+	}
+
+	if len(report.Conclusions) == 0 {
+		no("no catalogbot check has reported")
+	}
+	for _, name := range sortedKeys(report.Conclusions) {
+		if c := report.Conclusions[name]; c != Success {
+			no("check %s concluded %s", name, conclusion(c))
+		}
+	}
+	for _, name := range p.Merge.RequiredChecks {
+		c, ok := pr.ExtraChecks[name]
+		switch {
+		case !ok:
+			no("required check %s has not reported", name)
+		case c != Success:
+			no("required check %s concluded %s", name, conclusion(c))
+		}
+	}
+
+	switch {
+	case checked == "":
+		no("the report names no checked commit")
+		d.Recheck = true
+	case report.HeadSHA != "" && report.HeadSHA != checked:
+		no("the report is for %s, not the checked head %s", short(report.HeadSHA), short(checked))
+		d.Recheck = true
+	case pr.HeadSHA != checked:
+		no("the head moved from %s to %s since the check", short(checked), short(pr.HeadSHA))
+		d.Recheck = true
+	}
+
+	switch {
+	case pr.Mergeable == nil:
+		no("mergeability unknown")
+	case !*pr.Mergeable:
+		no("the pull request cannot be merged cleanly")
+	}
+
+	if pr.BaseMoved {
+		if shared := p.overlap(pr.BaseChangedPaths, pr.TouchedPaths); len(shared) > 0 {
+			no("the base branch changed %s since the check", strings.Join(shared, ", "))
+			d.Recheck = true
+		}
+	}
+
+	d.Merge = len(d.Reasons) == 0
+	return d
+}
+
+func conclusion(c Conclusion) string {
+	if c == "" {
+		return "nothing"
+	}
+	return string(c)
+}
+
+// short abbreviates a commit id for messages.
+func short(sha string) string {
+	if sha == "" {
+		return "(none)"
+	}
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func sortedKeys(m map[string]Conclusion) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// overlap returns the units (packages, or paths outside the catalog) that
+// both lists of paths touch, sorted. Two paths touch the same unit when
+// their units are equal or one is a directory holding the other: a change
+// to catalog/foo/a.yaml on the base and one to catalog/foo/b.yaml in the
+// pull request are both changes to package foo, and validation of foo
+// depends on both.
+func (p *Policy) overlap(base, touched []string) []string {
+	var out []string
+	tu := make([]string, 0, len(touched))
+	for _, t := range touched {
+		tu = append(tu, p.unit(t))
+	}
+	for _, b := range base {
+		bu := p.unit(b)
+		for _, t := range tu {
+			if within(bu, t) || within(t, bu) {
+				// Name the narrower of the two: that is what both
+				// changed.
+				shared := bu
+				if len(t) > len(bu) {
+					shared = t
+				}
+				if !slices.Contains(out, shared) {
+					out = append(out, shared)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// unit maps a path to the directory that is checked as a whole: under a
+// catalog root, the package directory (the root's child); elsewhere the
+// path itself.
+func (p *Policy) unit(s string) string {
+	s = path.Clean(strings.TrimPrefix(s, "/"))
+	for _, root := range p.Catalog.Roots {
+		if root == "." {
+			pkg, _, _ := strings.Cut(s, "/")
+			return pkg
+		}
+		if rest, ok := strings.CutPrefix(s, root+"/"); ok {
+			pkg, _, _ := strings.Cut(rest, "/")
+			return root + "/" + pkg
+		}
+	}
+	return s
+}
+
+// within reports whether path a is dir or inside it.
+func within(a, dir string) bool {
+	return a == dir || dir == "." || strings.HasPrefix(a, dir+"/")
+}

@@ -1,0 +1,250 @@
+package policy
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestDecide(t *testing.T) {
+	yes, no := true, false
+	const checked, moved = "0123456789abcdef0123", "fedcba9876543210fedc"
+	enabled := func() *Policy {
+		p := Default()
+		p.Merge.Enabled = true
+		p.Merge.RequiredChecks = []string{"e2e"}
+		return p
+	}
+	// ready is a pull request that may be merged; each case breaks it.
+	ready := func() (Report, PRState) {
+		return Report{
+				Conclusions: map[string]Conclusion{"catalogbot/fbc": Success, "catalogbot/owners": Success},
+				HeadSHA:     checked,
+			}, PRState{
+				Approved:     true,
+				HeadSHA:      checked,
+				CheckedSHA:   checked,
+				Mergeable:    &yes,
+				TouchedPaths: []string{"catalog/foo/index.yaml"},
+				ExtraChecks:  map[string]Conclusion{"e2e": Success, "unrelated": Failure},
+			}
+	}
+	cases := []struct {
+		name    string
+		policy  func(*Policy)
+		change  func(*Report, *PRState)
+		merge   bool
+		recheck bool
+		reasons []string
+	}{
+		{name: "ready", merge: true},
+		{
+			name:    "merge disabled",
+			policy:  func(p *Policy) { p.Merge.Enabled = false },
+			reasons: []string{"merging is disabled by the repository policy"},
+		},
+		{
+			name:    "draft",
+			change:  func(_ *Report, pr *PRState) { pr.Draft = true },
+			reasons: []string{"the pull request is a draft"},
+		},
+		{
+			name:    "held",
+			change:  func(_ *Report, pr *PRState) { pr.Held = true },
+			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
+		},
+		{
+			name:    "not approved",
+			change:  func(_ *Report, pr *PRState) { pr.Approved = false },
+			reasons: []string{"the pull request is not approved"},
+		},
+		{
+			name:    "check failed",
+			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/fbc"] = Failure },
+			reasons: []string{"check catalogbot/fbc concluded failure"},
+		},
+		{
+			name:    "neutral is not success",
+			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/owners"] = Neutral },
+			reasons: []string{"check catalogbot/owners concluded neutral"},
+		},
+		{
+			name:    "no checks",
+			change:  func(r *Report, _ *PRState) { r.Conclusions = nil },
+			reasons: []string{"no catalogbot check has reported"},
+		},
+		{
+			name:    "required check missing",
+			change:  func(_ *Report, pr *PRState) { delete(pr.ExtraChecks, "e2e") },
+			reasons: []string{"required check e2e has not reported"},
+		},
+		{
+			name:    "required check failed",
+			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = Failure },
+			reasons: []string{"required check e2e concluded failure"},
+		},
+		{
+			name:    "required check pending",
+			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = "" },
+			reasons: []string{"required check e2e concluded nothing"},
+		},
+		{
+			name:    "head moved",
+			change:  func(_ *Report, pr *PRState) { pr.HeadSHA = moved },
+			recheck: true,
+			reasons: []string{"the head moved from 0123456789ab to fedcba987654 since the check"},
+		},
+		{
+			name:    "report for another commit",
+			change:  func(r *Report, _ *PRState) { r.HeadSHA = moved },
+			recheck: true,
+			reasons: []string{"the report is for fedcba987654, not the checked head 0123456789ab"},
+		},
+		{
+			name: "checked SHA from the report",
+			change: func(_ *Report, pr *PRState) {
+				pr.CheckedSHA = ""
+			},
+			merge: true,
+		},
+		{
+			name: "no checked SHA",
+			change: func(r *Report, pr *PRState) {
+				r.HeadSHA, pr.CheckedSHA = "", ""
+			},
+			recheck: true,
+			reasons: []string{"the report names no checked commit"},
+		},
+		{
+			name:    "not mergeable",
+			change:  func(_ *Report, pr *PRState) { pr.Mergeable = &no },
+			reasons: []string{"the pull request cannot be merged cleanly"},
+		},
+		{
+			name:    "mergeability unknown",
+			change:  func(_ *Report, pr *PRState) { pr.Mergeable = nil },
+			reasons: []string{"mergeability unknown"},
+		},
+		{
+			name: "base moved elsewhere",
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.BaseChangedPaths = []string{"catalog/bar/index.yaml", "catalog/foobar/index.yaml", "README.md"}
+			},
+			merge: true,
+		},
+		{
+			name: "base moved in the same package",
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.BaseChangedPaths = []string{"catalog/bar/index.yaml", "catalog/foo/channels.yaml"}
+			},
+			recheck: true,
+			reasons: []string{"the base branch changed catalog/foo since the check"},
+		},
+		{
+			name: "base moved a whole root",
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.BaseChangedPaths = []string{"catalog"}
+			},
+			recheck: true,
+			reasons: []string{"the base branch changed catalog/foo since the check"},
+		},
+		{
+			name: "base paths listed but not moved",
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseChangedPaths = []string{"catalog/foo/channels.yaml"}
+			},
+			merge: true,
+		},
+		{
+			name: "base moved outside the catalog, same file",
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.TouchedPaths = append(pr.TouchedPaths, "catalog.yaml", "docs/a.md")
+				pr.BaseChangedPaths = []string{"catalog.yaml", "docs/b.md"}
+			},
+			recheck: true,
+			reasons: []string{"the base branch changed catalog.yaml since the check"},
+		},
+		{
+			name:   "other catalog roots",
+			policy: func(p *Policy) { p.Catalog.Roots = []string{"operators", "extra/catalog"} },
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.TouchedPaths = []string{"operators/foo/a.yaml", "extra/catalog/bar/b.yaml"}
+				pr.BaseChangedPaths = []string{"extra/catalog/bar/c.yaml", "operators/food/a.yaml", "operators/foo/OWNERS"}
+			},
+			recheck: true,
+			reasons: []string{"the base branch changed extra/catalog/bar, operators/foo since the check"},
+		},
+		{
+			name:   "everything at once",
+			policy: func(p *Policy) { p.Merge.Enabled = false; p.Merge.HoldLabel = "hold" },
+			change: func(r *Report, pr *PRState) {
+				pr.Draft, pr.Held, pr.Approved = true, true, false
+				r.Conclusions["catalogbot/owners"] = Failure
+				r.Conclusions["catalogbot/fbc"] = Neutral
+				pr.ExtraChecks = nil
+				pr.HeadSHA = moved
+				pr.Mergeable = nil
+				pr.BaseMoved = true
+				pr.BaseChangedPaths = []string{"catalog/foo"}
+			},
+			recheck: true,
+			reasons: []string{
+				"merging is disabled by the repository policy",
+				"the pull request is a draft",
+				"the pull request is held (hold label or /hold)",
+				"the pull request is not approved",
+				"check catalogbot/fbc concluded neutral",
+				"check catalogbot/owners concluded failure",
+				"required check e2e has not reported",
+				"the head moved from 0123456789ab to fedcba987654 since the check",
+				"mergeability unknown",
+				"the base branch changed catalog/foo since the check",
+			},
+		},
+		{
+			name: "two without recheck",
+			change: func(_ *Report, pr *PRState) {
+				pr.Approved = false
+				pr.Mergeable = &no
+			},
+			reasons: []string{"the pull request is not approved", "the pull request cannot be merged cleanly"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := enabled()
+			if c.policy != nil {
+				c.policy(p)
+			}
+			report, pr := ready()
+			if c.change != nil {
+				c.change(&report, &pr)
+			}
+			d := p.Decide(report, pr)
+			want := Decision{Merge: c.merge, Method: MethodSquash, SHA: checked, Reasons: c.reasons, Recheck: c.recheck}
+			if c.name == "no checked SHA" {
+				want.SHA = ""
+			}
+			if !reflect.DeepEqual(d, want) {
+				t.Errorf("Decide:\n got %#v\nwant %#v", d, want)
+			}
+		})
+	}
+}
+
+// TestDecideMethod checks that the decision carries the policy's method and
+// always pins the checked SHA, never the current head.
+func TestDecideMethod(t *testing.T) {
+	p := Default()
+	p.Merge.Enabled, p.Merge.Method = true, MethodRebase
+	yes := true
+	d := p.Decide(Report{Conclusions: map[string]Conclusion{"c": Success}, HeadSHA: "aaa"},
+		PRState{Approved: true, HeadSHA: "bbb", CheckedSHA: "aaa", Mergeable: &yes})
+	if d.Merge || d.Method != MethodRebase || d.SHA != "aaa" || !d.Recheck {
+		t.Errorf("got %+v", d)
+	}
+}

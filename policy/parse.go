@@ -1,0 +1,528 @@
+package policy
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/images"
+)
+
+// Rule ids of the findings Parse reports.
+const (
+	RuleSyntax     = "P1"
+	RuleUnknownKey = "P2"
+	RuleDuplicate  = "P3"
+	RuleType       = "P4"
+	RuleYAML11     = "P5"
+	RuleValue      = "P6"
+)
+
+// Rules describes the rule ids, for reporters that publish a catalogue.
+var Rules = []checks.Rule{
+	{ID: RuleSyntax, Name: "PolicySyntax", Description: "The policy file is not a single well-formed YAML document."},
+	{ID: RuleUnknownKey, Name: "PolicyUnknownKey", Description: "A key the policy schema does not define."},
+	{ID: RuleDuplicate, Name: "PolicyDuplicateKey", Description: "A key given twice in one mapping."},
+	{ID: RuleType, Name: "PolicyType", Description: "A value of the wrong type."},
+	{ID: RuleYAML11, Name: "PolicyYAML11Boolean", Description: "An unquoted yes/no/on/off where a string is expected: YAML 1.1 tools read it as a boolean."},
+	{ID: RuleValue, Name: "PolicyValue", Description: "A value of the right type that is not allowed, such as an unknown merge method."},
+}
+
+// parser collects findings for one file.
+type parser struct {
+	name     string
+	findings []checks.Finding
+}
+
+func (p *parser) errorf(line int, rule, format string, args ...any) {
+	p.findings = append(p.findings, checks.Finding{
+		Rule:     rule,
+		Severity: checks.SeverityError,
+		File:     p.name,
+		Line:     line,
+		Message:  fmt.Sprintf(format, args...),
+	})
+}
+
+// Parse reads a policy file; name names it in findings. Keys that are absent
+// keep their defaults. Parse returns the policy it could read even when
+// there are findings, but a policy with findings is invalid. An empty file
+// (or one holding only comments or null) is the default policy.
+func Parse(name string, data []byte) (*Policy, []checks.Finding) {
+	p := &parser{name: name}
+	pol := Default()
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&doc); err != nil {
+		if !errors.Is(err, io.EOF) {
+			p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+		}
+		return pol, p.findings
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.errorf(extra.Line, RuleSyntax, "a second YAML document; %s holds exactly one", name)
+	} else if !errors.Is(err, io.EOF) {
+		p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+	}
+
+	root := resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = resolve(root.Content[0])
+	}
+	if isNull(root) {
+		return pol, p.findings
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errorf(root.Line, RuleType, "the top level is %s; want a mapping", describe(root))
+		return pol, p.findings
+	}
+	p.mapping(root, "", map[string]func(*yaml.Node){
+		"catalog": func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
+		"owners":  func(v *yaml.Node) { p.owners(v, pol) },
+		"images":  func(v *yaml.Node) { p.images(v, pol) },
+		"merge":   func(v *yaml.Node) { p.merge(v, &pol.Merge) },
+		"publish": func(v *yaml.Node) { p.publish(v, &pol.Publish) },
+	})
+	if pol.Catalog.ReferenceList != "" {
+		pol.Owners.ReferenceLists = []string{pol.Catalog.ReferenceList}
+	}
+	slices.SortStableFunc(p.findings, func(a, b checks.Finding) int { return cmp.Compare(a.Line, b.Line) })
+	return pol, p.findings
+}
+
+func (p *parser) catalog(v *yaml.Node, c *Catalog) {
+	p.mapping(v, "catalog.", map[string]func(*yaml.Node){
+		"roots": func(v *yaml.Node) {
+			roots, ok := p.strs(v, "catalog.roots")
+			if ok && len(roots) == 0 {
+				p.errorf(v.Line, RuleValue, "catalog.roots is empty; want at least one directory")
+				return
+			}
+			seen := map[string]bool{}
+			for i, r := range roots {
+				if r == "" {
+					continue // reported by strs
+				}
+				line := resolve(v).Content[i].Line
+				clean, good := p.relPath(line, fmt.Sprintf("catalog.roots[%d]", i), r)
+				if !good {
+					ok = false
+					continue
+				}
+				if seen[clean] {
+					p.errorf(line, RuleValue, "catalog.roots[%d] %q is listed twice", i, r)
+					ok = false
+					continue
+				}
+				seen[clean] = true
+				roots[i] = clean
+			}
+			if ok {
+				c.Roots = roots
+			}
+		},
+		"referenceList": func(v *yaml.Node) {
+			s, ok := p.str(v, "catalog.referenceList")
+			if !ok {
+				return
+			}
+			if clean, ok := p.relPath(v.Line, "catalog.referenceList", s); ok {
+				c.ReferenceList = clean
+			}
+		},
+	})
+}
+
+func (p *parser) owners(v *yaml.Node, pol *Policy) {
+	p.mapping(v, "owners.", map[string]func(*yaml.Node){
+		"selfApproval": func(v *yaml.Node) {
+			if b, ok := p.boolean(v, "owners.selfApproval"); ok {
+				pol.Owners.NoSelfApproval = !b
+			}
+		},
+		"stickyApprovals": func(v *yaml.Node) {
+			if b, ok := p.boolean(v, "owners.stickyApprovals"); ok {
+				pol.Owners.StickyApprovals = b
+			}
+		},
+		"bots": func(v *yaml.Node) {
+			if s, ok := p.strs(v, "owners.bots"); ok {
+				pol.Owners.Bots = s
+			}
+		},
+	})
+}
+
+// imageKinds are the pin keys, in the order the documentation lists them.
+var imageKinds = []images.Kind{images.KindBundle, images.KindRelated, images.KindReference, images.KindBase}
+
+func (p *parser) images(v *yaml.Node, pol *Policy) {
+	ip := &pol.Images
+	p.mapping(v, "images.", map[string]func(*yaml.Node){
+		"pin": func(v *yaml.Node) {
+			fields := map[string]func(*yaml.Node){}
+			for _, k := range imageKinds {
+				fields[string(k)] = func(v *yaml.Node) {
+					if b, ok := p.boolean(v, "images.pin."+string(k)); ok {
+						if ip.Pin == nil {
+							ip.Pin = map[images.Kind]bool{}
+						}
+						ip.Pin[k] = b
+					}
+				}
+			}
+			p.mapping(v, "images.pin.", fields)
+		},
+		"allowRegistries": func(v *yaml.Node) {
+			list, ok := p.strs(v, "images.allowRegistries")
+			for i, a := range list {
+				if a == "" {
+					continue // reported by strs
+				}
+				host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
+				_, err := name.NewRegistry(host)
+				if err == nil && prefix != "" {
+					_, err = name.NewRepository(host + "/" + prefix)
+				}
+				if err != nil || host == "" {
+					p.errorf(resolve(v).Content[i].Line, RuleValue,
+						"images.allowRegistries[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", i, a)
+					ok = false
+				}
+			}
+			if ok {
+				ip.AllowRegistries = list
+			}
+		},
+		"singleManifestBundles": func(v *yaml.Node) {
+			if b, ok := p.boolean(v, "images.singleManifestBundles"); ok {
+				ip.SingleManifestBundles = b
+			}
+		},
+		"catalogLabel": func(v *yaml.Node) {
+			if b, ok := p.boolean(v, "images.catalogLabel"); ok {
+				ip.CatalogLabel = b
+			}
+		},
+		"platforms": func(v *yaml.Node) {
+			if list, ok := p.platforms(v, "images.platforms"); ok {
+				ip.Platforms = list
+			}
+		},
+	})
+}
+
+func (p *parser) merge(v *yaml.Node, m *Merge) {
+	p.mapping(v, "merge.", map[string]func(*yaml.Node){
+		"enabled": func(v *yaml.Node) {
+			if b, ok := p.boolean(v, "merge.enabled"); ok {
+				m.Enabled = b
+			}
+		},
+		"method": func(v *yaml.Node) {
+			s, ok := p.str(v, "merge.method")
+			if !ok {
+				return
+			}
+			switch s {
+			case MethodSquash, MethodMerge, MethodRebase:
+				m.Method = s
+			default:
+				p.errorf(v.Line, RuleValue, "merge.method is %q; want squash, merge or rebase", s)
+			}
+		},
+		"holdLabel": func(v *yaml.Node) {
+			if s, ok := p.str(v, "merge.holdLabel"); ok {
+				m.HoldLabel = s
+			}
+		},
+		"requiredChecks": func(v *yaml.Node) {
+			list, ok := p.strs(v, "merge.requiredChecks")
+			seen := map[string]bool{}
+			for i, s := range list {
+				if s != "" && seen[s] {
+					p.errorf(resolve(v).Content[i].Line, RuleValue, "merge.requiredChecks[%d] %q is listed twice", i, s)
+					ok = false
+				}
+				seen[s] = true
+			}
+			if ok {
+				m.RequiredChecks = list
+			}
+		},
+	})
+}
+
+func (p *parser) publish(v *yaml.Node, pub *Publish) {
+	p.mapping(v, "publish.", map[string]func(*yaml.Node){
+		"image": func(v *yaml.Node) {
+			s, ok := p.str(v, "publish.image")
+			if !ok {
+				return
+			}
+			if _, err := name.ParseReference(s); err != nil {
+				p.errorf(v.Line, RuleValue, "publish.image %q is not a valid image reference", s)
+				return
+			}
+			pub.Image = s
+		},
+		"base": func(v *yaml.Node) {
+			s, ok := p.str(v, "publish.base")
+			if !ok {
+				return
+			}
+			if s != BaseOPM && s != BaseScratch {
+				if _, err := name.ParseReference(s); err != nil {
+					p.errorf(v.Line, RuleValue, "publish.base %q: want opm, scratch or an image reference", s)
+					return
+				}
+			}
+			pub.Base = s
+		},
+		"platforms": func(v *yaml.Node) {
+			if list, ok := p.platforms(v, "publish.platforms"); ok {
+				pub.Platforms = list
+			}
+		},
+	})
+}
+
+// mapping calls the field's function for each key of the mapping v,
+// reporting what is not a mapping, unknown keys and keys given twice (which
+// YAML forbids and decoders resolve differently). A null value is an absent
+// section.
+func (p *parser) mapping(v *yaml.Node, prefix string, fields map[string]func(*yaml.Node)) {
+	v = resolve(v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		p.errorf(v.Line, RuleType, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), describe(v))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := resolve(v.Content[i]), v.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+			p.errorf(k.Line, RuleUnknownKey, "a key that is %s; keys are field names", describe(k))
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			p.errorf(k.Line, RuleDuplicate, "key %s%s given twice, first at line %d", prefix, k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		fn, ok := fields[k.Value]
+		if !ok {
+			p.errorf(k.Line, RuleUnknownKey, "unknown key %s%s; %s has %s", prefix, k.Value, where(prefix), known(fields))
+			continue
+		}
+		fn(val)
+	}
+}
+
+func where(prefix string) string {
+	if prefix == "" {
+		return "the top level"
+	}
+	return strings.TrimSuffix(prefix, ".")
+}
+
+func known(fields map[string]func(*yaml.Node)) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) == 1 {
+		return keys[0]
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1]
+}
+
+// boolean returns the value of a true/false field. YAML 1.1's yes, no, on
+// and off are refused: the parser here reads them as strings, opm's as
+// booleans, and a policy must not mean two things.
+func (p *parser) boolean(v *yaml.Node, field string) (bool, bool) {
+	v = resolve(v)
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+		b, err := strconv.ParseBool(v.Value)
+		if err == nil {
+			return b, true
+		}
+		// goyaml.v3 tags True and TRUE as booleans as well.
+		return strings.EqualFold(v.Value, "true"), true
+	}
+	if v.Kind == yaml.ScalarNode && isPlain(v) && yaml11Bools[v.Value] {
+		p.errorf(v.Line, RuleYAML11, "%s is %s, which YAML 1.1 and 1.2 read differently; write true or false", field, v.Value)
+		return false, false
+	}
+	p.errorf(v.Line, RuleType, "%s is %s; want true or false", field, describeValue(v))
+	return false, false
+}
+
+// str returns the value of a string field. Numbers, booleans and null are
+// refused rather than converted, and so are plain yes/no/on/off, which
+// YAML 1.1 readers take for booleans.
+func (p *parser) str(v *yaml.Node, field string) (string, bool) {
+	v = resolve(v)
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+		if isPlain(v) && yaml11Bools[v.Value] {
+			p.errorf(v.Line, RuleYAML11, "%s is %s, a boolean to YAML 1.1 readers; quote it if you mean the string", field, v.Value)
+			return "", false
+		}
+		if strings.TrimSpace(v.Value) == "" {
+			p.errorf(v.Line, RuleValue, "%s is empty", field)
+			return "", false
+		}
+		return v.Value, true
+	case v.Kind == yaml.ScalarNode && !isNull(v):
+		p.errorf(v.Line, RuleType, "%s is %s; want a string (quote it)", field, describeValue(v))
+	default:
+		p.errorf(v.Line, RuleType, "%s is %s; want a string", field, describeValue(v))
+	}
+	return "", false
+}
+
+// strs returns the values of a list of strings. A null is an empty list.
+func (p *parser) strs(v *yaml.Node, field string) ([]string, bool) {
+	v = resolve(v)
+	if isNull(v) {
+		return []string{}, true
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, RuleType, "%s is %s; want a list of strings", field, describeValue(v))
+		return nil, false
+	}
+	out := make([]string, 0, len(v.Content))
+	ok := true
+	for i, item := range v.Content {
+		s, good := p.str(item, fmt.Sprintf("%s[%d]", field, i))
+		ok = ok && good
+		out = append(out, s)
+	}
+	return out, ok
+}
+
+// platforms returns a list of os/arch[/variant] platforms.
+func (p *parser) platforms(v *yaml.Node, field string) ([]string, bool) {
+	list, ok := p.strs(v, field)
+	for i, s := range list {
+		if s == "" {
+			continue // reported by strs
+		}
+		pl, err := v1.ParsePlatform(s)
+		if err != nil || pl.OS == "" || pl.Architecture == "" || strings.Count(s, "/") > 2 {
+			p.errorf(resolve(v).Content[i].Line, RuleValue, "%s[%d] %q: want os/arch or os/arch/variant, such as linux/amd64", field, i, s)
+			ok = false
+		}
+	}
+	return list, ok
+}
+
+// relPath checks a repository path: relative, slash separated, inside the
+// repository. It returns the path cleaned.
+func (p *parser) relPath(line int, field, s string) (string, bool) {
+	clean := path.Clean(s)
+	switch {
+	case strings.Contains(s, `\`):
+		p.errorf(line, RuleValue, "%s %q: write paths with /", field, s)
+	case path.IsAbs(s):
+		p.errorf(line, RuleValue, "%s %q: want a path relative to the repository root", field, s)
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		p.errorf(line, RuleValue, "%s %q is outside the repository", field, s)
+	default:
+		return clean, true
+	}
+	return "", false
+}
+
+var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxLine and syntaxMessage split a YAML syntax error into its line and
+// the message without the "yaml: line N:" prefix, which the finding's
+// position already says.
+func syntaxLine(err error) int {
+	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func syntaxMessage(err error) string {
+	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
+	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+}
+
+// resolve follows aliases to the node they stand for.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isPlain(n *yaml.Node) bool {
+	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+// yaml11Bools are the plain scalars that YAML 1.1 reads as booleans and
+// YAML 1.2 (the parser here) as strings.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// describeValue names a node's kind and, for scalars, its value.
+func describeValue(n *yaml.Node) string {
+	d := describe(n)
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return fmt.Sprintf("%s %q", d, n.Value)
+	}
+	return d
+}
+
+// describe names the kind of a node for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!str":
+			return "a string"
+		}
+		return "a " + strings.TrimPrefix(n.Tag, "!!")
+	}
+	return "empty"
+}

@@ -1,0 +1,117 @@
+// Package policy reads a repository's policy file, .catalogbot.yaml, and
+// decides whether a checked pull request may be merged.
+//
+// The policy file is read from the base commit of a pull request, never from
+// its head: a pull request must not be able to relax the rules it is judged
+// by. Callers therefore hand Load the base tree.
+//
+// Parsing is strict. A key the schema does not define, a value of the wrong
+// type or a plain scalar that YAML 1.1 tools read as a boolean is an error
+// with its file and line, because a misspelt key that is silently ignored
+// leaves a rule off that the repository believes is on.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+// FileName is the policy file's path at the root of the repository.
+const FileName = ".catalogbot.yaml"
+
+// Merge methods, as the GitHub merge API names them.
+const (
+	MethodSquash = "squash"
+	MethodMerge  = "merge"
+	MethodRebase = "rebase"
+)
+
+// Publish bases besides an image reference.
+const (
+	// BaseOPM publishes on the opm image, for OLM v0's opm serve.
+	BaseOPM = "opm"
+	// BaseScratch publishes the catalog layer alone, for OLM v1 catalogd.
+	BaseScratch = "scratch"
+)
+
+// DefaultHoldLabel is the label that holds a pull request, as in Prow.
+const DefaultHoldLabel = "do-not-merge/hold"
+
+// Policy is a repository's policy, defaults filled in.
+type Policy struct {
+	Catalog Catalog
+	// Owners are the approval options; ReferenceLists follows
+	// Catalog.ReferenceList.
+	Owners owners.Policy
+	// Images is what image references must satisfy beyond existing.
+	Images  images.Policy
+	Merge   Merge
+	Publish Publish
+}
+
+// Catalog says where the catalog lives in the repository.
+type Catalog struct {
+	// Roots are the directories holding File-Based Catalogs, slash
+	// separated and relative to the repository root. Each directory
+	// directly below a root is one package.
+	Roots []string
+	// ReferenceList is the path of a catalog.yaml reference list, or ""
+	// when the repository has none of its own choosing.
+	ReferenceList string
+}
+
+// Merge says whether and how catalogbot merges pull requests that pass.
+type Merge struct {
+	Enabled bool
+	// Method is MethodSquash, MethodMerge or MethodRebase.
+	Method string
+	// HoldLabel is the label that stops a merge, like a /hold comment.
+	HoldLabel string
+	// RequiredChecks are names of check runs besides catalogbot's own
+	// that must have succeeded on the checked head.
+	RequiredChecks []string
+}
+
+// Publish says where the catalog image goes when the default branch moves.
+type Publish struct {
+	// Image is the reference the catalog image is pushed to, "" for none.
+	Image string
+	// Base is BaseOPM, BaseScratch or an image reference.
+	Base string
+	// Platforms are the platforms of the published image, such as
+	// "linux/amd64"; empty means those of the base.
+	Platforms []string
+}
+
+// Default is the policy of a repository without a policy file: the catalog
+// in catalog/, the author counts as an approver, approvals are bound to the
+// commit they were given on, the image checks every catalog needs, and no
+// merging or publishing.
+func Default() *Policy {
+	return &Policy{
+		Catalog: Catalog{Roots: []string{"catalog"}},
+		Images:  images.DefaultPolicy(),
+		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
+		Publish: Publish{Base: BaseOPM},
+	}
+}
+
+// Load reads FileName from fsys, which must be the base commit's tree. An
+// absent file gives Default with no findings. The error is for I/O only; a
+// policy with findings is invalid, and callers should not check against it.
+func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
+	data, err := fs.ReadFile(fsys, FileName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", FileName, err)
+	}
+	p, findings := Parse(FileName, data)
+	return p, findings, nil
+}
