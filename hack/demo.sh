@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Shows catalogbot on the fixture catalogs: the valid one passes, the broken
 # one fails with every planted error reported at once, and -o opm prints the
-# single message opm itself stops at. `make demo` builds bin/catalogbot first.
+# single message opm itself stops at. Then the publisher, offline: the
+# catalog.yaml of testdata/demo, whose references are catalog images in OCI
+# layouts generated from the valid catalog's packages, is assembled,
+# validated and published to an OCI layout; a second rebuild finds nothing
+# changed and keeps the digest; re-pushing the references under the same
+# tag is reported as drift and published anew. `make demo` builds
+# bin/catalogbot first.
 #
 # Exits 0 only if every step ended with the exit status it should.
 set -euo pipefail
@@ -36,6 +42,57 @@ step "A broken catalog: every error at once, each with file:line" 1 \
 	"$bin" validate testdata/catalogs/broken
 step "The same catalog as opm reports it: the first error only" 1 \
 	"$bin" validate -o opm testdata/catalogs/broken
+
+# check TITLE CONDITION...: records a failure when the test is false.
+check() {
+	local title=$1
+	shift
+	if "$@"; then
+		printf -- '-> %s, as expected\n' "$title"
+	else
+		printf -- '-> NOT %s\n' "$title"
+		failures=$((failures + 1))
+	fi
+}
+
+# The reference images: generated, never committed, and the same bytes on
+# every run (fixed times and order), so the digests below are stable.
+layouts=testdata/demo/layouts
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+step "Generate the demo's catalog images into OCI layouts ($layouts)" 0 \
+	go run ./publisher/demo/gen -from testdata/catalogs/valid "$layouts"
+
+step "Assemble testdata/demo/catalog.yaml" 0 \
+	"$bin" assemble testdata/demo/catalog.yaml -o "$work/assembled"
+step "Validate the assembled catalog" 0 \
+	"$bin" validate "$work/assembled/demo-catalog"
+
+target="oci:$work/published:latest"
+# rebuild runs the scheduled job once, keeping its output for the checks.
+rebuild() {
+	printf '  = %s rebuild --config testdata/demo/catalog.yaml --image %s --base scratch --cache-dir %s\n' \
+		"$bin" "$target" "$work/cache"
+	"$bin" rebuild --config testdata/demo/catalog.yaml --image "$target" --base scratch \
+		--cache-dir "$work/cache" --log-level warn 2>&1 | tee "$work/out"
+}
+step "Rebuild and publish to an OCI layout" 0 rebuild
+first=$(awk '$2 == "published" {print $1}' "$work/out")
+check "published, digest ${first:-none}" test -n "$first"
+
+step "Rebuild again: nothing moved" 0 rebuild
+second=$(awk '$2 == "unchanged" {print $1}' "$work/out")
+check "unchanged, with the same digest" test -n "$second" -a "$second" = "$first"
+
+step "Re-push the references under the same tag (revision 2)" 0 \
+	go run ./publisher/demo/gen -from testdata/catalogs/valid -revision 2 "$layouts"
+step "Rebuild: drift reported, a new digest published" 0 rebuild
+third=$(awk '$2 == "published" {print $1}' "$work/out")
+check "both references reported as moved" test "$(grep -c '^drift: reference .* moved' "$work/out")" -eq 2
+check "published, digest ${third:-none} differs from the first" test -n "$third" -a "$third" != "$first"
+
+# Leave the layouts as a fresh `make demo` writes them.
+go run ./publisher/demo/gen -from testdata/catalogs/valid "$layouts" >/dev/null
 
 echo
 if [ "$failures" -gt 0 ]; then

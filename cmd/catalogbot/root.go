@@ -53,6 +53,7 @@ independent problem at once, each with its file and line.`,
 	})
 	cmd.AddCommand(newValidateCmd(a))
 	cmd.AddCommand(newPolicyCmd(a))
+	cmd.AddCommand(newRebuildCmd(a))
 	cmd.AddCommand(newOwnersCmd(a))
 	cmd.AddCommand(newPublishCmd(a))
 	cmd.AddCommand(newAssembleCmd(a))

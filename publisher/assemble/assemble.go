@@ -401,6 +401,13 @@ func (a *Assembler) render(ctx context.Context, image string) ([]byte, error) {
 // what a HEAD request for its tag answers. HEAD downloads nothing and does
 // not count against pull limits.
 func (a *Assembler) resolve(ctx context.Context, image string) (string, error) {
+	if spec, ok := strings.CutPrefix(image, render.LayoutPrefix); ok {
+		d, err := render.LayoutDigest(spec)
+		if err != nil {
+			return "", err
+		}
+		return d.String(), nil
+	}
 	var opts []name.Option
 	if a.insecure[registryOf(image)] {
 		opts = append(opts, name.Insecure)

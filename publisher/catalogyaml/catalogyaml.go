@@ -59,7 +59,8 @@ type Reference struct {
 	// value (0 when the entry has no image).
 	Line      int
 	ImageLine int
-	// Ref is Image parsed, or nil when it does not parse.
+	// Ref is Image parsed, or nil when it does not parse or names an OCI
+	// image layout (oci:DIR[:TAG]).
 	Ref name.Reference
 }
 
@@ -233,6 +234,12 @@ func (p *parser) references(v *yaml.Node) []Reference {
 			case "image":
 				r.Image, r.ImageLine = p.str(k, v, where+".image"), v.Line
 				if r.Image == "" {
+					return
+				}
+				// oci:DIR[:TAG] names an image in an OCI image layout, as
+				// render accepts it: a catalog assembled offline, such
+				// as the demo's. It has no registry reference.
+				if dir, ok := strings.CutPrefix(r.Image, "oci:"); ok && dir != "" && !strings.HasPrefix(dir, ":") {
 					return
 				}
 				ref, err := name.ParseReference(r.Image)

@@ -20,6 +20,9 @@ func render(f *catalogyaml.File, findings []checks.Finding) string {
 	fmt.Fprintf(&b, "name %q (line %d)\nrepo %q (line %d)\ntag %q (line %d)\n", f.Name, f.NameLine, f.Repo, f.RepoLine, f.Tag, f.TagLine)
 	for _, r := range f.References {
 		ref := "<invalid>"
+		if dir, ok := strings.CutPrefix(r.Image, "oci:"); ok && dir != "" && dir[0] != ':' {
+			ref = "<OCI layout>"
+		}
 		if r.Ref != nil {
 			ref = r.Ref.Name()
 		}
@@ -42,7 +45,7 @@ func TestParse(t *testing.T) {
 	}
 	// Files that must parse without findings; every other case is there
 	// for its findings.
-	clean := []string{"aliases", "minimal", "valid"}
+	clean := []string{"aliases", "minimal", "oci-layout", "valid"}
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
@@ -178,7 +181,9 @@ func FuzzParse(f *testing.F) {
 		if len(findings) == 0 {
 			seen := map[string]bool{}
 			for _, r := range file.References {
-				if r.Ref == nil || r.Name == "" || strings.ContainsAny(r.Name, `/\.`) || seen[r.Name] {
+				// An OCI layout reference has no registry reference.
+				usable := r.Ref != nil || (strings.HasPrefix(r.Image, "oci:") && len(r.Image) > len("oci:"))
+				if !usable || r.Name == "" || strings.ContainsAny(r.Name, `/\.`) || seen[r.Name] {
 					t.Fatalf("clean file with unusable reference %+v", r)
 				}
 				seen[r.Name] = true

@@ -31,6 +31,9 @@ const (
 // ociPrefix names an image in an OCI layout directory: oci:DIR[:TAG].
 const ociPrefix = "oci:"
 
+// LayoutPrefix is ociPrefix for callers that resolve references themselves.
+const LayoutPrefix = ociPrefix
+
 // platform is the one opm pulls from a multi-platform image.
 var platform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 
@@ -108,35 +111,10 @@ func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) 
 // manifest when no tag is given. An index found there resolves to the
 // linux image for this architecture.
 func openLayoutImage(spec string) (v1.Image, error) {
-	dir, tag := spec, ""
-	if i := strings.LastIndexByte(spec, ':'); i >= 0 && !strings.ContainsRune(spec[i+1:], '/') {
-		dir, tag = spec[:i], spec[i+1:]
-	}
-	p, err := layout.FromPath(dir)
+	idx, d, err := layoutDescriptor(spec)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	var found []v1.Descriptor
-	for _, d := range m.Manifests {
-		if tag == "" || d.Annotations["org.opencontainers.image.ref.name"] == tag {
-			found = append(found, d)
-		}
-	}
-	switch {
-	case len(found) == 0 && tag != "":
-		return nil, fmt.Errorf("no image tagged %q in OCI layout %s", tag, dir)
-	case len(found) != 1:
-		return nil, fmt.Errorf("OCI layout %s holds %d images; name one with oci:%s:TAG", dir, len(found), dir)
-	}
-	d := found[0]
 	if !d.MediaType.IsIndex() {
 		return idx.Image(d.Digest)
 	}
@@ -197,4 +175,45 @@ func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Ima
 	}
 	b.image = ref
 	return bundleResult(b)
+}
+
+// LayoutDigest is the digest oci:DIR[:TAG]'s DIR[:TAG] part names now, as
+// a HEAD request answers for a registry reference: the manifest or index
+// the tag points at. It reads index.json only.
+func LayoutDigest(spec string) (v1.Hash, error) {
+	_, d, err := layoutDescriptor(spec)
+	return d.Digest, err
+}
+
+// layoutDescriptor is the descriptor spec names in its layout's index.json.
+func layoutDescriptor(spec string) (v1.ImageIndex, v1.Descriptor, error) {
+	dir, tag := spec, ""
+	if i := strings.LastIndexByte(spec, ':'); i >= 0 && !strings.ContainsRune(spec[i+1:], '/') {
+		dir, tag = spec[:i], spec[i+1:]
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, v1.Descriptor{}, err
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, v1.Descriptor{}, err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, v1.Descriptor{}, err
+	}
+	var found []v1.Descriptor
+	for _, d := range m.Manifests {
+		if tag == "" || d.Annotations["org.opencontainers.image.ref.name"] == tag {
+			found = append(found, d)
+		}
+	}
+	switch {
+	case len(found) == 0 && tag != "":
+		return nil, v1.Descriptor{}, fmt.Errorf("no image tagged %q in OCI layout %s", tag, dir)
+	case len(found) != 1:
+		return nil, v1.Descriptor{}, fmt.Errorf("OCI layout %s holds %d images; name one with oci:%s:TAG", dir, len(found), dir)
+	}
+	return idx, found[0], nil
 }

@@ -89,3 +89,38 @@ func TestBundleImageWithoutManifests(t *testing.T) {
 		t.Errorf("Render() error = %v, want %q", err, want)
 	}
 }
+
+// LayoutDigest names what a tag in a layout points at, as a HEAD request
+// does for a registry, and fails as rendering would.
+func TestLayoutDigest(t *testing.T) {
+	img := rendertest.Image(t, map[string]string{"a": "b"})
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
+		"org.opencontainers.image.ref.name": "v1",
+	})); err != nil {
+		t.Fatal(err)
+	}
+	want, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		spec    string
+		wantErr bool
+	}{
+		{dir + ":v1", false},
+		{dir, false},
+		{dir + ":v2", true},
+		{dir + "/absent", true},
+	}
+	for _, tt := range tests {
+		got, err := LayoutDigest(tt.spec)
+		if (err != nil) != tt.wantErr || (err == nil && got != want) {
+			t.Errorf("LayoutDigest(%s) = %v, %v; want %v, error %v", tt.spec, got, err, want, tt.wantErr)
+		}
+	}
+}

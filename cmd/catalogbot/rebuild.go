@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/fbcreport"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/assemble"
+	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/publisher/rebuild"
+)
+
+// rebuildFlags are the command line of rebuild.
+type rebuildFlags struct {
+	config    string
+	image     string
+	base      string
+	opmImage  string
+	platforms []string
+	cacheDir  string
+	insecure  []string
+}
+
+func newRebuildCmd(a *app) *cobra.Command {
+	f := rebuildFlags{base: build.BaseOPM, opmImage: build.DefaultOPMImage}
+	cmd := &cobra.Command{
+		Use:   "rebuild --config CATALOG_YAML [--image REF]",
+		Short: "Assemble, validate and publish a catalog.yaml catalog; report what moved",
+		Long: `Rebuild the catalog of a catalog.yaml reference list, the job to run on a
+schedule (a Kubernetes CronJob, a GitHub Actions schedule): assemble every
+reference into a temporary directory, validate the result, build the
+catalog image and push it to --image, a registry reference or
+oci:LAYOUT_DIR[:TAG]. --image defaults to catalog.yaml's repo:tag when it
+sets both.
+
+Every reference's tag is resolved to a digest and recorded in the image's
+io.catalogbot.references annotation. Before pushing, the image published
+at the target is read and its annotations compared: each reference whose
+tag now names another digest, and a base image that moved, are reported as
+drift. The build is reproducible, so when nothing moved the digest is the
+one published and nothing is pushed: the result is "unchanged".
+
+An invalid catalog is never published: its findings are printed and the
+exit status is 1.
+
+Output: one "drift: ..." line per input that moved, then the digest and
+"published" or "unchanged".
+
+Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
+catalog is invalid or a reference could not be rendered, 2 usage, registry
+or I/O error.`,
+		Example: `  catalogbot rebuild --config catalog.yaml
+  catalogbot rebuild --config catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
+  catalogbot rebuild --config catalog.yaml --image oci:out:v1 --base scratch`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "rebuild takes no arguments, got %q; name catalog.yaml with --config", args[0])
+			}
+			if f.config == "" {
+				return usageErrorf(cmd.CommandPath(), "rebuild needs --config")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runRebuild(cmd.Context(), cmd.CommandPath(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "the catalog.yaml reference list (`CATALOG_YAML`)")
+	fl.StringVar(&f.image, "image", "", "where to publish: an image `REF`erence or oci:LAYOUT_DIR[:TAG] (default: catalog.yaml's repo:tag)")
+	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
+	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
+	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry `HOST`[:PORT] over plain HTTP (repeatable)")
+	return cmd
+}
+
+func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) error {
+	epoch, err := sourceDateEpoch()
+	if err != nil {
+		return usageErrorf(cmdPath, "%v", err)
+	}
+	data, err := os.ReadFile(f.config)
+	if err != nil {
+		return err
+	}
+	file, findings := catalogyaml.Parse(filepath.ToSlash(f.config), data)
+	if len(findings) > 0 {
+		for _, fd := range findings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
+		}
+		return errInvalid
+	}
+	target := f.image
+	if target == "" {
+		if file.Repo == "" || file.Tag == "" {
+			return usageErrorf(cmdPath, "rebuild needs --image: %s does not set both repo and tag", f.config)
+		}
+		target = file.Repo + ":" + file.Tag
+	}
+
+	start := time.Now()
+	res, err := rebuild.Rebuild(ctx, file, rebuild.Options{
+		Image:              target,
+		Base:               f.base,
+		OPMImage:           f.opmImage,
+		Platforms:          f.platforms,
+		Epoch:              epoch,
+		CacheDir:           f.cacheDir,
+		InsecureRegistries: f.insecure,
+		Keychain:           images.ContainersKeychain(),
+		Validate:           a.validate,
+		Progress:           assemble.LogProgress(a.stderr),
+	})
+	var aerr *assemble.Error
+	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
+		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
+		return errInvalid
+	}
+	if err != nil {
+		return err
+	}
+	if res.Status == rebuild.Invalid {
+		if err := fbcreport.Write(a.stdout, fbcreport.Text, res.Findings, fbcreport.Options{Version: a.version}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: the catalog assembled from %s is invalid; not published\n", f.config)
+		return errInvalid
+	}
+	for _, d := range res.Drift {
+		fmt.Fprintf(a.stdout, "drift: %s\n", d)
+	}
+	a.log.Info(string(res.Status), "image", target, "digest", res.Digest, "previous", res.Previous,
+		"drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
+	return nil
+}

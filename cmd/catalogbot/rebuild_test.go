@@ -1,0 +1,169 @@
+package main
+
+// These tests run rebuild against an in-process registry on 127.0.0.1
+// (publisher/render/rendertest), as a schedule would run it repeatedly.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+)
+
+var rebuildLine = regexp.MustCompile(`(?m)^(sha256:[0-9a-f]{64}) (published|unchanged)\n\z`)
+
+// rebuildOutput checks the last line rebuild prints and returns its digest.
+func rebuildOutput(t *testing.T, r result, status string) string {
+	t.Helper()
+	m := rebuildLine.FindStringSubmatch(r.stdout)
+	if r.code != exitOK || m == nil || m[2] != status {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and %q", r.code, r.stdout, r.stderr, status)
+	}
+	return m[1]
+}
+
+// fixtureCatalogImage is a catalog image of one package of a fixture catalog.
+func fixtureCatalogImage(t *testing.T, dir, pkg, revision string) v1.Image {
+	t.Helper()
+	return rendertest.Image(t, map[string]string{
+		"operators.operatorframework.io.index.configs.v1": "/configs",
+		"revision": revision,
+	}, rendertest.Layer(t, rendertest.DirEntries(t, filepath.Join(repoRoot, dir, pkg), "configs/"+pkg)...))
+}
+
+func registryDigest(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Digest.String()
+}
+
+func TestRebuild(t *testing.T) {
+	isolateCredentials(t)
+	host := rendertest.NewRegistry(t)
+	cert, kv := host+"/cert-rotator:v1", host+"/kv-store-operator:v1"
+	rendertest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "1"))
+	rendertest.Push(t, kv, fixtureCatalogImage(t, validDir, "kv-store-operator", "1"))
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	data := fmt.Sprintf("name: demo\nrepo: %s/team/catalog\ntag: latest\nreferences:\n- name: cert\n  image: %s\n- name: kv\n  image: %s\n", host, cert, kv)
+	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// --image defaults to catalog.yaml's repo:tag.
+	target := host + "/team/catalog:latest"
+	args := []string{"rebuild", "--config", config, "--base", "scratch", "--cache-dir", t.TempDir()}
+
+	first := rebuildOutput(t, cli(t, nil, args...), "published")
+	if got := registryDigest(t, target); got != first {
+		t.Fatalf("%s is %s, want %s", target, got, first)
+	}
+	r := cli(t, nil, args...)
+	if second := rebuildOutput(t, r, "unchanged"); second != first || strings.Contains(r.stdout, "drift") {
+		t.Errorf("second rebuild: %q; want unchanged %s without drift", r.stdout, first)
+	}
+
+	was := registryDigest(t, cert)
+	rendertest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "2"))
+	r = cli(t, nil, args...)
+	third := rebuildOutput(t, r, "published")
+	wantDrift := fmt.Sprintf("drift: reference %s moved: %s -> %s\n", cert, was, registryDigest(t, cert))
+	if !strings.HasPrefix(r.stdout, wantDrift) || strings.Count(r.stdout, "drift:") != 1 {
+		t.Errorf("stdout %q; want it to start with %q, the only drift", r.stdout, wantDrift)
+	}
+	if third == first || registryDigest(t, target) != third {
+		t.Errorf("moved reference: published %s (first %s), target %s", third, first, registryDigest(t, target))
+	}
+
+	rendertest.Push(t, kv, fixtureCatalogImage(t, brokenDir, "kv-store-operator", "1"))
+	r = cli(t, nil, args...)
+	if r.code != exitInvalid || !strings.Contains(r.stdout, "kv-store-operatr") || !strings.Contains(r.stderr, "not published") {
+		t.Fatalf("invalid catalog: exit %d, stdout %q, stderr %q; want 1, findings, not published", r.code, r.stdout, r.stderr)
+	}
+	if got := registryDigest(t, target); got != third {
+		t.Errorf("an invalid catalog moved %s to %s", target, got)
+	}
+}
+
+// An OCI layout target needs no registry for the output.
+func TestRebuildLayoutTarget(t *testing.T) {
+	isolateCredentials(t)
+	host := rendertest.NewRegistry(t)
+	for _, pkg := range []string{"cert-rotator", "kv-store-operator"} {
+		rendertest.Push(t, host+"/"+pkg+":v1", fixtureCatalogImage(t, validDir, pkg, "1"))
+	}
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	data := fmt.Sprintf("name: demo\nreferences:\n- name: cert\n  image: %[1]s/cert-rotator:v1\n- name: kv\n  image: %[1]s/kv-store-operator:v1\n", host)
+	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"rebuild", "--config", config, "--base", "scratch", "--image", "oci:" + filepath.Join(t.TempDir(), "out")}
+	first := rebuildOutput(t, cli(t, nil, args...), "published")
+	if second := rebuildOutput(t, cli(t, nil, args...), "unchanged"); second != first {
+		t.Errorf("second rebuild %s, want %s", second, first)
+	}
+}
+
+func TestRebuildUsage(t *testing.T) {
+	dir := t.TempDir()
+	noTarget := filepath.Join(dir, "no-target.yaml")
+	if err := os.WriteFile(noTarget, []byte("name: demo\nreferences:\n- name: a\n  image: quay.io/a/b:v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: demo\nreferences:\n- name: a\n  image: Not/Valid\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no config", []string{"rebuild"}, exitError, "needs --config"},
+		{"argument", []string{"rebuild", "--config", noTarget, "x"}, exitError, "takes no arguments"},
+		{"no target", []string{"rebuild", "--config", noTarget}, exitError, "needs --image"},
+		{"missing config", []string{"rebuild", "--config", filepath.Join(dir, "absent.yaml")}, exitError, "absent.yaml"},
+		{"invalid catalog.yaml", []string{"rebuild", "--config", bad, "--image", "oci:" + filepath.Join(dir, "out")}, exitInvalid, "catalog-yaml-image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+// A reference that cannot be rendered fails the run like an invalid
+// catalog, with its class, and nothing is published.
+func TestRebuildMissingReference(t *testing.T) {
+	isolateCredentials(t)
+	host := rendertest.NewRegistry(t)
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(config, []byte("name: demo\nreferences:\n- name: gone\n  image: "+host+"/gone:v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := cli(t, nil, "rebuild", "--config", config, "--base", "scratch", "--image", "oci:"+out)
+	if r.code != exitInvalid || !strings.Contains(r.stderr, "not_found") {
+		t.Fatalf("exit %d, stderr %q; want 1 and not_found", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output written for a failed rebuild: %v", err)
+	}
+}

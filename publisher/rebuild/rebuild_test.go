@@ -1,0 +1,238 @@
+package rebuild_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/publisher/rebuild"
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+)
+
+const configsLabel = "operators.operatorframework.io.index.configs.v1"
+
+// catalogImage is the catalog image of one package directory of a fixture
+// catalog; extra labels make a different digest of the same catalog.
+func catalogImage(t *testing.T, catalog, pkg string, extra map[string]string) v1.Image {
+	t.Helper()
+	labels := map[string]string{configsLabel: "/configs"}
+	for k, v := range extra {
+		labels[k] = v
+	}
+	dir := filepath.Join("..", "..", "testdata", "catalogs", catalog, pkg)
+	return rendertest.Image(t, labels, rendertest.Layer(t, rendertest.DirEntries(t, dir, "configs/"+pkg)...))
+}
+
+func parse(t *testing.T, host string) *catalogyaml.File {
+	t.Helper()
+	data := fmt.Sprintf(`name: demo
+references:
+  - name: cert-rotator
+    image: %[1]s/cert-rotator:v1
+  - name: kv-store-operator
+    image: %[1]s/kv-store-operator:v1
+`, host)
+	f, findings := catalogyaml.Parse("catalog.yaml", []byte(data))
+	if len(findings) > 0 {
+		t.Fatalf("catalog.yaml: %v", findings)
+	}
+	return f
+}
+
+func headDigest(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		return ""
+	}
+	return d.Digest.String()
+}
+
+func options(target string) rebuild.Options {
+	return rebuild.Options{Image: target, Base: build.BaseScratch, Keychain: authn.NewMultiKeychain()}
+}
+
+// TestRebuildRegistry runs the scheduled job four times against one
+// registry, as a schedule would: publish, nothing moved, a tag moved, and
+// a reference that turned invalid.
+func TestRebuildRegistry(t *testing.T) {
+	ctx := context.Background()
+	host := rendertest.NewRegistry(t)
+	certRef, kvRef := host+"/cert-rotator:v1", host+"/kv-store-operator:v1"
+	rendertest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", nil))
+	rendertest.Push(t, kvRef, catalogImage(t, "valid", "kv-store-operator", nil))
+	f := parse(t, host)
+	target := host + "/catalog:latest"
+	o := options(target)
+	// The cache is shared across runs, as with --cache-dir: a moved tag
+	// must still be noticed.
+	o.CacheDir = t.TempDir()
+
+	first, err := rebuild.Rebuild(ctx, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Status != rebuild.Published || first.Previous != "" || first.Drift != nil {
+		t.Fatalf("first run: status %s, previous %q, drift %v; want published, none, none", first.Status, first.Previous, first.Drift)
+	}
+	if got := headDigest(t, target); got != first.Digest {
+		t.Fatalf("target is %s, want the published %s", got, first.Digest)
+	}
+	want := map[string]string{certRef: headDigest(t, certRef), kvRef: headDigest(t, kvRef)}
+	if !reflect.DeepEqual(first.References, want) {
+		t.Errorf("references = %v, want %v", first.References, want)
+	}
+	prev, err := rebuild.ReadPublished(ctx, target, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev.Annotations[build.AnnReferences] == "" {
+		t.Errorf("published image has no %s annotation: %v", build.AnnReferences, prev.Annotations)
+	}
+
+	second, err := rebuild.Rebuild(ctx, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Status != rebuild.Unchanged || second.Digest != first.Digest || len(second.Drift) != 0 {
+		t.Fatalf("second run: status %s, digest %s, drift %v; want unchanged, %s, none", second.Status, second.Digest, second.Drift, first.Digest)
+	}
+
+	wasCert := want[certRef]
+	rendertest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", map[string]string{"revision": "2"}))
+	third, err := rebuild.Rebuild(ctx, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDrift := []rebuild.Drift{{Kind: rebuild.DriftReference, Name: certRef, Was: wasCert, Now: headDigest(t, certRef)}}
+	if !reflect.DeepEqual(third.Drift, wantDrift) {
+		t.Errorf("drift = %v, want %v", third.Drift, wantDrift)
+	}
+	if third.Status != rebuild.Published || third.Digest == first.Digest || third.Previous != first.Digest {
+		t.Fatalf("third run: status %s, digest %s, previous %s; want published, a new digest, %s", third.Status, third.Digest, third.Previous, first.Digest)
+	}
+	if got := headDigest(t, target); got != third.Digest {
+		t.Fatalf("target is %s, want the republished %s", got, third.Digest)
+	}
+
+	rendertest.Push(t, kvRef, catalogImage(t, "broken", "kv-store-operator", nil))
+	fourth, err := rebuild.Rebuild(ctx, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fourth.Status != rebuild.Invalid || fourth.Findings == nil || fourth.Findings.Valid() {
+		t.Fatalf("invalid catalog: status %s, findings %v; want invalid with findings", fourth.Status, fourth.Findings)
+	}
+	if got := headDigest(t, target); got != third.Digest {
+		t.Fatalf("an invalid catalog moved the target to %s", got)
+	}
+}
+
+// TestRebuildLayout publishes to an OCI layout, the offline target.
+func TestRebuildLayout(t *testing.T) {
+	ctx := context.Background()
+	host := rendertest.NewRegistry(t)
+	rendertest.Push(t, host+"/cert-rotator:v1", catalogImage(t, "valid", "cert-rotator", nil))
+	rendertest.Push(t, host+"/kv-store-operator:v1", catalogImage(t, "valid", "kv-store-operator", nil))
+	f := parse(t, host)
+	target := "oci:" + filepath.Join(t.TempDir(), "out") + ":v1"
+
+	var digests []string
+	for i, want := range []rebuild.Status{rebuild.Published, rebuild.Unchanged} {
+		res, err := rebuild.Rebuild(ctx, f, options(target))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != want || len(res.Drift) != 0 {
+			t.Fatalf("run %d: status %s, drift %v; want %s, none", i+1, res.Status, res.Drift, want)
+		}
+		digests = append(digests, res.Digest)
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("digests differ across runs: %v", digests)
+	}
+	prev, err := rebuild.ReadPublished(ctx, target, nil, nil)
+	if err != nil || prev == nil || prev.Digest != digests[0] {
+		t.Fatalf("ReadPublished = %v, %v; want digest %s", prev, err, digests[0])
+	}
+}
+
+func TestReadPublishedMissing(t *testing.T) {
+	host := rendertest.NewRegistry(t)
+	for _, target := range []string{
+		host + "/nothing:latest",
+		"oci:" + filepath.Join(t.TempDir(), "absent"),
+	} {
+		img, err := rebuild.ReadPublished(context.Background(), target, nil, nil)
+		if err != nil || img != nil {
+			t.Errorf("ReadPublished(%s) = %v, %v; want nil, nil", target, img, err)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	refs := `{"a:v1":"sha256:1","b:v1":"sha256:2"}`
+	tests := []struct {
+		name     string
+		anns     map[string]string
+		refs     map[string]string
+		base     string
+		baseDig  string
+		want     []rebuild.Drift
+		wantNone bool
+	}{
+		{
+			name: "nothing recorded", anns: nil,
+			refs: map[string]string{"a:v1": "sha256:1"}, wantNone: true,
+		},
+		{
+			name: "nothing moved", anns: map[string]string{build.AnnReferences: refs, build.AnnBaseName: "opm", build.AnnBaseDigest: "sha256:b"},
+			refs: map[string]string{"a:v1": "sha256:1", "b:v1": "sha256:2"}, base: "opm", baseDig: "sha256:b", wantNone: true,
+		},
+		{
+			name: "moved, added, removed", anns: map[string]string{build.AnnReferences: refs},
+			refs: map[string]string{"a:v1": "sha256:9", "c:v1": "sha256:3"},
+			want: []rebuild.Drift{
+				{Kind: rebuild.DriftReference, Name: "a:v1", Was: "sha256:1", Now: "sha256:9"},
+				{Kind: rebuild.DriftRemoved, Name: "b:v1", Was: "sha256:2"},
+				{Kind: rebuild.DriftAdded, Name: "c:v1", Now: "sha256:3"},
+			},
+		},
+		{
+			name: "base moved", anns: map[string]string{build.AnnBaseName: "opm", build.AnnBaseDigest: "sha256:b"},
+			base: "opm", baseDig: "sha256:c",
+			want: []rebuild.Drift{{Kind: rebuild.DriftBase, Name: "opm", Was: "sha256:b", Now: "sha256:c"}},
+		},
+		{
+			name: "base renamed is configuration, not drift", anns: map[string]string{build.AnnBaseName: "opm", build.AnnBaseDigest: "sha256:b"},
+			base: "other", baseDig: "sha256:c", wantNone: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rebuild.Compare(tt.anns, tt.refs, tt.base, tt.baseDig)
+			if tt.wantNone {
+				if len(got) != 0 {
+					t.Errorf("drift = %v, want none", got)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("drift = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
