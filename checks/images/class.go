@@ -42,6 +42,12 @@ const (
 // Classes lists every class, ok first, in the order reports count them.
 var Classes = []Class{ClassOK, ClassNotFound, ClassUnauthorized, ClassRateLimited, ClassTransport, ClassPolicy}
 
+// ClassifyError puts an error from a registry request into its class, with a
+// message a maintainer can act on. Other code that talks to registries
+// (catalog assembly) uses it so that its failures read like the image
+// check's.
+func ClassifyError(err error) (Class, string) { return classify(err) }
+
 // classify puts a registry error into its class and says what happened in
 // words a catalog maintainer can act on. Messages never quote request
 // headers or bodies sent, so credentials cannot leak through them.

@@ -11,16 +11,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -31,85 +27,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
-
-// need finds a program the test depends on. Outside CI a missing one skips
-// the test; in CI (CI=true) it fails it, so that a broken install cannot
-// pass as a green run.
-func need(t *testing.T, program, pkg string) string {
-	t.Helper()
-	path, err := exec.LookPath(program)
-	if err == nil {
-		return path
-	}
-	msg := fmt.Sprintf("%s not found: install the Debian package %s (apt-get install %s) to run the end-to-end tests", program, pkg, pkg)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// startRegistry runs docker-registry on a free loopback port with a
-// minimal configuration and returns its host:port. The process is killed
-// when the test ends.
-func startRegistry(t *testing.T) string {
-	t.Helper()
-	bin := need(t, "docker-registry", "docker-registry")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := l.Addr().String()
-	l.Close()
-
-	dir := t.TempDir()
-	config := filepath.Join(dir, "config.yml")
-	err = os.WriteFile(config, []byte(`version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: `+filepath.Join(dir, "data")+`
-  maintenance:
-    uploadpurging:
-      enabled: false
-http:
-  addr: `+host+`
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", config)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("docker-registry output:\n%s", logs.String())
-		}
-	})
-
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get("http://" + host + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return host
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("docker-registry did not come up on %s: %v\n%s", host, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // push writes an image or an index to the registry over plain HTTP, as
 // go-containerregistry does for loopback registries.
@@ -180,7 +97,7 @@ func render(t *testing.T, dir, host string, digests map[string]v1.Hash) {
 }
 
 func TestE2E(t *testing.T) {
-	host := startRegistry(t)
+	host := imagestest.StartDockerRegistry(t)
 	ref := func(s string) string { return host + "/" + s }
 	labels := map[string]string{images.CatalogLabel: "/configs"}
 	digests := map[string]v1.Hash{
@@ -303,7 +220,7 @@ func TestE2E(t *testing.T) {
 	})
 
 	t.Run("skopeo", func(t *testing.T) {
-		skopeo := need(t, "skopeo", "skopeo")
+		skopeo := imagestest.NeedProgram(t, "skopeo", "skopeo")
 		out, err := exec.Command(skopeo, "inspect", "--tls-verify=false", "--no-tags", "docker://"+ref("team/foo:v1")).Output()
 		if err != nil {
 			t.Fatalf("skopeo inspect: %v", err)

@@ -425,7 +425,7 @@ func (a *Assembler) resolve(ctx context.Context, image string) (string, error) {
 	}
 	desc, err := remote.Head(ref, ropts...)
 	var terr *transport.Error
-	if errors.As(err, &terr) && classifyHTTP(terr) == images.ClassTransport {
+	if errors.As(err, &terr) && classOf(err) == images.ClassTransport {
 		// Some registries and proxies answer HEAD with an error they would
 		// not give a GET; a GET of the manifest still downloads no layer.
 		d, gerr := remote.Get(ref, ropts...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"net/url"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -30,7 +29,7 @@ func Classify(err error) (Class, string) {
 	msg := err.Error()
 	var terr *transport.Error
 	if errors.As(err, &terr) {
-		return classifyHTTP(terr), msg
+		return classOf(err), msg
 	}
 	var perr *name.ErrBadName
 	switch {
@@ -53,30 +52,8 @@ func Classify(err error) (Class, string) {
 	return ClassInvalid, msg
 }
 
-func classifyHTTP(e *transport.Error) Class {
-	switch e.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return images.ClassUnauthorized
-	}
-	for _, d := range e.Errors {
-		switch d.Code {
-		case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-			return images.ClassUnauthorized
-		}
-	}
-	switch e.StatusCode {
-	case http.StatusNotFound:
-		return images.ClassNotFound
-	case http.StatusTooManyRequests:
-		return images.ClassRateLimited
-	}
-	for _, d := range e.Errors {
-		switch d.Code {
-		case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
-			return images.ClassNotFound
-		case transport.TooManyRequestsErrorCode:
-			return images.ClassRateLimited
-		}
-	}
-	return images.ClassTransport
+// classOf is the class checks/images gives a registry error.
+func classOf(err error) Class {
+	class, _ := images.ClassifyError(err)
+	return class
 }
