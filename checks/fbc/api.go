@@ -48,6 +48,9 @@ type Result struct {
 	// order, when Options.Images is set. Bundles whose blob failed to load
 	// are missing from it.
 	Images []ImageRef
+
+	// fastDocs counts the documents the fast path decoded, for tests.
+	fastDocs int
 }
 
 // ImageKind says where in a bundle an image reference appears.

@@ -26,12 +26,28 @@ func sameResult(t testing.TB, fsys fstest.MapFS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fast.OPMMessage != exact.OPMMessage || fast.Stats != exact.Stats || !reflect.DeepEqual(fast.Findings, exact.Findings) ||
-		!reflect.DeepEqual(fast.Images, exact.Images) {
+	if fast.fastDocs == 0 {
+		// Both runs took the exact path, which is not always deterministic:
+		// a YAML flow mapping whose keys collide once converted to JSON
+		// ({0: a, "0": b}) keeps either value, at random, in
+		// sigs.k8s.io/yaml and so in opm. There is nothing to compare.
+		return
+	}
+	for i := 0; i < 10 && !equalResults(fast, exact); i++ {
+		if exact, err = Validate(context.Background(), fsys, Options{Images: true, exact: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equalResults(fast, exact) {
 		f, _ := json.MarshalIndent(fast, "", "  ")
 		e, _ := json.MarshalIndent(exact, "", "  ")
 		t.Fatalf("fast path differs from exact path\nfast:\n%s\nexact:\n%s", f, e)
 	}
+}
+
+func equalResults(a, b *Result) bool {
+	return a.OPMMessage == b.OPMMessage && a.Stats == b.Stats &&
+		reflect.DeepEqual(a.Findings, b.Findings) && reflect.DeepEqual(a.Images, b.Images)
 }
 
 func TestFastPathGolden(t *testing.T) {
@@ -78,14 +94,28 @@ func TestFastPathCorpus(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no catalog files in the corpus")
 	}
+	var docs, fastDocs int
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		res, err := Validate(context.Background(), fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Stats
+		docs += st.Packages + st.Channels + st.Bundles + st.Deprecations + st.Others
+		fastDocs += res.fastDocs
 		sameResult(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
 		sameResult(t, fstest.MapFS{"catalog.json": &fstest.MapFile{Data: yamlToJSONStream(t, data)}})
 	}
+	// The comparison only means something if the fast path is taken: on
+	// real catalogs it should decode nearly every document.
+	if fastDocs*100 < docs*99 {
+		t.Errorf("fast path took %d of %d corpus documents, want at least 99%%", fastDocs, docs)
+	}
+	t.Logf("fast path took %d of %d corpus documents", fastDocs, docs)
 }
 
 // yamlToJSONStream rewrites a YAML catalog file as the JSON stream opm

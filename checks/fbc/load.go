@@ -79,6 +79,8 @@ type fileResult struct {
 	others   int
 	errs     []loadError
 	images   []ImageRef
+	// fastDocs counts documents the fast path took.
+	fastDocs int
 	// config holds the complete blobs when Options.full asks for them.
 	config *declcfg.DeclarativeConfig
 }
@@ -219,7 +221,11 @@ func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
 	if fastPath {
 		fast = func(raw []byte, d *document) bool {
 			root, ok := parseFastYAML(raw)
-			return ok && fr.addFast(pos{File: p, Line: d.line, Start: d.offset, End: d.end}, root)
+			if ok && fr.addFast(pos{File: p, Line: d.line, Start: d.offset, End: d.end}, root) {
+				fr.fastDocs++
+				return true
+			}
+			return false
 		}
 	}
 	decodeStream(data, fast, func(d *document) bool {
@@ -252,6 +258,7 @@ func (fr *fileResult) addFastJSON(data []byte) bool {
 			return false
 		}
 	}
+	tmp.fastDocs = len(roots)
 	*fr = *tmp
 	return true
 }

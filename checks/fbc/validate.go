@@ -29,6 +29,7 @@ func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		res.Stats.Deprecations += len(f.deps)
 		res.Stats.Others += f.others
 		res.Images = append(res.Images, f.images...)
+		res.fastDocs += f.fastDocs
 		for _, e := range f.errs {
 			probs = append(probs, loadProblem(e))
 		}
