@@ -49,16 +49,16 @@ type PRState struct {
 
 // Decision is whether to merge, and every reason not to.
 type Decision struct {
-	Merge  bool
-	Method string
+	Merge  bool   `json:"merge"`
+	Method string `json:"method"`
 	// SHA is the checked head: the merge call must send it, so that a
 	// push after the check makes the merge fail rather than merge
 	// unchecked commits.
-	SHA     string
-	Reasons []string
+	SHA     string   `json:"sha"`
+	Reasons []string `json:"reasons"`
 	// Recheck says the checks must run again before a merge can be
 	// decided: the head or the base moved under them.
-	Recheck bool
+	Recheck bool `json:"recheck"`
 }
 
 // Decide says whether the pull request may be merged under p. It lists

@@ -285,6 +285,34 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 // matters.
 var approvalEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// parseApprovals turns --approve LOGIN[@REV] flags into approvals, in the
+// order given. An approval without REV is of headSHA.
+func parseApprovals(cmdPath, repoDir, headSHA string, specs []string) ([]owners.Approval, error) {
+	var gitRepo *git.Repository
+	var approvals []owners.Approval
+	for i, spec := range specs {
+		login, rev, _ := strings.Cut(strings.TrimPrefix(spec, "@"), "@")
+		if owners.NormLogin(login) == "" {
+			return nil, usageErrorf(cmdPath, "invalid --approve %q: want LOGIN or LOGIN@REV", spec)
+		}
+		sha := headSHA
+		if rev != "" {
+			if gitRepo == nil {
+				var err error
+				if gitRepo, err = git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+					return nil, err
+				}
+			}
+			var err error
+			if sha, err = change.Resolve(gitRepo, rev); err != nil {
+				return nil, usageErrorf(cmdPath, "invalid --approve %q: %v", spec, err)
+			}
+		}
+		approvals = append(approvals, owners.Approval{User: login, SHA: sha, Time: approvalEpoch.Add(time.Duration(i) * time.Second), Via: "command line"})
+	}
+	return approvals, nil
+}
+
 func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	c, baseFS, headFS, err := change.FromGit(f.repo, f.base, f.head)
 	if err != nil {
@@ -293,25 +321,9 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	c.Author = f.author
 	c.Number = f.number
 
-	var gitRepo *git.Repository
-	var approvals []owners.Approval
-	for i, spec := range f.approve {
-		login, rev, _ := strings.Cut(strings.TrimPrefix(spec, "@"), "@")
-		if owners.NormLogin(login) == "" {
-			return usageErrorf(cmdPath, "invalid --approve %q: want LOGIN or LOGIN@REV", spec)
-		}
-		sha := c.HeadSHA
-		if rev != "" {
-			if gitRepo == nil {
-				if gitRepo, err = git.PlainOpenWithOptions(f.repo, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
-					return err
-				}
-			}
-			if sha, err = change.Resolve(gitRepo, rev); err != nil {
-				return usageErrorf(cmdPath, "invalid --approve %q: %v", spec, err)
-			}
-		}
-		approvals = append(approvals, owners.Approval{User: login, SHA: sha, Time: approvalEpoch.Add(time.Duration(i) * time.Second), Via: "command line"})
+	approvals, err := parseApprovals(cmdPath, f.repo, c.HeadSHA, f.approve)
+	if err != nil {
+		return err
 	}
 
 	start := time.Now()

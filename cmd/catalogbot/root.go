@@ -52,6 +52,7 @@ independent problem at once, each with its file and line.`,
 		return &usageError{cmd: c.CommandPath(), err: err}
 	})
 	cmd.AddCommand(newValidateCmd(a))
+	cmd.AddCommand(newCheckCmd(a))
 	cmd.AddCommand(newPolicyCmd(a))
 	cmd.AddCommand(newRebuildCmd(a))
 	cmd.AddCommand(newOwnersCmd(a))

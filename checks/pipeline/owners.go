@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+// Owners checks that every changed path is approved by its owners. OWNERS
+// files are read from the base tree only: an OWNERS edit inside the change
+// grants nothing until it has merged.
+type Owners struct{}
+
+// OwnersName is the name of the owners check.
+const OwnersName = "owners"
+
+func (Owners) Name() string { return OwnersName }
+
+func (Owners) Run(_ context.Context, in *Input) checks.Result {
+	repo, err := owners.Load(in.Base, owners.LoadOptions{})
+	if err != nil {
+		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the OWNERS files: %v", err)}
+	}
+	st := repo.Evaluate(owners.Input{
+		Change:    in.Change,
+		Approvals: in.Approvals,
+		Policy:    in.Policy.Owners,
+		Base:      in.Base,
+		Head:      in.Head,
+	})
+	res := checks.Result{Conclusion: checks.Failure, Findings: st.Findings, Summary: ownersSummary(st)}
+	if st.Approved {
+		res.Conclusion = checks.Success
+	}
+	return res
+}
+
+// ownersSummary says the verdict, what waits for approval and whom to ask:
+// the part of the approval state an author acts on.
+func ownersSummary(st *owners.State) string {
+	var b strings.Builder
+	b.WriteString(st.Reason)
+	b.WriteString("\n")
+	if len(st.Unapproved) > 0 {
+		b.WriteString("\nWaiting for approval:\n\n")
+		for _, f := range st.Unapproved {
+			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
+	}
+	if len(st.Suggested) > 0 {
+		fmt.Fprintf(&b, "\nSuggested approvers: %s\n", strings.Join(st.Suggested, ", "))
+	}
+	return b.String()
+}
+
+// Approved reports whether the owners check of rep succeeded: the approval
+// state that merge decisions need.
+func Approved(rep checks.Report) bool {
+	return rep.Conclusions()[OwnersName] == checks.Success
+}
