@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/yamlnode"
 )
 
 // Rule ids of the findings Parse reports.
@@ -67,7 +67,7 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
 		if !errors.Is(err, io.EOF) {
-			p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+			p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
 		}
 		return pol, p.findings
 	}
@@ -75,18 +75,18 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	if err := dec.Decode(&extra); err == nil {
 		p.errorf(extra.Line, RuleSyntax, "a second YAML document; %s holds exactly one", name)
 	} else if !errors.Is(err, io.EOF) {
-		p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+		p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
 	}
 
-	root := resolve(&doc)
+	root := yamlnode.Resolve(&doc)
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = resolve(root.Content[0])
+		root = yamlnode.Resolve(root.Content[0])
 	}
-	if isNull(root) {
+	if yamlnode.IsNull(root) {
 		return pol, p.findings
 	}
 	if root.Kind != yaml.MappingNode {
-		p.errorf(root.Line, RuleType, "the top level is %s; want a mapping", describe(root))
+		p.errorf(root.Line, RuleType, "the top level is %s; want a mapping", yamlnode.Describe(root))
 		return pol, p.findings
 	}
 	p.mapping(root, "", map[string]func(*yaml.Node){
@@ -116,7 +116,7 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 				if r == "" {
 					continue // reported by strs
 				}
-				line := resolve(v).Content[i].Line
+				line := yamlnode.Resolve(v).Content[i].Line
 				clean, good := p.relPath(line, fmt.Sprintf("catalog.roots[%d]", i), r)
 				if !good {
 					ok = false
@@ -198,7 +198,7 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 					_, err = name.NewRepository(host + "/" + prefix)
 				}
 				if err != nil || host == "" {
-					p.errorf(resolve(v).Content[i].Line, RuleValue,
+					p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue,
 						"images.allowRegistries[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", i, a)
 					ok = false
 				}
@@ -254,7 +254,7 @@ func (p *parser) merge(v *yaml.Node, m *Merge) {
 			seen := map[string]bool{}
 			for i, s := range list {
 				if s != "" && seen[s] {
-					p.errorf(resolve(v).Content[i].Line, RuleValue, "merge.requiredChecks[%d] %q is listed twice", i, s)
+					p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue, "merge.requiredChecks[%d] %q is listed twice", i, s)
 					ok = false
 				}
 				seen[s] = true
@@ -305,19 +305,19 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 // YAML forbids and decoders resolve differently). A null value is an absent
 // section.
 func (p *parser) mapping(v *yaml.Node, prefix string, fields map[string]func(*yaml.Node)) {
-	v = resolve(v)
-	if isNull(v) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
 		return
 	}
 	if v.Kind != yaml.MappingNode {
-		p.errorf(v.Line, RuleType, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), describe(v))
+		p.errorf(v.Line, RuleType, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), yamlnode.Describe(v))
 		return
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := resolve(v.Content[i]), v.Content[i+1]
+		k, val := yamlnode.Resolve(v.Content[i]), v.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			p.errorf(k.Line, RuleUnknownKey, "a key that is %s; keys are field names", describe(k))
+			p.errorf(k.Line, RuleUnknownKey, "a key that is %s; keys are field names", yamlnode.Describe(k))
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
@@ -357,7 +357,7 @@ func known(fields map[string]func(*yaml.Node)) string {
 // and off are refused: the parser here reads them as strings, opm's as
 // booleans, and a policy must not mean two things.
 func (p *parser) boolean(v *yaml.Node, field string) (bool, bool) {
-	v = resolve(v)
+	v = yamlnode.Resolve(v)
 	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
 		b, err := strconv.ParseBool(v.Value)
 		if err == nil {
@@ -366,7 +366,7 @@ func (p *parser) boolean(v *yaml.Node, field string) (bool, bool) {
 		// goyaml.v3 tags True and TRUE as booleans as well.
 		return strings.EqualFold(v.Value, "true"), true
 	}
-	if v.Kind == yaml.ScalarNode && isPlain(v) && yaml11Bools[v.Value] {
+	if v.Kind == yaml.ScalarNode && yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
 		p.errorf(v.Line, RuleYAML11, "%s is %s, which YAML 1.1 and 1.2 read differently; write true or false", field, v.Value)
 		return false, false
 	}
@@ -378,10 +378,10 @@ func (p *parser) boolean(v *yaml.Node, field string) (bool, bool) {
 // refused rather than converted, and so are plain yes/no/on/off, which
 // YAML 1.1 readers take for booleans.
 func (p *parser) str(v *yaml.Node, field string) (string, bool) {
-	v = resolve(v)
+	v = yamlnode.Resolve(v)
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-		if isPlain(v) && yaml11Bools[v.Value] {
+		if yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
 			p.errorf(v.Line, RuleYAML11, "%s is %s, a boolean to YAML 1.1 readers; quote it if you mean the string", field, v.Value)
 			return "", false
 		}
@@ -390,7 +390,7 @@ func (p *parser) str(v *yaml.Node, field string) (string, bool) {
 			return "", false
 		}
 		return v.Value, true
-	case v.Kind == yaml.ScalarNode && !isNull(v):
+	case v.Kind == yaml.ScalarNode && !yamlnode.IsNull(v):
 		p.errorf(v.Line, RuleType, "%s is %s; want a string (quote it)", field, describeValue(v))
 	default:
 		p.errorf(v.Line, RuleType, "%s is %s; want a string", field, describeValue(v))
@@ -400,8 +400,8 @@ func (p *parser) str(v *yaml.Node, field string) (string, bool) {
 
 // strs returns the values of a list of strings. A null is an empty list.
 func (p *parser) strs(v *yaml.Node, field string) ([]string, bool) {
-	v = resolve(v)
-	if isNull(v) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
 		return []string{}, true
 	}
 	if v.Kind != yaml.SequenceNode {
@@ -427,7 +427,7 @@ func (p *parser) platforms(v *yaml.Node, field string) ([]string, bool) {
 		}
 		pl, err := v1.ParsePlatform(s)
 		if err != nil || pl.OS == "" || pl.Architecture == "" || strings.Count(s, "/") > 2 {
-			p.errorf(resolve(v).Content[i].Line, RuleValue, "%s[%d] %q: want os/arch or os/arch/variant, such as linux/amd64", field, i, s)
+			p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue, "%s[%d] %q: want os/arch or os/arch/variant, such as linux/amd64", field, i, s)
 			ok = false
 		}
 	}
@@ -451,78 +451,11 @@ func (p *parser) relPath(line int, field, s string) (string, bool) {
 	return "", false
 }
 
-var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// syntaxLine and syntaxMessage split a YAML syntax error into its line and
-// the message without the "yaml: line N:" prefix, which the finding's
-// position already says.
-func syntaxLine(err error) int {
-	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
-
-func syntaxMessage(err error) string {
-	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
-	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
-}
-
-// resolve follows aliases to the node they stand for.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-func isPlain(n *yaml.Node) bool {
-	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
-}
-
-// yaml11Bools are the plain scalars that YAML 1.1 reads as booleans and
-// YAML 1.2 (the parser here) as strings.
-var yaml11Bools = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
-	"n": true, "N": true, "no": true, "No": true, "NO": true,
-	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
 // describeValue names a node's kind and, for scalars, its value.
 func describeValue(n *yaml.Node) string {
-	d := describe(n)
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
+	d := yamlnode.Describe(n)
+	if n.Kind == yaml.ScalarNode && !yamlnode.IsNull(n) {
 		return fmt.Sprintf("%s %q", d, n.Value)
 	}
 	return d
-}
-
-// describe names the kind of a node for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "a boolean"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a number"
-		case "!!str":
-			return "a string"
-		}
-		return "a " + strings.TrimPrefix(n.Tag, "!!")
-	}
-	return "empty"
 }

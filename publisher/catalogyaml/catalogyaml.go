@@ -21,15 +21,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/yamlnode"
 )
 
 // File is a parsed catalog.yaml. Fields that are absent are empty, with line
@@ -115,7 +114,7 @@ func Parse(path string, data []byte) (*File, []checks.Finding) {
 		if errors.Is(err, io.EOF) {
 			p.errorf(0, RuleSyntax, "the file is empty; want a mapping with name and references")
 		} else {
-			p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+			p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
 		}
 		return f, p.findings
 	}
@@ -123,15 +122,15 @@ func Parse(path string, data []byte) (*File, []checks.Finding) {
 	if err := dec.Decode(&extra); err == nil {
 		p.errorf(extra.Line, RuleSyntax, "a second YAML document; catalog.yaml holds exactly one")
 	} else if !errors.Is(err, io.EOF) {
-		p.errorf(syntaxLine(err), RuleSyntax, "%s", syntaxMessage(err))
+		p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
 	}
 
-	root := resolve(&doc)
+	root := yamlnode.Resolve(&doc)
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = resolve(root.Content[0])
+		root = yamlnode.Resolve(root.Content[0])
 	}
 	if root.Kind != yaml.MappingNode {
-		p.errorf(root.Line, RuleFieldType, "the top level is %s; want a mapping with name and references", describe(root))
+		p.errorf(root.Line, RuleFieldType, "the top level is %s; want a mapping with name and references", yamlnode.Describe(root))
 		return f, p.findings
 	}
 
@@ -205,20 +204,20 @@ func imageHint(s string) string {
 }
 
 func (p *parser) references(v *yaml.Node) []Reference {
-	v = resolve(v)
-	if isNull(v) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
 		return nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		p.errorf(v.Line, RuleFieldType, "references is %s; want a list of entries with name and image", describe(v))
+		p.errorf(v.Line, RuleFieldType, "references is %s; want a list of entries with name and image", yamlnode.Describe(v))
 		return nil
 	}
 	refs := make([]Reference, 0, len(v.Content))
 	for i, item := range v.Content {
-		item = resolve(item)
+		item = yamlnode.Resolve(item)
 		where := fmt.Sprintf("references[%d]", i)
 		if item.Kind != yaml.MappingNode {
-			p.errorf(item.Line, RuleFieldType, "%s is %s; want an entry with name and image", where, describe(item))
+			p.errorf(item.Line, RuleFieldType, "%s is %s; want an entry with name and image", where, yamlnode.Describe(item))
 			continue
 		}
 		r := Reference{Line: item.Line}
@@ -269,9 +268,9 @@ func (p *parser) references(v *yaml.Node) []Reference {
 func (p *parser) fields(m *yaml.Node, prefix string, fn func(key string, k, v *yaml.Node)) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := resolve(m.Content[i]), m.Content[i+1]
+		k, v := yamlnode.Resolve(m.Content[i]), m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			p.errorf(k.Line, RuleUnknownField, "a key that is %s; keys are field names", describe(k))
+			p.errorf(k.Line, RuleUnknownField, "a key that is %s; keys are field names", yamlnode.Describe(k))
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
@@ -287,26 +286,26 @@ func (p *parser) fields(m *yaml.Node, prefix string, fn func(key string, k, v *y
 // string. Scalars that YAML reads as numbers, booleans or null are refused
 // rather than converted: "tag: 1.10" is the float 1.1 to most YAML tools.
 func (p *parser) str(k, v *yaml.Node, field string) string {
-	v = resolve(v)
+	v = yamlnode.Resolve(v)
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
 		if strings.TrimSpace(v.Value) == "" {
 			p.errorf(v.Line, RuleMissingField, "%s is empty", field)
 			return ""
 		}
-		if v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yaml11Bools[v.Value] {
+		if v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlnode.YAML11Bool(v.Value) {
 			// YAML 1.2 reads these as strings, YAML 1.1 (opm's
 			// sigs.k8s.io/yaml among others) as booleans.
 			p.errorf(v.Line, RuleFieldType, "%s is %q, a boolean to YAML 1.1 readers; quote it", field, v.Value)
 			return ""
 		}
 		return v.Value
-	case v.Kind == yaml.ScalarNode && isNull(v):
+	case v.Kind == yaml.ScalarNode && yamlnode.IsNull(v):
 		p.errorf(k.Line, RuleMissingField, "%s is empty", field)
 	case v.Kind == yaml.ScalarNode:
-		p.errorf(v.Line, RuleFieldType, "%s is %s %q, not a string; quote it", field, describe(v), v.Value)
+		p.errorf(v.Line, RuleFieldType, "%s is %s %q, not a string; quote it", field, yamlnode.Describe(v), v.Value)
 	default:
-		p.errorf(v.Line, RuleFieldType, "%s is %s; want a string", field, describe(v))
+		p.errorf(v.Line, RuleFieldType, "%s is %s; want a string", field, yamlnode.Describe(v))
 	}
 	return ""
 }
@@ -340,67 +339,4 @@ func dns1123Label(s string) string {
 		}
 	}
 	return ""
-}
-
-var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// syntaxLine and syntaxMessage split a YAML syntax error into its line and
-// the message without the "yaml: line N:" prefix, which the finding's
-// position already says.
-func syntaxLine(err error) int {
-	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
-
-func syntaxMessage(err error) string {
-	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
-	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
-}
-
-// resolve follows aliases to the node they stand for.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// yaml11Bools are the plain scalars that YAML 1.1 reads as booleans and
-// YAML 1.2 (the parser here) as strings.
-var yaml11Bools = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
-	"n": true, "N": true, "no": true, "No": true, "NO": true,
-	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-// describe names the kind of a node for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "a boolean"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a number"
-		case "!!str":
-			return "a string"
-		}
-		return "a " + strings.TrimPrefix(n.Tag, "!!")
-	}
-	return "empty"
 }

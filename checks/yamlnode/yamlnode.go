@@ -1,0 +1,85 @@
+// Package yamlnode holds the helpers that strict, position-reporting YAML
+// readers share (the policy file, catalog.yaml reference lists): syntax
+// errors split into line and message, aliases resolved, nodes described in
+// words for findings, and the YAML 1.1 booleans that a YAML 1.2 parser reads
+// as strings.
+package yamlnode
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+)
+
+var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// YAML11Bool reports whether a plain scalar is one that YAML 1.1 reads as a
+// boolean and YAML 1.2 (the parser here) as a string.
+func YAML11Bool(s string) bool { return yaml11Bools[s] }
+
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+// SyntaxLine and SyntaxMessage split a YAML syntax error into its line and
+// the message without the "yaml: line N:" prefix, which the finding's
+// position already says.
+func SyntaxLine(err error) int {
+	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func SyntaxMessage(err error) string {
+	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
+	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+}
+
+// Resolve follows aliases to the node they stand for.
+func Resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// IsPlain reports whether a scalar was written without quotes or block style.
+func IsPlain(n *yaml.Node) bool {
+	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+// IsNull reports whether a node is a null scalar.
+func IsNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// Describe names the kind of a node for messages.
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!str":
+			return "a string"
+		}
+		return "a " + strings.TrimPrefix(n.Tag, "!!")
+	}
+	return "empty"
+}
