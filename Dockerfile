@@ -1,5 +1,5 @@
 # catalogbot container image: a static binary on a distroless, non-root base.
-# It is also the image of the GitHub Action in action.yml.
+# It runs `catalogbot serve` (see deploy/); the GitHub Action uses action.Dockerfile.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

@@ -253,6 +253,20 @@ fi
 
 # --- report ------------------------------------------------------------
 
+# The Go benchmarks of the other targets: the PR check on a 2,000-package
+# repository (<= 1 s per change) and the webhook intake (>= 2,000 signed
+# deliveries/s, p99 accept <= 20 ms, bounded memory under a flood).
+gobench_pkgs=(./checks/pipeline)
+gobench_pattern='BenchmarkCheckOnePackage'
+if [ -d webhook ]; then
+	gobench_pkgs+=(./webhook)
+	gobench_pattern+='|BenchmarkWebhook'
+fi
+log "go benchmarks: $gobench_pattern"
+if ! gobench=$(go test -run '^$' -bench "$gobench_pattern" -benchtime 5x -benchmem "${gobench_pkgs[@]}" 2>&1); then
+	problem "go benchmarks failed"
+fi
+
 report=$bench/report-$(date +%Y%m%d-%H%M%S).md
 {
 	echo "## catalogbot benchmark"
@@ -274,6 +288,12 @@ report=$bench/report-$(date +%Y%m%d-%H%M%S).md
 		echo "$target_line"
 		echo
 	fi
+	echo "### Go benchmarks"
+	echo
+	echo '```'
+	grep -E '^(Benchmark|goos|cpu|ok|FAIL|---)' <<<"$gobench" || true
+	echo '```'
+	echo
 	if [ "${#problems[@]}" -gt 0 ]; then
 		echo "### Problems"
 		echo

@@ -294,14 +294,43 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 func (t *treeFS) dirEntries(dirPath string, d *dirNode) ([]fs.DirEntry, error) {
 	out := make([]fs.DirEntry, 0, len(d.entries))
 	for _, e := range d.entries {
-		fi, err := t.info(node{path: join(dirPath, e.Name), entry: e})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs.FileInfoToDirEntry(fi))
+		out = append(out, &dirEntry{t: t, n: node{path: join(dirPath, e.Name), entry: e}})
 	}
 	return out, nil
 }
+
+// dirEntry is a directory entry whose FileInfo is made when asked for:
+// the size of a blob takes reading its object, which a walk that only
+// needs names and types (most of them) should not pay for.
+type dirEntry struct {
+	t *treeFS
+	n node
+}
+
+func (e *dirEntry) Name() string { return path.Base(e.n.path) }
+func (e *dirEntry) IsDir() bool  { return e.Type().IsDir() }
+
+func (e *dirEntry) Type() fs.FileMode {
+	switch e.n.entry.Mode {
+	case filemode.Dir, filemode.Submodule:
+		return fs.ModeDir
+	case filemode.Symlink:
+		return fs.ModeSymlink
+	}
+	return 0
+}
+
+func (e *dirEntry) Info() (fs.FileInfo, error) {
+	e.t.mu.Lock()
+	defer e.t.mu.Unlock()
+	fi, err := e.t.info(e.n)
+	if err != nil {
+		return nil, pathError("stat", e.n.path, err)
+	}
+	return fi, nil
+}
+
+func (e *dirEntry) String() string { return fs.FormatDirEntry(e) }
 
 // ReadDir lists the directory name, sorted by file name.
 func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {

@@ -48,9 +48,24 @@ type Result struct {
 	// order, when Options.Images is set. Bundles whose blob failed to load
 	// are missing from it.
 	Images []ImageRef
+	// PackageNames are the names of every package the catalog's blobs
+	// define or belong to (olm.package names, the package of channels,
+	// bundles and deprecations, and bundles' olm.package properties),
+	// sorted and unique. Callers that validate part of a larger catalog
+	// use them to find the other parts that could interact with it.
+	PackageNames []string
+	// PackagePlaces says where each of PackageNames is mentioned: one
+	// blob of each file that mentions it, in file order.
+	PackagePlaces map[string][]Place
 
 	// fastDocs counts the documents the fast path decoded, for tests.
 	fastDocs int
+}
+
+// Place is a position in the catalog.
+type Place struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
 }
 
 // ImageKind says where in a bundle an image reference appears.

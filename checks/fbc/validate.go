@@ -34,6 +34,7 @@ func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			probs = append(probs, loadProblem(e))
 		}
 	}
+	res.PackageNames, res.PackagePlaces = packageNames(cat)
 	m, convProbs := convert(cat)
 	tree, modelProbs := validateModel(m)
 
@@ -52,6 +53,40 @@ func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	refineLines(fsys, probs)
 	res.Findings = findings(probs)
 	return res, nil
+}
+
+func packageNames(cat *catalog) ([]string, map[string][]Place) {
+	places := map[string][]Place{}
+	for _, f := range cat.files {
+		seen := map[string]bool{}
+		add := func(name string, at pos) {
+			if !seen[name] {
+				seen[name] = true
+				places[name] = append(places[name], Place{File: at.File, Line: at.Line})
+			}
+		}
+		for _, p := range f.packages {
+			add(p.name, p.pos)
+		}
+		for _, c := range f.channels {
+			add(c.pkg, c.pos)
+		}
+		for _, b := range f.bundles {
+			add(b.pkg, b.pos)
+			for _, p := range b.packages {
+				add(p.PackageName, b.pos)
+			}
+		}
+		for _, d := range f.deps {
+			add(d.pkg, d.pos)
+		}
+	}
+	names := make([]string, 0, len(places))
+	for n := range places {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, places
 }
 
 func loadProblem(e loadError) problem {

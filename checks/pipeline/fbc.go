@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
@@ -30,7 +33,9 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 		}
 	}
 	if len(roots) == 0 {
-		return checks.Result{Conclusion: checks.Neutral, Summary: "No catalog root of the policy exists in the head commit; nothing to validate."}
+		// A repository made of a reference list alone has nothing here to
+		// fail, and must still be able to merge.
+		return checks.Result{Conclusion: checks.Success, Summary: "No catalog root of the policy exists in the head commit; nothing to validate."}
 	}
 
 	// Renamed files are compared with their findings under the old name.
@@ -45,16 +50,14 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 
 	var findings []checks.Finding
 	introduced, preexisting := 0, 0
+	var scopes []string
 	for _, root := range roots {
-		head, err := validate(ctx, in.Head, root)
+		head, base, note, err := validateRoot(ctx, in, root)
 		if err != nil {
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", root, err)}
 		}
-		var base []checks.Finding
-		if isDir(in.Base, root) {
-			if base, err = validate(ctx, in.Base, root); err != nil {
-				return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s on the base: %v", root, err)}
-			}
+		if note != "" {
+			scopes = append(scopes, note)
 		}
 		known := make(map[findingKey]bool, len(base))
 		for _, f := range base {
@@ -88,38 +91,144 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	if preexisting > 0 {
 		res.Summary += fmt.Sprintf(" %d error(s) were already on the base branch and are reported as warnings.", preexisting)
 	}
+	if len(scopes) > 0 {
+		res.Summary += "\n\n" + strings.Join(scopes, "\n")
+	}
 	return res
+}
+
+// validateRoot validates what the change can affect under one catalog root
+// on both sides, and says in note what that was when it was not the whole
+// catalog.
+func validateRoot(ctx context.Context, in *Input, root string) (head, base []checks.Finding, note string, err error) {
+	headFS, err := subFS(in.Head, root)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var baseFS fs.FS
+	if isDir(in.Base, root) {
+		if baseFS, err = subFS(in.Base, root); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	dirs, rootFile := touchedDirs(in.Change, root)
+	if len(dirs) == 0 && !rootFile {
+		return nil, nil, fmt.Sprintf("`%s`: no catalog file changed; not validated.", root), nil
+	}
+	existing, err := packageDirs(headFS, ".")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if baseFS != nil {
+		// A package directory the change removes is still where its
+		// package was.
+		if old, err := packageDirs(baseFS, "."); err == nil {
+			for d := range old {
+				existing[d] = true
+			}
+		}
+	}
+	s := &scope{dirs: dirs, touched: len(dirs), total: len(existing), all: rootFile}
+
+	// validate runs the scope on both sides and returns the package names
+	// found; grow ends with a run of the final scope, which is the result.
+	var places map[string][]fbc.Place
+	validate := func(s *scope) ([]string, error) {
+		res, err := validateScope(ctx, headFS, root, s)
+		if err != nil {
+			return nil, err
+		}
+		head, places = prefixed(res.Findings, root), res.PackagePlaces
+		names := res.PackageNames
+		base = nil
+		if baseFS != nil {
+			res, err := validateScope(ctx, baseFS, root, s)
+			if err != nil {
+				return nil, err
+			}
+			base = prefixed(res.Findings, root)
+			names = append(names, res.PackageNames...)
+		}
+		return names, nil
+	}
+	if err := s.grow(existing, validate); err != nil {
+		return nil, nil, "", err
+	}
+	if s.all {
+		return head, base, "", nil
+	}
+	head = append(head, layoutFindings(places, root, s)...)
+	note = fmt.Sprintf("`%s`: validated %d of %d package directories: the %d the change touches", root, len(s.dirs), s.total, s.touched)
+	if extra := len(s.dirs) - s.touched; extra > 0 {
+		note += fmt.Sprintf(" and %d sharing a package name with them", extra)
+	}
+	return head, base, note + ".", nil
+}
+
+// validateScope validates the scope s of the catalog in fsys (the root's
+// tree).
+func validateScope(ctx context.Context, fsys fs.FS, root string, s *scope) (*fbc.Result, error) {
+	if !s.all {
+		scoped, err := newScopedFS(fsys, s.dirs)
+		if err != nil {
+			return nil, err
+		}
+		fsys = scoped
+	}
+	return fbc.Validate(ctx, fsys, fbc.Options{})
+}
+
+// prefixed names findings' files from the repository root, as changes and
+// OWNERS do, rather than from the catalog root.
+func prefixed(findings []checks.Finding, root string) []checks.Finding {
+	out := make([]checks.Finding, len(findings))
+	for i, f := range findings {
+		if f.File != "" {
+			f.File = path.Join(root, f.File)
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// RuleLayout is the rule of a package kept outside the directory of its
+// name.
+const RuleLayout = "fbc-layout"
+
+// layoutFindings warns about the packages of the touched directories that
+// live in a directory of another name: a change to that package elsewhere
+// cannot be scoped to see this directory.
+func layoutFindings(places map[string][]fbc.Place, root string, s *scope) []checks.Finding {
+	var out []checks.Finding
+	for pkg, ps := range places {
+		for _, p := range ps {
+			dir, _, nested := strings.Cut(p.File, "/")
+			if !nested || dir == pkg || !s.dirs[dir] || pkg == "" {
+				continue
+			}
+			out = append(out, checks.Finding{
+				Rule: RuleLayout, Severity: checks.SeverityWarning, File: path.Join(root, p.File), Line: p.Line, Package: pkg,
+				Message: fmt.Sprintf("package %q is in directory %q; keep each package in the directory of its name, where a change to it is validated with it", pkg, dir),
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b checks.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Package, b.Package))
+	})
+	return out
+}
+
+func subFS(fsys fs.FS, root string) (fs.FS, error) {
+	if root == "." {
+		return fsys, nil
+	}
+	return fs.Sub(fsys, root)
 }
 
 type findingKey struct{ file, rule, message string }
 
 func keyOf(f checks.Finding, file string) findingKey {
 	return findingKey{file, f.Rule, f.Message}
-}
-
-// validate validates the catalog under root of fsys and returns its
-// findings with their files relative to the repository root, as changes
-// and OWNERS name them.
-func validate(ctx context.Context, fsys fs.FS, root string) ([]checks.Finding, error) {
-	sub := fsys
-	if root != "." {
-		var err error
-		if sub, err = fs.Sub(fsys, root); err != nil {
-			return nil, err
-		}
-	}
-	res, err := fbc.Validate(ctx, sub, fbc.Options{})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]checks.Finding, len(res.Findings))
-	for i, f := range res.Findings {
-		if f.File != "" {
-			f.File = path.Join(root, f.File)
-		}
-		out[i] = f
-	}
-	return out, nil
 }
 
 func isDir(fsys fs.FS, name string) bool {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
 // Input is everything the checks of one change read. Base and Head are the
@@ -23,14 +25,33 @@ type Input struct {
 	Head      fs.FS
 	Policy    *policy.Policy
 	Approvals []owners.Approval
+
+	// ImageOptions, when set, are how the images check reaches
+	// registries; the policy's image rules replace their Policy. Nil
+	// leaves the images check out. The checks never need
+	// credentials that can push: use a read-only keychain or none.
+	ImageOptions *images.Options
+	// AllImages verifies every image reference of the catalog rather than
+	// only those the change adds or changes.
+	AllImages bool
+	// Renderer renders the reference list entries the change adds or
+	// changes. It must be made with RegistryOnly, since the entries are
+	// the change's data. Nil leaves them unrendered (neutral).
+	Renderer *render.Renderer
 }
 
-// Checks returns the checks a change goes through.
-func Checks() []checks.Check[*Input] {
-	return []checks.Check[*Input]{Owners{}, FBC{}}
+// Checks returns the checks in goes through. The images check runs only
+// when in says how to reach registries: a check that was switched off is
+// left out of the report rather than blocking every merge as undecided.
+func Checks(in *Input) []checks.Check[*Input] {
+	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}}
+	if in.ImageOptions != nil {
+		cs = append(cs, Images{})
+	}
+	return cs
 }
 
 // Run runs every check of Checks on in.
 func Run(ctx context.Context, in *Input) checks.Report {
-	return checks.Run(ctx, in, Checks()...)
+	return checks.Run(ctx, in, Checks(in)...)
 }

@@ -47,6 +47,36 @@ func tree(files map[string]string) fstest.MapFS {
 	return m
 }
 
+// diff lists what a change from base to head does to each file, as the
+// pull request files API would, renames given by renamed (new -> old).
+func diff(base, head, renamed map[string]string) *change.Change {
+	c := &change.Change{HeadSHA: "h", BaseSHA: "b"}
+	gone := map[string]bool{}
+	for n, o := range renamed {
+		c.Files = append(c.Files, change.File{Path: n, PreviousPath: o, Status: change.Renamed})
+		gone[o], gone[n] = true, true
+	}
+	for n, data := range head {
+		if gone[n] {
+			continue
+		}
+		old, ok := base[n]
+		switch {
+		case !ok:
+			c.Files = append(c.Files, change.File{Path: n, Status: change.Added})
+		case old != data:
+			c.Files = append(c.Files, change.File{Path: n, Status: change.Modified})
+		}
+	}
+	for n := range base {
+		if _, ok := head[n]; !ok && !gone[n] {
+			c.Files = append(c.Files, change.File{Path: n, Status: change.Removed})
+		}
+	}
+	change.SortFiles(c.Files)
+	return c
+}
+
 func TestFBC(t *testing.T) {
 	bar := strings.ReplaceAll(fooCatalog, "foo", "bar")
 	tests := []struct {
@@ -71,11 +101,55 @@ func TestFBC(t *testing.T) {
 			wantSev: map[string]checks.Severity{"catalog/foo/catalog.yaml": checks.SeverityError},
 		},
 		{
-			name:    "pre-existing elsewhere",
+			name: "an error in an untouched package is out of scope",
+			base: map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog)},
+			head: map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog), "catalog/bar/catalog.yaml": bar},
+			want: checks.Success,
+		},
+		{
+			name:    "pre-existing in the touched package",
 			base:    map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog)},
-			head:    map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog), "catalog/bar/catalog.yaml": bar},
+			head:    map[string]string{"catalog/foo/catalog.yaml": strings.Replace(badDefault(fooCatalog), ":v1.0.0", ":v1.0.0-1", 1)},
 			want:    checks.Success,
 			wantSev: map[string]checks.Severity{"catalog/foo/catalog.yaml": checks.SeverityWarning},
+		},
+		{
+			name:    "a file in the root brings the whole catalog in",
+			base:    map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog)},
+			head:    map[string]string{"catalog/foo/catalog.yaml": badDefault(fooCatalog), "catalog/.indexignore": "*.md\n"},
+			want:    checks.Success,
+			wantSev: map[string]checks.Severity{"catalog/foo/catalog.yaml": checks.SeverityWarning},
+		},
+		{
+			name: "a package defined in a second directory",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/foo2/catalog.yaml": fooCatalog},
+			want: checks.Failure,
+			// The duplicate is reported at the second definition.
+			wantSev: map[string]checks.Severity{"catalog/foo2/catalog.yaml": checks.SeverityError},
+		},
+		{
+			name: "a package defined again in a directory of another name",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/bar/catalog.yaml": bar},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/bar/catalog.yaml": bar, "catalog/x/catalog.yaml": fooCatalog},
+			want: checks.Failure,
+			// catalog/foo joins the scope as the directory of package foo,
+			// so the duplicate is found; the layout break is a warning.
+			wantSev: map[string]checks.Severity{"catalog/x/catalog.yaml": checks.SeverityError},
+		},
+		{
+			name: "removing a package's definition but not its bundles",
+			base: map[string]string{
+				"catalog/foo/package.yaml": fooCatalog[:strings.Index(fooCatalog, "---\nschema: olm.bundle")],
+				"catalog/foo/bundles.yaml": fooCatalog[strings.Index(fooCatalog, "---\nschema: olm.bundle"):],
+				"catalog/bar/catalog.yaml": bar,
+			},
+			head: map[string]string{
+				"catalog/foo/bundles.yaml": fooCatalog[strings.Index(fooCatalog, "---\nschema: olm.bundle"):],
+				"catalog/bar/catalog.yaml": bar,
+			},
+			want:    checks.Failure,
+			wantSev: map[string]checks.Severity{"catalog/foo/bundles.yaml": checks.SeverityError},
 		},
 		{
 			name:    "pre-existing under the old name of a rename",
@@ -96,26 +170,30 @@ func TestFBC(t *testing.T) {
 			name: "no root",
 			base: map[string]string{"README.md": "x"},
 			head: map[string]string{"README.md": "y"},
-			want: checks.Neutral,
+			want: checks.Success,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &change.Change{}
-			for n, o := range tt.renamed {
-				c.Files = append(c.Files, change.File{Path: n, PreviousPath: o, Status: change.Renamed})
-			}
+			c := diff(tt.base, tt.head, tt.renamed)
 			in := &Input{Change: c, Base: tree(tt.base), Head: tree(tt.head), Policy: policy.Default()}
 			res := FBC{}.Run(context.Background(), in)
 			if res.Conclusion != tt.want {
 				t.Errorf("conclusion = %s, want %s (%s)", res.Conclusion, tt.want, res.Summary)
 			}
-			if len(res.Findings) != len(tt.wantSev) {
-				t.Fatalf("findings = %+v, want one in each of %v", res.Findings, tt.wantSev)
-			}
+			seen := map[string]bool{}
 			for _, f := range res.Findings {
+				seen[f.File] = true
+				if f.Rule == RuleLayout {
+					continue
+				}
 				if want, ok := tt.wantSev[f.File]; !ok || f.Severity != want || f.Line == 0 {
 					t.Errorf("finding %+v, want severity %q and a line", f, want)
+				}
+			}
+			for file := range tt.wantSev {
+				if !seen[file] {
+					t.Errorf("no finding in %s; findings: %+v", file, res.Findings)
 				}
 			}
 		})
@@ -162,5 +240,30 @@ func TestOwners(t *testing.T) {
 				t.Errorf("Approved = %v", Approved(rep))
 			}
 		})
+	}
+}
+
+// TestFBCLayout: a touched directory holding a package of another name is
+// warned about at the package's blob, and the scope still reaches the
+// directory of that name.
+func TestFBCLayout(t *testing.T) {
+	base := map[string]string{"catalog/foo/catalog.yaml": fooCatalog}
+	head := map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/x/catalog.yaml": fooCatalog}
+	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: policy.Default()}
+	res := FBC{}.Run(context.Background(), in)
+	var layout, duplicate int
+	for _, f := range res.Findings {
+		switch {
+		case f.Rule == RuleLayout && f.File == "catalog/x/catalog.yaml" && f.Line == 2 && f.Severity == checks.SeverityWarning:
+			layout++
+		case f.Rule == "C2" && f.File == "catalog/x/catalog.yaml":
+			duplicate++
+		}
+	}
+	if layout != 1 || duplicate != 1 {
+		t.Errorf("findings = %+v, want one layout warning at catalog/x/catalog.yaml:2 and one duplicate package", res.Findings)
+	}
+	if !strings.Contains(res.Summary, "validated 2 of 2 package directories") {
+		t.Errorf("summary %q does not give the scope", res.Summary)
 	}
 }

@@ -69,6 +69,12 @@ type Options struct {
 
 	// TempDir is where images are unpacked; "" means os.TempDir().
 	TempDir string
+
+	// RegistryOnly renders registry image references alone, refusing
+	// local paths and OCI layouts. References that come from a pull
+	// request are data: they must not make the checker read files of the
+	// machine it runs on.
+	RegistryOnly bool
 }
 
 // Renderer renders references. It is safe for concurrent use.
@@ -198,6 +204,12 @@ type result struct {
 }
 
 func (r *Renderer) renderReference(ctx context.Context, ref string) (*result, Kind, error) {
+	if r.opts.RegistryOnly {
+		if _, err := parseCanonical(ref); err != nil || strings.HasPrefix(ref, ociPrefix) {
+			return nil, KindImage, fmt.Errorf("ref %q is not a registry image reference: %w", ref, ErrNotAllowed)
+		}
+		return r.renderImage(ctx, ref)
+	}
 	// A path that exists wins, as in opm, even one that starts with oci:.
 	info, err := os.Stat(ref)
 	if err != nil {

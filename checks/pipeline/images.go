@@ -1,0 +1,211 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+)
+
+// Images verifies the image references a change adds or changes: bundle
+// images and related images in the touched packages, and the images of
+// the reference list entries it adds or changes. References that were on
+// the base already were checked when they landed; Input.AllImages checks
+// every reference of the catalog instead. The policy's image rules apply.
+type Images struct{}
+
+// ImagesName is the name of the image verification check.
+const ImagesName = "images"
+
+func (Images) Name() string { return ImagesName }
+
+func (Images) Run(ctx context.Context, in *Input) checks.Result {
+	if in.ImageOptions == nil {
+		return checks.Result{Conclusion: checks.Neutral, Summary: "Image verification is off; no registry was contacted."}
+	}
+	uses, err := newImageUses(ctx, in)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not list the image references: %v", err)}
+	}
+	if len(uses) == 0 {
+		what := "The change adds or changes no image reference."
+		if in.AllImages {
+			what = "The catalog has no image reference."
+		}
+		return checks.Result{Conclusion: checks.Success, Summary: what}
+	}
+	opts := *in.ImageOptions
+	opts.Policy = in.Policy.Images
+	v, err := images.New(opts)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("The image policy cannot be applied: %v", err)}
+	}
+	results, err := v.VerifyUses(ctx, uses)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Image verification stopped: %v", err)}
+	}
+	findings := images.Findings(results)
+	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: images.Summary(results) + "."}
+	if res.Conclusion == checks.Success {
+		// A registry that could not be asked has not cleared the change;
+		// the check says so rather than passing it.
+		for _, r := range results {
+			if r.Class == images.ClassRateLimited || r.Class == images.ClassTransport {
+				res.Conclusion = checks.Neutral
+				res.Summary += " Some registries could not be asked; run the check again later."
+				break
+			}
+		}
+	}
+	return res
+}
+
+// newImageUses lists the image uses to verify: in the touched packages of
+// each catalog root and in the reference list, those whose image the base
+// does not use at the same place already (all of them with AllImages).
+func newImageUses(ctx context.Context, in *Input) ([]images.Use, error) {
+	var uses []images.Use
+	for _, root := range in.Policy.Catalog.Roots {
+		if !isDir(in.Head, root) {
+			continue
+		}
+		s := &scope{all: true}
+		if !in.AllImages {
+			dirs, rootFile := touchedDirs(in.Change, root)
+			if len(dirs) == 0 && !rootFile {
+				continue
+			}
+			s = &scope{dirs: dirs, all: rootFile}
+		}
+		head, err := imageUses(ctx, in.Head, root, s)
+		if err != nil {
+			return nil, err
+		}
+		var known map[string]bool
+		if !in.AllImages && isDir(in.Base, root) {
+			base, err := imageUses(ctx, in.Base, root, s)
+			if err != nil {
+				return nil, err
+			}
+			known = make(map[string]bool, len(base))
+			for _, u := range base {
+				known[useKey(u)] = true
+			}
+		}
+		for _, u := range head {
+			if !known[useKey(u)] {
+				uses = append(uses, u)
+			}
+		}
+	}
+	refs, err := referenceUses(in)
+	if err != nil {
+		return nil, err
+	}
+	return append(uses, refs...), nil
+}
+
+// useKey identifies a use by what it is and where it belongs, not by line:
+// moving a bundle within its file changes no image.
+func useKey(u images.Use) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s", u.Kind, u.Package, u.Bundle, u.Name, u.Image)
+}
+
+// imageUses lists the image uses of the scope s of the catalog under root.
+// The catalog need not be valid: the references of every bundle that
+// loads are listed, and the fbc check reports the rest.
+func imageUses(ctx context.Context, fsys fs.FS, root string, s *scope) ([]images.Use, error) {
+	sub, err := subFS(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	if !s.all {
+		if sub, err = newScopedFS(sub, s.dirs); err != nil {
+			return nil, err
+		}
+	}
+	res, err := fbc.Validate(ctx, sub, fbc.Options{Images: true})
+	if err != nil {
+		return nil, err
+	}
+	return images.FromFBC(root, res.Images), nil
+}
+
+// referenceUses lists the images of the reference list entries the change
+// adds or changes (every entry with AllImages).
+func referenceUses(in *Input) ([]images.Use, error) {
+	file := referenceList(in)
+	if file == "" {
+		return nil, nil
+	}
+	head, err := readOptional(in.Head, file)
+	if err != nil || head == nil {
+		return nil, err
+	}
+	f, _ := catalogyaml.Parse(file, head)
+	if f == nil {
+		return nil, nil
+	}
+	all := images.FromCatalogYAML(f)
+	if in.AllImages {
+		return all, nil
+	}
+	base, err := readOptional(in.Base, file)
+	if err != nil {
+		return nil, err
+	}
+	d, _ := owners.DiffReferenceList(file, base, head)
+	changed := map[string]bool{}
+	for _, rc := range d.References {
+		if rc.Change != owners.RefRemoved {
+			changed[rc.Name] = true
+		}
+	}
+	var out []images.Use
+	for _, u := range all {
+		if changed[u.Name] {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// referenceList is the path of the repository's reference list: the
+// policy's, or catalog.yaml at the root when either side has one.
+func referenceList(in *Input) string {
+	if in.Policy.Catalog.ReferenceList != "" {
+		return in.Policy.Catalog.ReferenceList
+	}
+	for _, fsys := range []fs.FS{in.Head, in.Base} {
+		if fsys == nil {
+			continue
+		}
+		if info, err := fs.Stat(fsys, defaultReferenceList); err == nil && info.Mode().IsRegular() {
+			return defaultReferenceList
+		}
+	}
+	return ""
+}
+
+const defaultReferenceList = "catalog.yaml"
+
+// readOptional reads name from fsys, nil when fsys or the file does not
+// exist.
+func readOptional(fsys fs.FS, name string) ([]byte, error) {
+	if fsys == nil {
+		return nil, nil
+	}
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		if isNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return data, nil
+}

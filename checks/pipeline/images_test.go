@@ -1,0 +1,138 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+)
+
+// withBundle adds bundle foo.v1.0.1 with image to fooCatalog, replacing
+// foo.v1.0.0 in the channel.
+func withBundle(image string) string {
+	c := strings.Replace(fooCatalog, "  - name: foo.v1.0.0\n", "  - name: foo.v1.0.0\n  - name: foo.v1.0.1\n    replaces: foo.v1.0.0\n", 1)
+	return c + `---
+schema: olm.bundle
+package: foo
+name: foo.v1.0.1
+image: ` + image + `
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: 1.0.1
+`
+}
+
+func TestImages(t *testing.T) {
+	reg := imagestest.New(t)
+	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	// The base's image, quay.io/example/foo-bundle:v1.0.0, is not in any
+	// reachable registry: only what the change adds may be asked for.
+	base := map[string]string{
+		"catalog/foo/catalog.yaml": fooCatalog,
+		"catalog/bar/catalog.yaml": strings.ReplaceAll(fooCatalog, "foo", "bar"),
+	}
+	pinned := policy.Default()
+	pinned.Images.Pin = map[images.Kind]bool{images.KindBundle: true}
+
+	tests := []struct {
+		name   string
+		head   string // catalog/foo/catalog.yaml
+		policy *policy.Policy
+		all    bool
+		want   checks.Conclusion
+		// rules of the findings, each on catalog/foo/catalog.yaml
+		wantRules []string
+		wantAsked []string // repositories the registry was asked about
+	}{
+		{name: "an added image that exists", head: withBundle(reg.Ref("foo-bundle:v1.0.1")),
+			want: checks.Success, wantAsked: []string{"foo-bundle"}},
+		{name: "an added image that does not", head: withBundle(reg.Ref("foo-bundle:v9")),
+			want: checks.Failure, wantRules: []string{"image-not_found"}, wantAsked: []string{"foo-bundle"}},
+		{name: "an unpinned image under a digest policy", head: withBundle(reg.Ref("foo-bundle:v1.0.1")), policy: pinned,
+			// The registry is still asked, for the digest to pin to.
+			want: checks.Failure, wantRules: []string{"image-policy"}, wantAsked: []string{"foo-bundle"}},
+		{name: "no image changed", head: strings.Replace(fooCatalog, "defaultChannel: stable", "defaultChannel: \"stable\"", 1),
+			want: checks.Success},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(reg.Requests())
+			head := map[string]string{"catalog/foo/catalog.yaml": tt.head, "catalog/bar/catalog.yaml": base["catalog/bar/catalog.yaml"]}
+			pol := tt.policy
+			if pol == nil {
+				pol = policy.Default()
+			}
+			in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol,
+				ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}, AllImages: tt.all}
+			res := Images{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("conclusion = %s, want %s (%s)", res.Conclusion, tt.want, res.Summary)
+			}
+			var rules []string
+			for _, f := range res.Findings {
+				rules = append(rules, f.Rule)
+				if f.File != "catalog/foo/catalog.yaml" || f.Line == 0 {
+					t.Errorf("finding %+v, want it on a line of catalog/foo/catalog.yaml", f)
+				}
+			}
+			if strings.Join(rules, ",") != strings.Join(tt.wantRules, ",") {
+				t.Errorf("rules = %v, want %v", rules, tt.wantRules)
+			}
+			asked := map[string]bool{}
+			for _, r := range reg.Requests()[before:] {
+				if r.Repo != "" {
+					asked[r.Repo] = true
+				}
+			}
+			if len(asked) != len(tt.wantAsked) {
+				t.Errorf("registry asked about %v, want %v", asked, tt.wantAsked)
+			}
+			for _, r := range tt.wantAsked {
+				if !asked[r] {
+					t.Errorf("registry not asked about %s", r)
+				}
+			}
+		})
+	}
+}
+
+func TestImagesAll(t *testing.T) {
+	reg := imagestest.New(t)
+	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	cat := map[string]string{"catalog/foo/catalog.yaml": strings.ReplaceAll(withBundle(reg.Ref("foo-bundle:v1.0.1")),
+		"quay.io/example/foo-bundle:v1.0.0", reg.Ref("foo-bundle:v1.0.0"))}
+	// Nothing changed, yet every image is checked, and the one that was
+	// never pushed is found missing.
+	in := &Input{Change: diff(cat, cat, nil), Base: tree(cat), Head: tree(cat), Policy: policy.Default(),
+		ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}, AllImages: true}
+	res := Images{}.Run(context.Background(), in)
+	if res.Conclusion != checks.Failure || len(res.Findings) != 1 || !strings.Contains(res.Findings[0].Message, "foo-bundle:v1.0.0") {
+		t.Errorf("result = %+v, want one not-found finding for foo-bundle:v1.0.0", res)
+	}
+}
+
+func TestImagesOffIsLeftOut(t *testing.T) {
+	in := &Input{Policy: policy.Default()}
+	for _, c := range Checks(in) {
+		if c.Name() == ImagesName {
+			t.Errorf("the images check runs without ImageOptions")
+		}
+	}
+	in.ImageOptions = &images.Options{}
+	found := false
+	for _, c := range Checks(in) {
+		found = found || c.Name() == ImagesName
+	}
+	if !found {
+		t.Errorf("the images check is left out with ImageOptions set")
+	}
+}

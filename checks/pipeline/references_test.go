@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+)
+
+func refList(entries ...string) string {
+	s := "name: cool-catalog\nrepo: quay.io/example/cool-catalog\ntag: latest\nreferences:\n"
+	for i := 0; i+1 < len(entries); i += 2 {
+		s += "  - name: " + entries[i] + "\n    image: " + entries[i+1] + "\n"
+	}
+	return s
+}
+
+func TestReferences(t *testing.T) {
+	host := rendertest.NewRegistry(t)
+	push := func(tag, catalog string) string {
+		ref := host + "/foo-index:" + tag
+		rendertest.Push(t, ref, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
+			rendertest.Layer(t, rendertest.Entry{Name: "configs/foo/catalog.yaml", Body: catalog})))
+		return ref
+	}
+	v1 := push("v1", fooCatalog)
+	v2 := push("v2", strings.Replace(fooCatalog, ":v1.0.0", ":v1.0.0-1", 1))
+	broken := push("broken", badDefault(fooCatalog))
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := refList("foo", v1, "bar", "quay.io/example/bar-index:v1")
+
+	tests := []struct {
+		name     string
+		head     string
+		renderer *render.Renderer
+		want     checks.Conclusion
+		// wantRule is the rule of the one finding expected, on the line of
+		// the foo entry's image (line 6), or "" for none.
+		wantRule string
+		summary  string
+	}{
+		{name: "a changed reference that renders and validates", head: refList("foo", v2, "bar", "quay.io/example/bar-index:v1"),
+			renderer: renderer, want: checks.Success, summary: "changed `foo`"},
+		{name: "a changed reference that renders to an invalid catalog", head: refList("foo", broken, "bar", "quay.io/example/bar-index:v1"),
+			renderer: renderer, want: checks.Failure, wantRule: "M5"},
+		{name: "a changed reference that does not exist", head: refList("foo", host+"/foo-index:v9", "bar", "quay.io/example/bar-index:v1"),
+			renderer: renderer, want: checks.Failure, wantRule: RuleReferenceRender},
+		{name: "a local layout is never read", head: refList("foo", "oci:/etc", "bar", "quay.io/example/bar-index:v1"),
+			renderer: renderer, want: checks.Failure, wantRule: RuleReferenceNotImage},
+		{name: "rendering off", head: refList("foo", v2, "bar", "quay.io/example/bar-index:v1"),
+			want: checks.Neutral, summary: "Rendering is off"},
+		{name: "unchanged", head: base, renderer: renderer, want: checks.Success, summary: "leaves catalog.yaml as it is"},
+		{name: "a removed reference is not rendered", head: refList("foo", v1),
+			renderer: renderer, want: checks.Success, summary: "removed `bar`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := map[string]string{"catalog.yaml": base}
+			h := map[string]string{"catalog.yaml": tt.head}
+			in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: policy.Default(), Renderer: tt.renderer}
+			res := References{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("conclusion = %s, want %s (%s, %+v)", res.Conclusion, tt.want, res.Summary, res.Findings)
+			}
+			if !strings.Contains(res.Summary, tt.summary) {
+				t.Errorf("summary %q does not say %q", res.Summary, tt.summary)
+			}
+			switch {
+			case tt.wantRule == "" && len(res.Findings) > 0:
+				t.Errorf("findings = %+v, want none", res.Findings)
+			case tt.wantRule != "" && (len(res.Findings) != 1 || res.Findings[0].Rule != tt.wantRule ||
+				res.Findings[0].File != "catalog.yaml" || res.Findings[0].Line != 6):
+				t.Errorf("findings = %+v, want one %s at catalog.yaml:6", res.Findings, tt.wantRule)
+			}
+		})
+	}
+}
+
+// TestReferencesOwnedPerEntry runs the owners check on a reference list
+// change: the entry's owner approves it alone, as the entry is owned as
+// its own path.
+func TestReferencesOwnedPerEntry(t *testing.T) {
+	base := map[string]string{
+		"OWNERS":                  "approvers:\n  - root-admin\n",
+		"cool-catalog/foo/OWNERS": "approvers:\n  - alice\n",
+		"catalog.yaml":            refList("foo", "quay.io/example/foo-index:v1", "bar", "quay.io/example/bar-index:v1"),
+	}
+	head := map[string]string{}
+	for k, v := range base {
+		head[k] = v
+	}
+	head["catalog.yaml"] = refList("foo", "quay.io/example/foo-index:v2", "bar", "quay.io/example/bar-index:v1")
+	pol := policy.Default()
+	for _, tt := range []struct {
+		author string
+		want   checks.Conclusion
+	}{{"alice", checks.Success}, {"mallory", checks.Failure}} {
+		c := diff(base, head, nil)
+		c.Author = tt.author
+		in := &Input{Change: c, Base: tree(base), Head: tree(head), Policy: pol}
+		res := Owners{}.Run(context.Background(), in)
+		if res.Conclusion != tt.want {
+			t.Errorf("author %s: owners = %s, want %s (%s)", tt.author, res.Conclusion, tt.want, res.Summary)
+		}
+	}
+}
