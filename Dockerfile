@@ -16,4 +16,8 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/catalogbot /catalogbot
 USER 65532:65532
+EXPOSE 8080
 ENTRYPOINT ["/catalogbot"]
+# By default the image is the GitHub App service (deploy/ shows it on
+# Kubernetes); any other command replaces this, e.g. `validate /catalog`.
+CMD ["serve", "--config", "/etc/catalogbot/config/config.yaml"]

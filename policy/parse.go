@@ -327,30 +327,11 @@ func (p *parser) mapping(v *yaml.Node, prefix string, fields map[string]func(*ya
 		seen[k.Value] = k.Line
 		fn, ok := fields[k.Value]
 		if !ok {
-			p.errorf(k.Line, RuleUnknownKey, "unknown key %s%s; %s has %s", prefix, k.Value, where(prefix), known(fields))
+			p.errorf(k.Line, RuleUnknownKey, "unknown key %s%s; %s has %s", prefix, k.Value, yamlnode.Where(prefix), yamlnode.KnownKeys(fields))
 			continue
 		}
 		fn(val)
 	}
-}
-
-func where(prefix string) string {
-	if prefix == "" {
-		return "the top level"
-	}
-	return strings.TrimSuffix(prefix, ".")
-}
-
-func known(fields map[string]func(*yaml.Node)) string {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	if len(keys) == 1 {
-		return keys[0]
-	}
-	return strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1]
 }
 
 // boolean returns the value of a true/false field. YAML 1.1's yes, no, on

@@ -8,31 +8,12 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-const fooCatalog = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
----
-schema: olm.bundle
-package: foo
-name: foo.v1.0.0
-image: quay.io/example/foo-bundle:v1.0.0
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: 1.0.0
-`
+const fooCatalog = fbctest.Foo
 
 // badDefault breaks a catalog: its default channel does not exist.
 func badDefault(catalog string) string {

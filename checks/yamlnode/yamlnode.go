@@ -7,6 +7,7 @@ package yamlnode
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,4 +83,27 @@ func Describe(n *yaml.Node) string {
 		return "a " + strings.TrimPrefix(n.Tag, "!!")
 	}
 	return "empty"
+}
+
+// Where names the mapping a dotted key prefix ("merge.") points into, for
+// messages about its keys: "merge", or "the top level" for "".
+func Where(prefix string) string {
+	if prefix == "" {
+		return "the top level"
+	}
+	return strings.TrimSuffix(prefix, ".")
+}
+
+// KnownKeys lists the keys of a mapping's field table in words, sorted:
+// "a", "a and b", "a, b and c". An unknown-key message offers them.
+func KnownKeys[V any](fields map[string]V) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) == 1 {
+		return keys[0]
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1]
 }

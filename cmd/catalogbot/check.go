@@ -609,14 +609,16 @@ func (a *app) forgeActivity(ctx context.Context, gh *actionsRun, c *change.Chang
 	if !ok || owner == "" || name == "" {
 		return owners.Activity{}, 0, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", gh.repo)
 	}
-	base, err := url.Parse(cmp.Or(gh.apiURL, "https://api.github.com/"))
+	base, err := url.Parse(cmp.Or(gh.apiURL, ghapi.DefaultBaseURL))
 	if err != nil || !base.IsAbs() {
 		return owners.Activity{}, 0, fmt.Errorf("GITHUB_API_URL %q is not an absolute URL", gh.apiURL)
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
-	client := github.NewClient(&http.Client{Timeout: 2 * time.Minute}).WithAuthToken(gh.token)
+	// The transport retries server errors and waits out rate limits,
+	// which a busy repository's shared Actions token does run into.
+	client := github.NewClient(&http.Client{Transport: ghapi.NewTransport(ghapi.TransportOptions{}), Timeout: 2 * time.Minute}).WithAuthToken(gh.token)
 	client.BaseURL = base
 	start := time.Now()
 	events, err := ghapi.Events(ctx, client, owner, name, c.Number, c.HeadSHA)

@@ -14,29 +14,10 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 )
 
-const checkCatalog = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
----
-schema: olm.bundle
-package: foo
-name: foo.v1.0.0
-image: quay.io/example/foo-bundle:v1.0.0
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: 1.0.0
-`
+const checkCatalog = fbctest.Foo
 
 // checkRepo builds a catalog repository whose main branch holds a valid
 // catalog owned by alice, with two changes: good adds a property to the

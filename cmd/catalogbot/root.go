@@ -17,6 +17,7 @@ type app struct {
 	stdout, stderr io.Writer
 	version        string
 	log            *slog.Logger
+	level          slog.Level
 	validate       func(context.Context, fs.FS, fbc.Options) (*fbc.Result, error)
 }
 
@@ -41,6 +42,7 @@ independent problem at once, each with its file and line.`,
 			}
 			// Logs go to stderr so stdout carries only the requested
 			// output, which scripts parse.
+			a.level = level
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 			return nil
 		},
@@ -61,5 +63,6 @@ independent problem at once, each with its file and line.`,
 	cmd.AddCommand(newRenderCmd(a))
 	cmd.AddCommand(newGenerateCmd(a))
 	cmd.AddCommand(newImagesCmd(a))
+	cmd.AddCommand(newServeCmd(a))
 	return cmd
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/webhook"
+)
+
+// serveFlags are the command line of serve.
+type serveFlags struct {
+	config    string
+	logFormat string
+	drain     time.Duration
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	f := serveFlags{logFormat: "json", drain: 2 * time.Minute}
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE",
+		Short: "Run the GitHub App: check, report on, merge and publish a catalog repository's pull requests",
+		Long: `Run catalogbot as a GitHub App. It receives the App's webhooks on
+POST /webhook, checks every pull request of the repositories it is
+installed on at its head commit (owners, fbc, references, images), reports
+the result as a "catalogbot" check run and one pull request comment, merges
+what the repository's policy lets it merge, pinned to the checked commit,
+and publishes the catalog image when the default branch moves.
+
+The configuration file (YAML; see examples/serve.yaml) names the App id,
+its private key, the webhook secrets (several, for rotation), the listen
+address, the workers, the resync interval and the publish credentials.
+Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
+CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
+CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
+refuses to start without a webhook secret.
+
+Besides /webhook it serves GET /healthz, /readyz and /metrics (Prometheus).
+On start and every resync interval it lists the open pull requests of every
+installation, so a lost webhook or a restart loses nothing. SIGTERM stops
+taking deliveries and finishes the work under way (at most --drain-timeout)
+before exiting.`,
+		Example: `  catalogbot serve --config /etc/catalogbot/config.yaml
+  CATALOGBOT_WEBHOOK_SECRET=... catalogbot serve --config serve.yaml --log-format text`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "serve takes no arguments, got %q", args)
+			}
+			if f.logFormat != "json" && f.logFormat != "text" {
+				return usageErrorf(cmd.CommandPath(), "invalid --log-format %q: want json or text", f.logFormat)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runServe(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "the configuration file (YAML); without it everything comes from the environment")
+	fl.StringVar(&f.logFormat, "log-format", f.logFormat, "log format: json or text")
+	fl.DurationVar(&f.drain, "drain-timeout", f.drain, "how long SIGTERM waits for the work under way")
+	return cmd
+}
+
+func (a *app) runServe(ctx context.Context, f serveFlags) error {
+	cfg, err := webhook.LoadConfig(f.config, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := a.log
+	if f.logFormat == "json" {
+		log = slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: a.level}))
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := webhook.NewMetrics(reg)
+
+	// Pull requests are checked with anonymous registry access: the
+	// publisher's credentials (cfg.Publish) are never used for a check.
+	anonymous := authn.NewMultiKeychain()
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous})
+	if err != nil {
+		return err
+	}
+	bot, err := webhook.NewApp(webhook.AppOptions{
+		Config: cfg, Metrics: metrics, Logger: log,
+		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log},
+		Renderer: renderer,
+	})
+	if err != nil {
+		return err
+	}
+	defer bot.Close()
+	queue := webhook.NewQueue(bot, webhook.QueueOptions{
+		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, Logger: log, Metrics: metrics,
+	})
+	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
+	bot.SetEnqueue(enqueue)
+	srv, err := webhook.NewServer(webhook.ServerOptions{
+		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
+	})
+	if err != nil {
+		return err
+	}
+
+	// Deliveries stop at the first signal; the work under way runs on a
+	// context of its own, so that it can finish while the process drains.
+	sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	queue.Start(workCtx)
+	go bot.RunResync(sigCtx, cfg.ResyncInterval, enqueue)
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	httpSrv := webhook.NewHTTPServer(cfg.Listen, srv.Handler())
+	served := make(chan error, 1)
+	go func() { served <- httpSrv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "app_id", cfg.AppID, "workers", cfg.Workers, "resync", cfg.ResyncInterval.String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("http server: %w", err)
+	case <-sigCtx.Done():
+	}
+	log.Info("shutting down: draining the work under way", "queued", queue.Len(), "timeout", f.drain.String())
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.drain)
+	defer cancel()
+	// New deliveries are refused (503) from here; GitHub's redelivery or
+	// the next resync brings them back.
+	if err := httpSrv.Shutdown(drainCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := queue.Drain(drainCtx); err != nil {
+		log.Warn("drain stopped before the work was done; resync will pick it up after a restart", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}

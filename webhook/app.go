@@ -1,0 +1,251 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/webhook/ghapi"
+	"github.com/catalogbot/catalogbot/webhook/gitcache"
+)
+
+// AppOptions are what an App is made from.
+type AppOptions struct {
+	Config  *Config
+	Metrics *Metrics // nil: metrics are kept but not registered anywhere
+	Logger  *slog.Logger
+	// HTTPClient's transport carries every GitHub API request, under the
+	// retrying, rate-limit-aware transport of package ghapi. Nil means
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+
+	// Images, when set, turn on the image checks of pull requests
+	// (pipeline.Input.ImageOptions). Its keychain must be read-only or
+	// anonymous: the publish credentials of Config.Publish are never
+	// used while checking a pull request. Nil leaves the image checks out.
+	Images *images.Options
+	// Renderer, when set, renders the reference list entries a pull
+	// request adds or changes (pipeline.Input.Renderer); it must be made
+	// registry-only, since those entries are the pull request's data.
+	Renderer *render.Renderer
+}
+
+// App is the reconciler of catalogbot serve. It implements Processor: each
+// job makes GitHub match what the repository's state calls for (a pull
+// request checked, reported and perhaps merged; the default branch
+// published), whatever the event that caused it, so that a job can be
+// repeated or dropped and the next one still does the right thing.
+type App struct {
+	cfg      *Config
+	metrics  *Metrics
+	log      *slog.Logger
+	gh       *ghapi.Apps
+	cache    *gitcache.Cache
+	images   *images.Options
+	renderer *render.Renderer
+	// tmpCache is the cache directory made when Config.CacheDir is "",
+	// removed by Close.
+	tmpCache string
+
+	slugMu sync.Mutex
+	slug   string // the App's slug, once known: its bot user is slug[bot]
+
+	mu      sync.Mutex
+	done    map[prKey]fingerprint // last finished reconcile of each open PR
+	enqueue func(Job)
+	resyncN int64
+}
+
+// NewApp checks o.Config enough to talk to GitHub and prepares the git
+// cache.
+func NewApp(o AppOptions) (*App, error) {
+	cfg := o.Config
+	if cfg == nil {
+		return nil, errors.New("github app: no configuration")
+	}
+	key := cfg.PrivateKey
+	if len(key) == 0 {
+		if cfg.PrivateKeyFile == "" {
+			return nil, errors.New("github app: no private key")
+		}
+		var err error
+		if key, err = os.ReadFile(cfg.PrivateKeyFile); err != nil {
+			return nil, fmt.Errorf("github app: private key: %w", err)
+		}
+	}
+	m := o.Metrics
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	var base http.RoundTripper = http.DefaultTransport
+	if o.HTTPClient != nil && o.HTTPClient.Transport != nil {
+		base = o.HTTPClient.Transport
+	}
+	tr := ghapi.NewTransport(ghapi.TransportOptions{
+		Base: base,
+		Hooks: ghapi.Hooks{
+			Call:      func(method, code string) { m.GitHubCalls.WithLabelValues(method, code).Inc() },
+			RateLimit: func(n int) { m.RateLimitRemaining.Set(float64(n)) },
+		},
+	})
+	apiURL := cfg.GitHubURL
+	if apiURL == "" {
+		apiURL = ghapi.DefaultBaseURL
+	}
+	gh, err := ghapi.NewApps(cfg.AppID, key, apiURL, tr)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, done: make(map[prKey]fingerprint)}
+	dir := cfg.CacheDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "catalogbot-git-"); err != nil {
+			return nil, fmt.Errorf("github app: git cache: %w", err)
+		}
+		a.tmpCache = dir
+	}
+	if a.cache, err = gitcache.New(dir); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close removes the git cache when NewApp made it in a temporary directory.
+func (a *App) Close() error {
+	if a.tmpCache == "" {
+		return nil
+	}
+	return os.RemoveAll(a.tmpCache)
+}
+
+// Ready reports whether the App can do work: its git cache is usable.
+func (a *App) Ready() error {
+	info, err := os.Stat(a.cache.Dir())
+	if err != nil {
+		return fmt.Errorf("git cache: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("git cache: %s is not a directory", a.cache.Dir())
+	}
+	return nil
+}
+
+// SetEnqueue gives the App the queue's Enqueue, for the work a KindResync
+// job finds. Without it that work is done inline, one job after another.
+func (a *App) SetEnqueue(enqueue func(Job)) {
+	a.mu.Lock()
+	a.enqueue = enqueue
+	a.mu.Unlock()
+}
+
+// Process does one job. It implements Processor.
+func (a *App) Process(ctx context.Context, job Job) error {
+	switch job.Key.Kind {
+	case KindPR:
+		return a.reconcile(ctx, job)
+	case KindPush:
+		return a.publish(ctx, job)
+	case KindResync:
+		a.mu.Lock()
+		enqueue := a.enqueue
+		a.mu.Unlock()
+		if enqueue == nil {
+			var errs []error
+			enqueue = func(j Job) {
+				if err := a.Process(ctx, j); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			err := a.Resync(ctx, enqueue)
+			return errors.Join(append(errs, err)...)
+		}
+		return a.Resync(ctx, enqueue)
+	default:
+		return fmt.Errorf("job %s: unknown kind %q", job.Key, job.Key.Kind)
+	}
+}
+
+// fail counts an error of stage and returns it.
+func (a *App) fail(stage string, err error) error {
+	a.metrics.Errors.WithLabelValues(stage).Inc()
+	return err
+}
+
+// installationOf is the installation that job names, or the one the App
+// has on repo when the payload named none.
+func (a *App) installationOf(ctx context.Context, job Job, owner, name string) (int64, error) {
+	if job.Installation > 0 {
+		return job.Installation, nil
+	}
+	inst, _, err := a.gh.App().Apps.FindRepositoryInstallation(ctx, owner, name)
+	if err != nil {
+		return 0, fmt.Errorf("find the installation on %s/%s: %w", owner, name, err)
+	}
+	return inst.GetID(), nil
+}
+
+// botLogin is the login of the App's bot user ("slug[bot]"), or "" while
+// it is not known. The slug is learnt from the check runs the App makes,
+// which name their App, rather than from GET /app: that costs a request
+// and needs the App's JWT.
+func (a *App) botLogin() string {
+	a.slugMu.Lock()
+	defer a.slugMu.Unlock()
+	if a.slug == "" {
+		return ""
+	}
+	return a.slug + "[bot]"
+}
+
+// learnSlug notes the App's slug from a check run it made.
+func (a *App) learnSlug(run *github.CheckRun) {
+	if run.GetApp().GetID() != a.gh.AppID() || run.GetApp().GetSlug() == "" {
+		return
+	}
+	a.slugMu.Lock()
+	a.slug = run.GetApp().GetSlug()
+	a.slugMu.Unlock()
+}
+
+// splitRepo splits "owner/name".
+func splitRepo(full string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("invalid repository %q: want owner/name", full)
+	}
+	return owner, name, nil
+}
+
+// statusOf is the HTTP status of a go-github error, 0 when it has none.
+func statusOf(err error) int {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+// now is the time check runs are stamped with.
+func (a *App) now() time.Time { return time.Now().UTC() }
+
+// observe records how long a reconcile took.
+func (a *App) observe(start time.Time) {
+	a.metrics.CheckDuration.Observe(time.Since(start).Seconds())
+}
+
+var _ Processor = (*App)(nil)

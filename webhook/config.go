@@ -1,0 +1,467 @@
+package webhook
+
+import (
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/catalogbot/catalogbot/checks/yamlnode"
+)
+
+// Config defaults.
+const (
+	DefaultListen         = ":8080"
+	DefaultResyncInterval = 10 * time.Minute
+	DefaultGitHubURL      = "https://api.github.com/"
+
+	// MinSecretLen is the shortest webhook secret accepted. The secret is
+	// all that stands between the internet and a merge.
+	MinSecretLen = 16
+	// MinResyncInterval keeps resync from spending the installation's API
+	// quota on listing pull requests.
+	MinResyncInterval = 30 * time.Second
+)
+
+// Environment variables that override the file. Secrets never need to be
+// in the file.
+const (
+	EnvWebhookSecret  = "CATALOGBOT_WEBHOOK_SECRET"  // one secret
+	EnvWebhookSecrets = "CATALOGBOT_WEBHOOK_SECRETS" // comma separated, for rotation
+	EnvAppID          = "CATALOGBOT_APP_ID"
+	EnvPrivateKey     = "CATALOGBOT_PRIVATE_KEY" // PEM text
+	EnvPrivateKeyFile = "CATALOGBOT_PRIVATE_KEY_FILE"
+)
+
+// Config is the configuration of catalogbot serve (--config FILE, YAML).
+type Config struct {
+	AppID          int64
+	PrivateKeyFile string
+	PrivateKey     []byte // from the environment only; wins over PrivateKeyFile
+	WebhookSecrets []string
+	Listen         string
+	Workers        int
+	MaxPending     int
+	ResyncInterval time.Duration
+	DedupeTTL      time.Duration
+	GitHubURL      string   // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
+	CacheDir       string   // git object cache; "" = a temporary directory
+	Bots           []string // extra logins whose comments never count
+	Publish        PublishConfig
+}
+
+// PublishConfig holds the credentials the publisher alone uses.
+type PublishConfig struct {
+	AuthFile string   // docker config.json used only to push
+	Insecure []string // registries reached over plain http
+}
+
+// DefaultConfig returns a Config with every default set and no identity or
+// secret.
+func DefaultConfig() *Config {
+	return &Config{
+		Listen:         DefaultListen,
+		Workers:        DefaultWorkers,
+		MaxPending:     DefaultMaxPending,
+		ResyncInterval: DefaultResyncInterval,
+		DedupeTTL:      DefaultDedupeTTL,
+		GitHubURL:      DefaultGitHubURL,
+	}
+}
+
+// Secrets returns the webhook secrets as ServerOptions takes them.
+func (c *Config) Secrets() [][]byte {
+	out := make([][]byte, len(c.WebhookSecrets))
+	for i, s := range c.WebhookSecrets {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// LoadConfig reads the YAML file at path (none when path is ""), applies
+// the environment overrides read through getenv (nil is os.Getenv) and
+// validates the result. The file is read strictly: an unknown key, a key
+// given twice or a value of the wrong type is an error naming the file and
+// line. Relative paths in the file are relative to the file's directory.
+// Error messages never quote a secret.
+func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := DefaultConfig()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading config: %w", err)
+		}
+		p := &configParser{name: path}
+		p.parse(data, c)
+		if err := p.err(); err != nil {
+			return nil, err
+		}
+		dir := filepath.Dir(path)
+		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.Publish.AuthFile} {
+			if *f != "" && !filepath.IsAbs(*f) {
+				*f = filepath.Join(dir, *f)
+			}
+		}
+	}
+
+	var errs []string
+	fail := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if path != "" {
+			msg = path + ": " + msg
+		}
+		errs = append(errs, msg)
+	}
+
+	if one, many := getenv(EnvWebhookSecret), getenv(EnvWebhookSecrets); one != "" || many != "" {
+		// Trimmed: a secret read from a mounted file usually ends in a newline.
+		var list []string
+		for _, s := range append([]string{one}, strings.Split(many, ",")...) {
+			if s = strings.TrimSpace(s); s != "" && !slices.Contains(list, s) {
+				list = append(list, s)
+			}
+		}
+		c.WebhookSecrets = list
+	}
+	if v := strings.TrimSpace(getenv(EnvAppID)); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			fail("%s %q is not a positive integer", EnvAppID, v)
+		}
+		c.AppID = id
+	}
+	if v := getenv(EnvPrivateKey); v != "" {
+		// Some secret stores flatten newlines to a literal \n.
+		if !strings.Contains(v, "\n") {
+			v = strings.ReplaceAll(v, `\n`, "\n")
+		}
+		c.PrivateKey = []byte(v)
+	}
+	if v := getenv(EnvPrivateKeyFile); v != "" {
+		c.PrivateKeyFile = v
+	}
+
+	if len(c.WebhookSecrets) == 0 {
+		fail("refusing to start without a webhook secret: set webhookSecrets, %s or %s", EnvWebhookSecret, EnvWebhookSecrets)
+	}
+	for i, s := range c.WebhookSecrets {
+		if len(s) < MinSecretLen {
+			fail("webhook secret %d of %d is %d bytes; use a random string of at least %d", i+1, len(c.WebhookSecrets), len(s), MinSecretLen)
+		}
+	}
+	if c.AppID <= 0 && getenv(EnvAppID) == "" {
+		fail("no GitHub App id: set appID or %s", EnvAppID)
+	}
+	switch {
+	case len(c.PrivateKey) > 0:
+		if block, _ := pem.Decode(c.PrivateKey); block == nil {
+			fail("%s is not PEM text", EnvPrivateKey)
+		}
+	case c.PrivateKeyFile == "":
+		fail("no GitHub App private key: set privateKeyFile, %s or %s", EnvPrivateKeyFile, EnvPrivateKey)
+	default:
+		if st, err := os.Stat(c.PrivateKeyFile); err != nil {
+			fail("private key file: %v", err)
+		} else if st.IsDir() {
+			fail("private key file %s is a directory", c.PrivateKeyFile)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	return c, nil
+}
+
+// configParser walks the YAML nodes, collecting "file:line: message" errors.
+type configParser struct {
+	name string
+	errs []configError
+}
+
+type configError struct {
+	line int
+	msg  string
+}
+
+func (p *configParser) errorf(line int, format string, args ...any) {
+	p.errs = append(p.errs, configError{line, fmt.Sprintf(format, args...)})
+}
+
+// err returns the errors in line order, one "file:line: message" a line.
+func (p *configParser) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(p.errs, func(a, b configError) int { return a.line - b.line })
+	lines := make([]string, len(p.errs))
+	for i, e := range p.errs {
+		lines[i] = fmt.Sprintf("%s:%d: %s", p.name, e.line, e.msg)
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+func (p *configParser) parse(data []byte, c *Config) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&doc); err != nil {
+		if !errors.Is(err, io.EOF) {
+			p.errorf(yamlnode.SyntaxLine(err), "%s", yamlnode.SyntaxMessage(err))
+		}
+		return
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.errorf(extra.Line, "a second YAML document; a config file holds exactly one")
+	} else if !errors.Is(err, io.EOF) {
+		p.errorf(yamlnode.SyntaxLine(err), "%s", yamlnode.SyntaxMessage(err))
+	}
+	root := yamlnode.Resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = yamlnode.Resolve(root.Content[0])
+	}
+	if yamlnode.IsNull(root) {
+		return
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errorf(root.Line, "the top level is %s; want a mapping", yamlnode.Describe(root))
+		return
+	}
+	p.mapping(root, "", map[string]func(*yaml.Node){
+		"appID": func(v *yaml.Node) {
+			if n, ok := p.integer(v, "appID", 1, 1<<53-1); ok {
+				c.AppID = n
+			}
+		},
+		"privateKeyFile": func(v *yaml.Node) { p.str(v, "privateKeyFile", &c.PrivateKeyFile) },
+		"webhookSecrets": func(v *yaml.Node) {
+			if list, ok := p.strs(v, "webhookSecrets", true); ok {
+				c.WebhookSecrets = list
+			}
+		},
+		"listen": func(v *yaml.Node) {
+			var s string
+			if !p.str(v, "listen", &s) {
+				return
+			}
+			_, port, err := net.SplitHostPort(s)
+			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+				p.errorf(v.Line, "listen %q: want host:port or :port, such as :8080", s)
+				return
+			}
+			c.Listen = s
+		},
+		"workers": func(v *yaml.Node) {
+			if n, ok := p.integer(v, "workers", 1, 1024); ok {
+				c.Workers = int(n)
+			}
+		},
+		"maxPending": func(v *yaml.Node) {
+			if n, ok := p.integer(v, "maxPending", 1, 10_000_000); ok {
+				c.MaxPending = int(n)
+			}
+		},
+		"resyncInterval": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "resyncInterval", MinResyncInterval); ok {
+				c.ResyncInterval = d
+			}
+		},
+		"dedupeTTL": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "dedupeTTL", time.Second); ok {
+				c.DedupeTTL = d
+			}
+		},
+		"githubURL": func(v *yaml.Node) {
+			var s string
+			if !p.str(v, "githubURL", &s) {
+				return
+			}
+			u, err := url.Parse(s)
+			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+				p.errorf(v.Line, "githubURL %q: want an http or https URL, such as https://github.example.com/api/v3/", s)
+				return
+			}
+			// go-github resolves paths against the base URL, which must end in /.
+			if !strings.HasSuffix(s, "/") {
+				s += "/"
+			}
+			c.GitHubURL = s
+		},
+		"cacheDir": func(v *yaml.Node) { p.str(v, "cacheDir", &c.CacheDir) },
+		"bots": func(v *yaml.Node) {
+			if list, ok := p.strs(v, "bots", false); ok {
+				c.Bots = list
+			}
+		},
+		"publish": func(v *yaml.Node) {
+			p.mapping(v, "publish.", map[string]func(*yaml.Node){
+				"authFile": func(v *yaml.Node) { p.str(v, "publish.authFile", &c.Publish.AuthFile) },
+				"insecure": func(v *yaml.Node) {
+					list, ok := p.strs(v, "publish.insecure", false)
+					for i, h := range list {
+						if h != "" && (strings.Contains(h, "/") || strings.ContainsAny(h, " \t")) {
+							p.errorf(yamlnode.Resolve(v).Content[i].Line, "publish.insecure[%d] %q: want a registry host[:port], without scheme or path", i, h)
+							ok = false
+						}
+					}
+					if ok {
+						c.Publish.Insecure = list
+					}
+				},
+			})
+		},
+	})
+}
+
+// mapping calls the field's function for each key of the mapping v,
+// reporting what is not a mapping, unknown keys and keys given twice. A
+// null value is an absent section.
+func (p *configParser) mapping(v *yaml.Node, prefix string, fields map[string]func(*yaml.Node)) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		p.errorf(v.Line, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), yamlnode.Describe(v))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := yamlnode.Resolve(v.Content[i]), v.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+			p.errorf(k.Line, "a key that is %s; keys are field names", yamlnode.Describe(k))
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			p.errorf(k.Line, "key %s%s given twice, first at line %d", prefix, k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		fn, ok := fields[k.Value]
+		if !ok {
+			p.errorf(k.Line, "unknown key %s%s; %s has %s", prefix, k.Value, yamlnode.Where(prefix), yamlnode.KnownKeys(fields))
+			continue
+		}
+		fn(val)
+	}
+}
+
+// str sets *dst to a string field's value. Numbers, booleans and null are
+// refused rather than converted, and so are plain yes/no/on/off, which
+// YAML 1.1 readers (sigs.k8s.io/yaml) take for booleans.
+func (p *configParser) str(v *yaml.Node, field string, dst *string) bool {
+	s, ok := p.strValue(v, field, false)
+	if ok {
+		*dst = s
+	}
+	return ok
+}
+
+// strValue returns a string field's value; secret keeps the value out of
+// the messages.
+func (p *configParser) strValue(v *yaml.Node, field string, secret bool) (string, bool) {
+	v = yamlnode.Resolve(v)
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+		if yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
+			if secret {
+				p.errorf(v.Line, "%s is a word YAML 1.1 readers take for a boolean; quote it", field)
+			} else {
+				p.errorf(v.Line, "%s is %s, a boolean to YAML 1.1 readers; quote it if you mean the string", field, v.Value)
+			}
+			return "", false
+		}
+		if strings.TrimSpace(v.Value) == "" {
+			p.errorf(v.Line, "%s is empty", field)
+			return "", false
+		}
+		return v.Value, true
+	case v.Kind == yaml.ScalarNode && !yamlnode.IsNull(v):
+		p.errorf(v.Line, "%s is %s; want a string (quote it)", field, p.describe(v, secret))
+	default:
+		p.errorf(v.Line, "%s is %s; want a string", field, p.describe(v, secret))
+	}
+	return "", false
+}
+
+// strs returns the values of a list of strings. A null is an empty list.
+func (p *configParser) strs(v *yaml.Node, field string, secret bool) ([]string, bool) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
+		return []string{}, true
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, "%s is %s; want a list of strings", field, p.describe(v, secret))
+		return nil, false
+	}
+	out := make([]string, 0, len(v.Content))
+	ok := true
+	for i, item := range v.Content {
+		s, good := p.strValue(item, fmt.Sprintf("%s[%d]", field, i), secret)
+		ok = ok && good
+		out = append(out, s)
+	}
+	return out, ok
+}
+
+// integer returns the value of a whole-number field within [lo, hi].
+func (p *configParser) integer(v *yaml.Node, field string, lo, hi int64) (int64, bool) {
+	v = yamlnode.Resolve(v)
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
+		p.errorf(v.Line, "%s is %s; want a whole number", field, p.describe(v, false))
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v.Value, 0, 64)
+	switch {
+	case err != nil || n > hi:
+		p.errorf(v.Line, "%s is %s; want at most %d", field, v.Value, hi)
+	case n < lo:
+		p.errorf(v.Line, "%s is %s; want at least %d", field, v.Value, lo)
+	default:
+		return n, true
+	}
+	return 0, false
+}
+
+// duration returns the value of a Go duration field ("90s", "10m", "1h"),
+// at least min. A bare number is refused: seconds or nanoseconds would be a
+// guess.
+func (p *configParser) duration(v *yaml.Node, field string, min time.Duration) (time.Duration, bool) {
+	v = yamlnode.Resolve(v)
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+		p.errorf(v.Line, "%s is %s; want a duration such as 10m or 1h30m", field, p.describe(v, false))
+		return 0, false
+	}
+	d, err := time.ParseDuration(v.Value)
+	if err != nil {
+		p.errorf(v.Line, "%s %q is not a duration; write one such as 10m or 1h30m", field, v.Value)
+		return 0, false
+	}
+	if d < min {
+		p.errorf(v.Line, "%s is %s; want at least %s", field, v.Value, min)
+		return 0, false
+	}
+	return d, true
+}
+
+// describe names a node's kind and, for scalars that are not secret, its
+// value.
+func (p *configParser) describe(n *yaml.Node, secret bool) string {
+	d := yamlnode.Describe(n)
+	if n.Kind == yaml.ScalarNode && !yamlnode.IsNull(n) && !secret {
+		return fmt.Sprintf("%s %q", d, n.Value)
+	}
+	return d
+}

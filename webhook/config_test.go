@@ -1,0 +1,192 @@
+package webhook
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/config")
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestLoadConfigGolden loads every testdata/config/*.yaml with an empty
+// environment. A file with a .err beside it must fail with exactly that
+// text; one without must load.
+func TestLoadConfigGolden(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "config", "*.yaml"))
+	if len(files) < 10 {
+		t.Fatalf("only %d config cases", len(files))
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			golden := strings.TrimSuffix(path, ".yaml") + ".err"
+			_, err := LoadConfig(path, envOf(nil))
+			got := ""
+			if err != nil {
+				got = err.Error() + "\n"
+			}
+			if *update {
+				if got == "" {
+					os.Remove(golden)
+					return
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, rerr := os.ReadFile(golden)
+			if rerr != nil {
+				want = nil
+			}
+			if got != string(want) {
+				t.Fatalf("LoadConfig(%s):\n got: %s\nwant: %s", path, got, want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigFull(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("testdata", "config", "full.yaml"), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		AppID:          123456,
+		PrivateKeyFile: filepath.Join("testdata", "config", "app.key"),
+		WebhookSecrets: []string{"first-secret-0123456789", "second-secret-0123456789"},
+		Listen:         "127.0.0.1:9090",
+		Workers:        8,
+		MaxPending:     500,
+		ResyncInterval: 5 * time.Minute,
+		DedupeTTL:      30 * time.Minute,
+		GitHubURL:      "https://github.example.com/api/v3/",
+		CacheDir:       "/var/cache/catalogbot",
+		Bots:           []string{"renovate[bot]", "dependabot[bot]"},
+		Publish: PublishConfig{
+			AuthFile: filepath.Join("testdata", "config", "docker", "config.json"),
+			Insecure: []string{"localhost:5000"},
+		},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+	if s := c.Secrets(); len(s) != 2 || string(s[1]) != "second-secret-0123456789" {
+		t.Fatalf("Secrets() = %q", s)
+	}
+}
+
+const testPEM = "-----BEGIN RSA PRIVATE KEY-----\nTm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n"
+
+func TestLoadConfigEnvironment(t *testing.T) {
+	minimal := filepath.Join("testdata", "config", "minimal.yaml")
+	full := filepath.Join("testdata", "config", "full.yaml")
+	tests := []struct {
+		name  string
+		path  string
+		env   map[string]string
+		check func(t *testing.T, c *Config)
+		err   string
+	}{
+		{name: "one secret from the environment, defaults kept", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789\n"},
+			check: func(t *testing.T, c *Config) {
+				want := DefaultConfig()
+				want.AppID, want.PrivateKeyFile = 42, filepath.Join("testdata", "config", "app.key")
+				want.WebhookSecrets = []string{"env-secret-0123456789"}
+				if !reflect.DeepEqual(c, want) {
+					t.Fatalf("got %+v\nwant %+v", c, want)
+				}
+			}},
+		{name: "rotation list replaces the file's secrets", path: full,
+			env: map[string]string{EnvWebhookSecrets: " new-secret-0123456789 , old-secret-0123456789,", EnvWebhookSecret: "new-secret-0123456789"},
+			check: func(t *testing.T, c *Config) {
+				if !reflect.DeepEqual(c.WebhookSecrets, []string{"new-secret-0123456789", "old-secret-0123456789"}) {
+					t.Fatalf("secrets %q", c.WebhookSecrets)
+				}
+			}},
+		{name: "everything from the environment", path: "",
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "7", EnvPrivateKey: testPEM},
+			check: func(t *testing.T, c *Config) {
+				if c.AppID != 7 || string(c.PrivateKey) != testPEM || c.Listen != DefaultListen || c.GitHubURL != DefaultGitHubURL {
+					t.Fatalf("got %+v", c)
+				}
+			}},
+		{name: "PEM with escaped newlines", path: "",
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "7", EnvPrivateKey: strings.ReplaceAll(testPEM, "\n", `\n`)},
+			check: func(t *testing.T, c *Config) {
+				if string(c.PrivateKey) != testPEM {
+					t.Fatalf("key %q", c.PrivateKey)
+				}
+			}},
+		{name: "key file from the environment overrides the file's", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvPrivateKeyFile: filepath.Join("testdata", "config", "minimal.yaml")},
+			check: func(t *testing.T, c *Config) {
+				if c.PrivateKeyFile != filepath.Join("testdata", "config", "minimal.yaml") || c.AppID != 42 {
+					t.Fatalf("got %+v", c)
+				}
+			}},
+		{name: "app id from the environment overrides the file's", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "99"},
+			check: func(t *testing.T, c *Config) {
+				if c.AppID != 99 {
+					t.Fatalf("AppID %d", c.AppID)
+				}
+			}},
+		{name: "bad app id", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "seven"},
+			err: `testdata/config/minimal.yaml: CATALOGBOT_APP_ID "seven" is not a positive integer`},
+		{name: "key that is not PEM, never quoted", path: "",
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "7", EnvPrivateKey: "hunter2-not-pem"},
+			err: "CATALOGBOT_PRIVATE_KEY is not PEM text"},
+		{name: "short secret from the environment, never quoted", path: minimal,
+			env: map[string]string{EnvWebhookSecrets: "long-enough-secret-0123,tiny"},
+			err: "testdata/config/minimal.yaml: webhook secret 2 of 2 is 4 bytes; use a random string of at least 16"},
+		{name: "nothing at all", path: "", env: nil,
+			err: "refusing to start without a webhook secret: set webhookSecrets, CATALOGBOT_WEBHOOK_SECRET or CATALOGBOT_WEBHOOK_SECRETS\n" +
+				"no GitHub App id: set appID or CATALOGBOT_APP_ID\n" +
+				"no GitHub App private key: set privateKeyFile, CATALOGBOT_PRIVATE_KEY_FILE or CATALOGBOT_PRIVATE_KEY"},
+		{name: "missing file", path: filepath.Join("testdata", "config", "absent.yaml"), env: nil,
+			err: "reading config: open testdata/config/absent.yaml: no such file or directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(tc.path, envOf(tc.env))
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err = %v\nwant  %s", err, tc.err)
+				}
+				for _, v := range tc.env {
+					if len(v) > 4 && v != "seven" && strings.Contains(err.Error(), v) {
+						t.Fatalf("error quotes a secret value: %v", err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// TestExampleServeConfig keeps examples/serve.yaml loadable.
+func TestExampleServeConfig(t *testing.T) {
+	path := filepath.Join("..", "examples", "serve.yaml")
+	env := map[string]string{EnvWebhookSecret: "example-secret-0123456789", EnvPrivateKey: testPEM}
+	c, err := LoadConfig(path, envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AppID == 0 || c.Workers != DefaultWorkers || c.ResyncInterval != DefaultResyncInterval {
+		t.Fatalf("example config: %+v", c)
+	}
+}

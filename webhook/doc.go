@@ -1,0 +1,39 @@
+// Package webhook is the GitHub App service behind catalogbot serve: it
+// receives GitHub's webhooks, turns them into keyed work, and reconciles
+// each pull request (check, report, merge) and each push to the default
+// branch (publish).
+//
+// # Parts
+//
+//   - Server (server.go) serves POST /webhook, GET /healthz, GET /readyz and
+//     GET /metrics. A delivery is answered at once: 202 when it is taken or
+//     ignored, and the work runs later on the Queue.
+//   - VerifySignature (signature.go) checks X-Hub-Signature-256 against every
+//     configured secret, so secrets can be rotated without downtime.
+//   - Route and RouteAll (route.go) read the few payload fields that decide
+//     what work a delivery makes, a Job with a Key of (repository, PR, kind).
+//   - Queue (queue.go) runs Jobs on a bounded worker pool: one job per key at
+//     a time, a newer job replacing the queued older one of its key, delivery
+//     ids deduplicated for a TTL, and bounds on queued jobs, queued bytes and
+//     remembered ids, so a flood cannot exhaust memory.
+//   - Metrics (metrics.go) are the Prometheus metrics every part records.
+//   - Config and LoadConfig (config.go) read the service's strict YAML file
+//     and the environment, where secrets belong.
+//
+// # Trust
+//
+// Nothing from the network is parsed before its signature is verified: the
+// headers are checked, the body is read up to MaxBody (25 MiB), its
+// HMAC-SHA256 is compared in constant time, and only then is it decoded. A
+// failed check is answered 401 and leaves no trace in the queue or the
+// dedupe memory. The SHA-1 X-Hub-Signature header is never accepted, and the
+// server does not start without a secret.
+//
+// A verified delivery is still only a hint. The work is level-triggered: the
+// processor reads the pull request's current state from GitHub, binds every
+// result to the head SHA it checked, and takes authorization only from the
+// base commit. That is why a newer job may replace an older one, why a
+// refused delivery (503 when the queue is full) loses nothing, and why a
+// periodic resync, not webhook delivery, is what guarantees that every open
+// pull request is reconciled.
+package webhook

@@ -1,0 +1,294 @@
+// Package gitcache keeps a bare git repository on disk for each GitHub
+// repository catalogbot serves, and reads commits from it as file systems.
+//
+// Each fetch brings exactly the refs a job needs (a branch, and for a pull
+// request refs/pull/N/head) into the repository, incrementally: go-git
+// negotiates with what is already there, so only new objects travel. Trees
+// are read straight from the object store (change.TreeFS): nothing is checked
+// out and nothing in a commit is ever run.
+//
+// Fetches of one repository are serialised by a mutex of its own. Reading
+// needs no lock: git objects never change once written, and go-git writes a
+// pack's index before it renames the pack into place, so a reader never sees
+// half of a fetch. Every reader opens its own handle on the repository,
+// because go-git's object storage is not safe for concurrent use.
+package gitcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/catalogbot/catalogbot/checks/change"
+)
+
+// ErrHeadMoved is matched (errors.Is) by a *HeadMovedError.
+var ErrHeadMoved = errors.New("the pull request head moved")
+
+// HeadMovedError says that refs/pull/N/head is not the commit the caller
+// expected: the pull request was pushed to after it was read. The caller
+// should read the pull request again and check the new head.
+type HeadMovedError struct {
+	Repo   string
+	Number int
+	Want   string
+	Got    string
+}
+
+func (e *HeadMovedError) Error() string {
+	return fmt.Sprintf("%s#%d: head is %s, not %s: the pull request moved", e.Repo, e.Number, e.Got, e.Want)
+}
+
+func (e *HeadMovedError) Is(target error) bool { return target == ErrHeadMoved }
+
+// Source is where a repository is fetched from.
+type Source struct {
+	// Repo is "owner/name"; it names the repository on disk.
+	Repo string
+	// URL is the clone URL (https://github.com/owner/name.git).
+	URL string
+	// Token is an installation token, sent as the password of user
+	// x-access-token; "" fetches anonymously.
+	Token string
+}
+
+// Cache is a directory of bare repositories, one per GitHub repository.
+type Cache struct {
+	dir string
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// New returns a cache in dir, creating it if needed.
+func New(dir string) (*Cache, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("git cache: %w", err)
+	}
+	return &Cache{dir: dir, locks: make(map[string]*sync.Mutex)}, nil
+}
+
+// Dir is the cache's directory.
+func (c *Cache) Dir() string { return c.dir }
+
+var repoName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$`)
+
+// path returns the repository directory of "owner/name". GitHub names are
+// case-insensitive, so the directory is the lower-cased name; a name that
+// could leave the cache directory is refused.
+func (c *Cache) path(repo string) (string, error) {
+	if !repoName.MatchString(repo) || strings.Contains(repo, "..") {
+		return "", fmt.Errorf("git cache: invalid repository name %q", repo)
+	}
+	owner, name, _ := strings.Cut(strings.ToLower(repo), "/")
+	return filepath.Join(c.dir, owner, name+".git"), nil
+}
+
+func (c *Cache) lock(dir string) func() {
+	c.mu.Lock()
+	l, ok := c.locks[dir]
+	if !ok {
+		l = new(sync.Mutex)
+		c.locks[dir] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// open opens the repository in dir with its own storage handle and a small
+// object cache: each reader gets one, since go-git storage is not safe for
+// concurrent use.
+func open(dir string) (*git.Repository, error) {
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{})
+	repo, err := git.Open(st, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	return repo, nil
+}
+
+// fetch brings each ref of refs (remote name -> local name) into the
+// repository of src, creating it on first use, and returns the commit each
+// local ref points at afterwards.
+func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (map[string]string, error) {
+	dir, err := c.path(src.Repo)
+	if err != nil {
+		return nil, err
+	}
+	unlock := c.lock(dir)
+	defer unlock()
+
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := git.PlainInit(dir, true); err != nil {
+			return nil, fmt.Errorf("git cache: init %s: %w", src.Repo, err)
+		}
+	}
+	repo, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	remote := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{src.URL}})
+	opts := &git.FetchOptions{RemoteName: "origin", Tags: git.NoTags, Force: true}
+	for _, from := range slices.Sorted(maps.Keys(refs)) {
+		opts.RefSpecs = append(opts.RefSpecs, config.RefSpec("+"+from+":"+refs[from]))
+	}
+	if src.Token != "" {
+		opts.Auth = &githttp.BasicAuth{Username: "x-access-token", Password: src.Token}
+	}
+	if err := remote.FetchContext(ctx, opts); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, fmt.Errorf("git fetch %s (%s): %w", src.Repo, strings.Join(slices.Sorted(maps.Keys(refs)), ", "), err)
+	}
+	out := make(map[string]string, len(refs))
+	for _, local := range refs {
+		ref, err := repo.Reference(plumbing.ReferenceName(local), true)
+		if err != nil {
+			return nil, fmt.Errorf("git fetch %s: %s: %w", src.Repo, local, err)
+		}
+		out[local] = ref.Hash().String()
+	}
+	return out, nil
+}
+
+func branchRefs(branch string) (remote, local string, err error) {
+	name := plumbing.NewBranchReferenceName(branch)
+	if branch == "" || name.Validate() != nil || strings.ContainsAny(branch, "*:") {
+		return "", "", fmt.Errorf("git cache: invalid branch name %q", branch)
+	}
+	return name.String(), "refs/remotes/origin/" + branch, nil
+}
+
+// Snapshot is a pull request's base branch and head, as fetched.
+type Snapshot struct {
+	// BaseSHA is the tip of the base branch when fetched: the trusted
+	// state the change is checked against, and merged into.
+	BaseSHA string
+	HeadSHA string
+	Base    fs.FS
+	Head    fs.FS
+}
+
+// PullRequest fetches baseBranch and refs/pull/<number>/head and returns the
+// trees of the base branch's tip and of the head, which must be wantHead:
+// when it is not, the error is a *HeadMovedError.
+func (c *Cache) PullRequest(ctx context.Context, src Source, baseBranch string, number int, wantHead string) (*Snapshot, error) {
+	if number <= 0 {
+		return nil, fmt.Errorf("git cache: invalid pull request number %d", number)
+	}
+	remoteBase, localBase, err := branchRefs(baseBranch)
+	if err != nil {
+		return nil, err
+	}
+	remoteHead := fmt.Sprintf("refs/pull/%d/head", number)
+	localHead := fmt.Sprintf("refs/remotes/origin/pull/%d", number)
+	got, err := c.fetch(ctx, src, map[string]string{remoteBase: localBase, remoteHead: localHead})
+	if err != nil {
+		return nil, err
+	}
+	if wantHead != "" && got[localHead] != wantHead {
+		return nil, &HeadMovedError{Repo: src.Repo, Number: number, Want: wantHead, Got: got[localHead]}
+	}
+	base, err := c.Tree(src.Repo, got[localBase])
+	if err != nil {
+		return nil, err
+	}
+	head, err := c.Tree(src.Repo, got[localHead])
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{BaseSHA: got[localBase], HeadSHA: got[localHead], Base: base, Head: head}, nil
+}
+
+// Branch fetches branch and returns the commit at its tip.
+func (c *Cache) Branch(ctx context.Context, src Source, branch string) (string, error) {
+	remote, local, err := branchRefs(branch)
+	if err != nil {
+		return "", err
+	}
+	got, err := c.fetch(ctx, src, map[string]string{remote: local})
+	if err != nil {
+		return "", err
+	}
+	return got[local], nil
+}
+
+// Tree returns the tree of commit sha, which an earlier fetch brought into
+// the repository's cache, as a read-only file system of its own.
+func (c *Cache) Tree(repo, sha string) (fs.FS, error) {
+	dir, err := c.path(repo)
+	if err != nil {
+		return nil, err
+	}
+	r, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	t, err := change.TreeFS(r, sha)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tree of %s: %w", repo, sha, err)
+	}
+	return t, nil
+}
+
+// ChangedPaths lists the paths whose content differs between the trees of
+// commits from and to (both already fetched), sorted: what moved on a branch
+// between them. A rename lists both of its paths.
+func (c *Cache) ChangedPaths(repo, from, to string) ([]string, error) {
+	if from == to {
+		return nil, nil
+	}
+	dir, err := c.path(repo)
+	if err != nil {
+		return nil, err
+	}
+	r, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	tree := func(sha string) (*object.Tree, error) {
+		cm, err := r.CommitObject(plumbing.NewHash(sha))
+		if err != nil {
+			return nil, fmt.Errorf("%s: commit %s: %w", repo, sha, err)
+		}
+		return cm.Tree()
+	}
+	a, err := tree(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := tree(to)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: diff %s..%s: %w", repo, from, to, err)
+	}
+	var paths []string
+	for _, ch := range changes {
+		for _, p := range []string{ch.From.Name, ch.To.Name} {
+			if p != "" && !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
+}

@@ -1,0 +1,26 @@
+// Package githubtest runs a fake GitHub for tests, in the spirit of net/http/httptest.
+//
+// A Server keeps real state: repositories are real git repositories (go-git, in memory) with
+// branches, commits and refs/pull/N/head; pull requests, their files (a real diff from the merge
+// base to the head, with renames), issue comments, reviews, labels, check runs and check suites,
+// commit statuses and merges all live in the server and change as the client acts on them. A merge
+// really creates a commit on the base branch, and the repositories are served over git smart HTTP
+// so that go-git can clone and fetch them with an installation token.
+//
+// Every REST request a client makes and every response the server gives is validated against
+// GitHub's OpenAPI description (testdata/github-bot.openapi.json, see internal/specsubset for how
+// it is produced). A mismatch fails the test that owns the server and is listed by Violations, so
+// tests cannot drift into speaking a dialect of the API that GitHub does not.
+//
+// Typical use:
+//
+//	s := githubtest.New(t)
+//	repo := s.AddRepo("acme", "catalog", map[string]string{"OWNERS": "approvers: [alice]\n"})
+//	repo.Commit("feature", map[string]string{"catalog/foo/index.yaml": "..."}, "add foo")
+//	pr := repo.OpenPR("bob", "feature", "main")
+//	body := s.Payload("pull_request", "opened", githubtest.PayloadArgs{Repo: repo, PR: pr.Number})
+//	resp := s.Deliver(t, receiverURL+"/webhook", "secret", "pull_request", body)
+//
+// The REST base URL for go-github is s.URL+"/"; the App's id and private key are s.AppID() and
+// s.PrivateKeyPEM(); a repository's clone URL is repo.CloneURL().
+package githubtest

@@ -1,0 +1,216 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/pipeline"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/webhook/gitcache"
+)
+
+// Merge results, the label values of Metrics.Merges.
+const (
+	MergeMerged   = "merged"
+	MergeConflict = "conflict" // GitHub refused: 405 or 409
+	MergeRefused  = "refused"  // a last safety check refused
+	MergeError    = "error"
+)
+
+// mergeableWaits are the pauses before reading a pull request again while
+// GitHub is still computing whether it merges cleanly.
+var mergeableWaits = []time.Duration{time.Second, 2 * time.Second}
+
+// mergeInput is what a merge decision starts from: the check just made.
+type mergeInput struct {
+	pol        *policy.Policy
+	rep        checks.Report
+	conclusion checks.Conclusion // of the catalogbot check run written
+	snap       *gitcache.Snapshot
+	src        gitcache.Source
+	change     *change.Change
+	held       bool
+	base       string // base branch
+}
+
+// merge merges the pull request when the policy says so, pinned to the
+// checked head. again asks the caller to check the pull request again: its
+// head or base moved since the check, or GitHub refused the merge (405,
+// 409), which is never forced.
+func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error) {
+	a := r.a
+	checked := in.snap.HeadSHA
+	log := r.log.With("sha", checked)
+	report := policy.Report{Conclusions: map[string]policy.Conclusion{}, HeadSHA: checked}
+	for name, c := range in.rep.Conclusions() {
+		report.Conclusions[name] = policy.Conclusion(c)
+	}
+	touched := touchedPaths(in.change)
+	approved := pipeline.Approved(in.rep)
+
+	// Decide first on what is known already, so that GitHub and the
+	// git cache are only asked more about pull requests that could merge.
+	pre := *in.pol
+	pre.Merge.RequiredChecks = nil
+	clean := true
+	if d := pre.Decide(report, policy.PRState{
+		Draft: r.final.GetDraft(), Held: in.held, Approved: approved,
+		HeadSHA: checked, CheckedSHA: checked, Mergeable: &clean, TouchedPaths: touched,
+	}); !d.Merge {
+		log.Info("not merging", "reasons", d.Reasons)
+		return false, nil
+	}
+
+	pr, err := r.reread(ctx)
+	if err != nil {
+		return false, err
+	}
+	if pr.GetState() != "open" {
+		log.Info("the pull request closed during the check", "state", pr.GetState())
+		return false, nil
+	}
+	runs, err := r.checkRuns(ctx, checked)
+	if err != nil {
+		return false, a.fail("merge", err)
+	}
+	tip, err := a.cache.Branch(ctx, in.src, in.base)
+	if err != nil {
+		return false, a.fail("git", err)
+	}
+	moved, err := a.cache.ChangedPaths(in.src.Repo, in.snap.BaseSHA, tip)
+	if err != nil {
+		return false, a.fail("git", err)
+	}
+	held := in.held || hasLabel(pr, in.pol.Merge.HoldLabel)
+	state := policy.PRState{
+		Draft:            pr.GetDraft(),
+		Held:             held,
+		Approved:         approved,
+		HeadSHA:          pr.GetHead().GetSHA(),
+		CheckedSHA:       checked,
+		Mergeable:        pr.Mergeable,
+		BaseMoved:        tip != in.snap.BaseSHA,
+		BaseChangedPaths: moved,
+		TouchedPaths:     touched,
+		ExtraChecks:      runs.extra,
+	}
+	d := in.pol.Decide(report, state)
+	if !d.Merge {
+		if d.Recheck {
+			log.Info("checking again before merging", "reasons", d.Reasons, "head", state.HeadSHA, "base", tip)
+			return true, nil
+		}
+		if pr.Mergeable == nil {
+			// GitHub has not worked it out yet, and will send no event
+			// when it has: let the next resync look again.
+			r.settled = false
+		}
+		log.Info("not merging", "reasons", d.Reasons)
+		return false, nil
+	}
+
+	// Whatever the policy says, never merge a draft, a held pull request
+	// or one whose catalogbot run at the checked head is not a success.
+	switch {
+	case state.Draft, state.Held, in.conclusion != checks.Success, runs.ours != string(checks.Success):
+		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
+		log.Warn("merge refused by the last checks", "draft", state.Draft, "held", state.Held, "conclusion", in.conclusion, "run", runs.ours)
+		return false, nil
+	}
+
+	res, _, err := r.gh.PullRequests.Merge(ctx, r.owner, r.name, r.number, "", &github.PullRequestOptions{SHA: d.SHA, MergeMethod: d.Method})
+	if err != nil {
+		if code := statusOf(err); code == 405 || code == 409 {
+			a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
+			log.Info("GitHub refused the merge; checking again", "status", code, "err", err)
+			if r.mergeTried {
+				return false, nil
+			}
+			r.mergeTried = true
+			return true, nil
+		}
+		a.metrics.Merges.WithLabelValues(MergeError).Inc()
+		return false, a.fail("merge", fmt.Errorf("merge %s/%s#%d at %s: %w", r.owner, r.name, r.number, d.SHA, err))
+	}
+	a.metrics.Merges.WithLabelValues(MergeMerged).Inc()
+	log.Info("merged", "method", d.Method, "merge_commit", res.GetSHA())
+	a.forget(r.job.Key.Repo, r.number)
+	r.final = nil
+	return false, nil
+}
+
+// reread reads the pull request again, waiting a little while GitHub is
+// still computing its mergeability.
+func (r *prRun) reread(ctx context.Context) (*github.PullRequest, error) {
+	for i := 0; ; i++ {
+		pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+		if err != nil {
+			return nil, r.a.fail("github", fmt.Errorf("read %s/%s#%d again: %w", r.owner, r.name, r.number, err))
+		}
+		r.final = pr
+		if pr.Mergeable != nil || pr.GetState() != "open" || i == len(mergeableWaits) {
+			return pr, nil
+		}
+		t := time.NewTimer(mergeableWaits[i])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// runsAt are the check runs of one commit.
+type runsAt struct {
+	ours  string                       // the catalogbot run's conclusion, "" if none
+	extra map[string]policy.Conclusion // the others', by name
+}
+
+// checkRuns reads the newest run of each name at sha.
+func (r *prRun) checkRuns(ctx context.Context, sha string) (runsAt, error) {
+	out := runsAt{extra: map[string]policy.Conclusion{}}
+	newest := map[string]int64{}
+	opts := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := r.gh.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, sha, opts)
+		if err != nil {
+			return out, fmt.Errorf("list the check runs of %s/%s@%s: %w", r.owner, r.name, sha, err)
+		}
+		for _, run := range res.CheckRuns {
+			name := run.GetName()
+			if id, ok := newest[name]; ok && id > run.GetID() {
+				continue
+			}
+			newest[name] = run.GetID()
+			mine := run.GetApp().GetID() == 0 || run.GetApp().GetID() == r.a.gh.AppID()
+			switch {
+			case name == CheckRunName && mine:
+				out.ours = run.GetConclusion()
+			case name == PublishCheckRunName && mine:
+			default:
+				out.extra[name] = policy.Conclusion(run.GetConclusion())
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func touchedPaths(c *change.Change) []string {
+	var out []string
+	for _, f := range c.Files {
+		out = append(out, f.Path)
+		if f.PreviousPath != "" {
+			out = append(out, f.PreviousPath)
+		}
+	}
+	return out
+}

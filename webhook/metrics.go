@@ -1,0 +1,97 @@
+package webhook
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Delivery results, the values of the result label of
+// catalogbot_webhook_deliveries_total. Each delivery is counted once.
+const (
+	ResultAccepted     = "accepted"      // queued as new work
+	ResultReplaced     = "replaced"      // accepted, and superseded a queued older job of the same key
+	ResultIgnored      = "ignored"       // verified, but outside the allowlist or an irrelevant action
+	ResultDuplicate    = "duplicate"     // a delivery id seen within the dedupe TTL
+	ResultBadSignature = "bad_signature" // missing, malformed or wrong X-Hub-Signature-256
+	ResultMalformed    = "malformed"     // missing headers, bad JSON or missing required fields
+	ResultTooLarge     = "too_large"     // body over the size cap
+	ResultOverloaded   = "overloaded"    // queue full or draining; resync recovers the work
+)
+
+// Metrics are the service's Prometheus metrics. Every name starts with
+// catalogbot_. The fields are exported so that every part of the service
+// (intake, reconciler, GitHub transport, publisher) records into one set.
+type Metrics struct {
+	Deliveries         *prometheus.CounterVec // labels: event, result
+	QueueDepth         prometheus.Gauge
+	QueueAge           prometheus.Histogram   // seconds from Received to start of work
+	CheckDuration      prometheus.Histogram   // seconds per reconcile
+	GitHubCalls        *prometheus.CounterVec // labels: method, code ("error" when no response)
+	RateLimitRemaining prometheus.Gauge
+	Merges             *prometheus.CounterVec // label: result (merged|conflict|refused|error)
+	Publishes          *prometheus.CounterVec // label: result (pushed|unchanged|failed)
+	Errors             *prometheus.CounterVec // label: stage
+}
+
+// NewMetrics creates the metrics and registers them on reg. A nil reg leaves
+// them unregistered, which suits tests that do not read them. Registering
+// twice on one registry panics, as prometheus.MustRegister does: two Metrics
+// on one registry is a wiring mistake.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	// Queue age spans milliseconds (idle service) to many minutes (a backlog
+	// behind slow registries), check duration seconds to minutes.
+	ageBuckets := []float64{.001, .005, .025, .1, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	checkBuckets := []float64{.1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+	m := &Metrics{
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_webhook_deliveries_total",
+			Help: "Webhook deliveries received, by event and result.",
+		}, []string{"event", "result"}),
+		QueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "catalogbot_queue_depth",
+			Help: "Jobs queued and not yet started.",
+		}),
+		QueueAge: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "catalogbot_queue_age_seconds",
+			Help:    "Time from a job's receipt to the start of its work.",
+			Buckets: ageBuckets,
+		}),
+		CheckDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "catalogbot_check_duration_seconds",
+			Help:    "Time to reconcile one pull request.",
+			Buckets: checkBuckets,
+		}),
+		GitHubCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_github_api_calls_total",
+			Help: "GitHub API requests, by method and response code (\"error\" when no response came).",
+		}, []string{"method", "code"}),
+		RateLimitRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "catalogbot_github_rate_limit_remaining",
+			Help: "X-RateLimit-Remaining of the latest GitHub API response.",
+		}),
+		Merges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_merges_total",
+			Help: "Merge attempts, by result.",
+		}, []string{"result"}),
+		Publishes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_publishes_total",
+			Help: "Catalog image publishes, by result.",
+		}, []string{"result"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_errors_total",
+			Help: "Errors, by the stage that failed.",
+		}, []string{"stage"}),
+	}
+	// The fixed result sets start at zero so that rate() and alerts see the
+	// series before the first event of each kind.
+	for _, r := range []string{"merged", "conflict", "refused", "error"} {
+		m.Merges.WithLabelValues(r)
+	}
+	for _, r := range []string{"pushed", "unchanged", "failed"} {
+		m.Publishes.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.Deliveries, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors)
+	}
+	return m
+}

@@ -1,0 +1,252 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/pipeline"
+	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/webhook/ghapi"
+	"github.com/catalogbot/catalogbot/webhook/gitcache"
+)
+
+// maxPasses bounds how often one job reconciles a pull request again
+// because it moved under it (a push during the check, a failed merge).
+const maxPasses = 3
+
+// prRun is the reconciliation of one pull request by one job.
+type prRun struct {
+	a      *App
+	job    Job
+	gh     *github.Client
+	inst   int64
+	owner  string
+	name   string
+	number int
+	log    *slog.Logger
+
+	// mergeTried is set once a merge call failed: one re-check follows,
+	// and no second merge attempt in the same job.
+	mergeTried bool
+	// final is the pull request as last read, for the resync fingerprint;
+	// settled is false when something transient (mergeability not yet
+	// computed) means the next resync should look again.
+	final   *github.PullRequest
+	settled bool
+}
+
+// reconcile checks a pull request at its current head, reports the result
+// and merges it when the policy says so.
+func (a *App) reconcile(ctx context.Context, job Job) error {
+	start := time.Now()
+	defer a.observe(start)
+	owner, name, err := splitRepo(job.Key.Repo)
+	if err != nil {
+		return a.fail("job", err)
+	}
+	log := a.log.With("delivery", job.Delivery, "repo", job.Key.Repo, "pr", job.Key.PR)
+	inst, err := a.installationOf(ctx, job, owner, name)
+	if err != nil {
+		return a.fail("github", err)
+	}
+	gh, err := a.gh.Installation(inst)
+	if err != nil {
+		return a.fail("github", err)
+	}
+	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
+	for pass := 1; ; pass++ {
+		again, err := r.pass(ctx)
+		if err != nil {
+			return err
+		}
+		if !again {
+			break
+		}
+		if pass == maxPasses {
+			log.Warn("the pull request kept moving; leaving it to the next event or resync", "passes", pass)
+			return nil
+		}
+	}
+	if r.final != nil && r.settled {
+		a.remember(job.Key.Repo, r.number, r.final)
+	}
+	log.Info("reconciled", "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// pass is one read-check-report-merge round. again asks for another round:
+// the pull request moved under it.
+func (r *prRun) pass(ctx context.Context) (again bool, err error) {
+	a := r.a
+	pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+	if err != nil {
+		return false, a.fail("github", fmt.Errorf("read %s/%s#%d: %w", r.owner, r.name, r.number, err))
+	}
+	r.final, r.settled = pr, true
+	if pr.GetState() != "open" {
+		r.log.Info("pull request is not open; nothing to do", "state", pr.GetState())
+		a.forget(r.job.Key.Repo, r.number)
+		r.final = nil
+		return false, nil
+	}
+	head := pr.GetHead().GetSHA()
+	log := r.log.With("sha", head)
+	if err := r.begin(ctx, head); err != nil {
+		return false, err
+	}
+
+	token, err := a.gh.InstallationToken(ctx, r.inst)
+	if err != nil {
+		return false, a.fail("github", err)
+	}
+	src := gitcache.Source{Repo: r.owner + "/" + r.name, URL: pr.GetBase().GetRepo().GetCloneURL(), Token: token}
+	if src.URL == "" {
+		return false, a.fail("github", fmt.Errorf("%s/%s#%d: the pull request names no clone URL", r.owner, r.name, r.number))
+	}
+	snap, err := a.cache.PullRequest(ctx, src, pr.GetBase().GetRef(), r.number, head)
+	if errors.Is(err, gitcache.ErrHeadMoved) {
+		log.Info("the head moved while fetching; reading the pull request again", "err", err)
+		return true, nil
+	}
+	if err != nil {
+		return false, a.fail("git", err)
+	}
+	log = log.With("base", snap.BaseSHA)
+
+	pol, findings, err := policy.Load(snap.Base)
+	if err != nil {
+		return false, a.fail("policy", fmt.Errorf("%s: read the policy at %s: %w", src.Repo, snap.BaseSHA, err))
+	}
+	if len(findings) > 0 {
+		log.Info("the policy on the base branch is invalid; nothing is checked", "findings", len(findings))
+		return false, r.report(ctx, head, invalidPolicyOutput(findings))
+	}
+
+	files, err := ghapi.PRFiles(ctx, r.gh, r.owner, r.name, r.number)
+	if errors.Is(err, ghapi.ErrTooManyFiles) {
+		log.Info("too many files to check; failing closed")
+		return false, r.report(ctx, head, tooLargeOutput())
+	}
+	if err != nil {
+		return false, a.fail("github", err)
+	}
+
+	events, err := ghapi.Events(ctx, r.gh, r.owner, r.name, r.number, head)
+	if err != nil {
+		return false, a.fail("github", err)
+	}
+	act := owners.ReadEvents(events, a.bots())
+
+	ch := &change.Change{
+		Repo:    src.Repo,
+		Number:  r.number,
+		Author:  pr.GetUser().GetLogin(),
+		BaseSHA: snap.BaseSHA,
+		HeadSHA: head,
+		Files:   files,
+	}
+	in := &pipeline.Input{
+		Change: ch, Base: snap.Base, Head: snap.Head, Policy: pol, Approvals: act.Approvals,
+		ImageOptions: a.images, Renderer: a.renderer,
+	}
+	rep := pipeline.Run(ctx, in)
+	out := reportOutput(rep)
+	if err := r.report(ctx, head, out); err != nil {
+		return false, err
+	}
+	log.Info("checked", "conclusion", out.Conclusion, "approved", pipeline.Approved(rep))
+
+	st, err := approvalState(in)
+	if err != nil {
+		return false, a.fail("owners", err)
+	}
+	changed, err := r.syncComment(ctx, statusComment(st, act, pol))
+	if err != nil {
+		return false, a.fail("comment", err)
+	}
+
+	held := act.Hold || hasLabel(pr, pol.Merge.HoldLabel)
+	again, err = r.merge(ctx, mergeInput{pol: pol, rep: rep, conclusion: out.Conclusion, snap: snap, src: src, change: ch, held: held, base: pr.GetBase().GetRef()})
+	if err != nil || again {
+		return again, err
+	}
+	if changed && r.final == pr {
+		// Our own comment moved updated_at; read it back so that the
+		// resync fingerprint is of the state this run leaves behind.
+		if pr2, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
+			r.final = pr2
+		}
+	}
+	return false, nil
+}
+
+// bots are the logins whose comments and reviews never count, besides
+// every "[bot]" login.
+func (a *App) bots() []string {
+	bots := slices.Clone(a.cfg.Bots)
+	if login := a.botLogin(); login != "" {
+		bots = append(bots, login)
+	}
+	return bots
+}
+
+// approvalState evaluates the approvals of the change the same way the
+// owners check does, for the status comment, which needs the whole state
+// (every OWNERS file, who approved, whom to ask) rather than a verdict.
+func approvalState(in *pipeline.Input) (*owners.State, error) {
+	repo, err := owners.Load(in.Base, owners.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
+	}
+	return repo.Evaluate(owners.Input{
+		Change:    in.Change,
+		Approvals: in.Approvals,
+		Policy:    in.Policy.Owners,
+		Base:      in.Base,
+		Head:      in.Head,
+	}), nil
+}
+
+func hasLabel(pr *github.PullRequest, label string) bool {
+	if label == "" {
+		return false
+	}
+	for _, l := range pr.Labels {
+		if strings.EqualFold(l.GetName(), label) {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidPolicyOutput is the check run of a pull request whose base branch
+// has a policy file that does not parse: nothing can be checked against
+// rules nobody wrote, so the run fails with what to fix.
+func invalidPolicyOutput(findings []checks.Finding) checkOutput {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The repository policy `%s` on the base branch is invalid, so no check ran. Fix it on the base branch first:\n\n", policy.FileName)
+	for _, f := range findings {
+		fmt.Fprintf(&b, "- `%s:%d`: %s (%s)\n", f.File, f.Line, f.Message, f.Rule)
+	}
+	return checkOutput{Conclusion: checks.Failure, Title: "The repository policy is invalid", Summary: b.String(), Findings: findings}
+}
+
+// tooLargeOutput fails a pull request that GitHub cannot list in full.
+func tooLargeOutput() checkOutput {
+	return checkOutput{
+		Conclusion: checks.Failure,
+		Title:      "Too large to check",
+		Summary: fmt.Sprintf("This pull request changes %d files or more, as many as GitHub lists. "+
+			"The files beyond them cannot be seen, so the change cannot be checked or approved. Split it into smaller pull requests.", owners.MaxFiles),
+	}
+}

@@ -1,0 +1,280 @@
+package webhook
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// Check run names.
+const (
+	// CheckRunName is the run that holds the verdict on a pull request's
+	// head: one per head commit.
+	CheckRunName = "catalogbot"
+	// PublishCheckRunName is the run on a commit of the default branch
+	// that says where its catalog image went.
+	PublishCheckRunName = "catalogbot/publish"
+)
+
+// GitHub's limits on check run output.
+const (
+	// MaxSummary is the longest output.summary GitHub accepts.
+	MaxSummary = 65535
+	// AnnotationsPerRequest is the most annotations one create or update
+	// may carry; more go in further updates, which GitHub appends.
+	AnnotationsPerRequest = 50
+	// MaxAnnotations bounds the annotations of one run: past a few
+	// hundred nobody reads them, and each 50 costs a request. The summary
+	// says how many were left out.
+	MaxAnnotations = 500
+	// maxAnnotationMessage is GitHub's limit on one annotation's message.
+	maxAnnotationMessage = 64 << 10
+)
+
+// checkOutput is what a check run says.
+type checkOutput struct {
+	Conclusion checks.Conclusion
+	Title      string
+	Summary    string
+	// Findings with a file and a line become annotations.
+	Findings []checks.Finding
+}
+
+// reportOutput turns a check report into the catalogbot check run: failure
+// when any check failed, neutral when none failed but one could not judge,
+// success only when every check succeeded, which is also what the merge
+// decision asks for.
+func reportOutput(rep checks.Report) checkOutput {
+	out := checkOutput{Conclusion: checks.Success, Summary: rep.Markdown()}
+	var failed, neutral []string
+	for _, res := range rep.Results {
+		out.Findings = append(out.Findings, res.Findings...)
+		switch res.Conclusion {
+		case checks.Success:
+		case checks.Neutral:
+			neutral = append(neutral, res.Name)
+		default:
+			failed = append(failed, res.Name)
+		}
+	}
+	switch {
+	case len(rep.Results) == 0:
+		out.Conclusion, out.Title = checks.Neutral, "No check ran"
+	case len(failed) > 0:
+		out.Conclusion, out.Title = checks.Failure, "Failed: "+strings.Join(failed, ", ")
+		if len(neutral) > 0 {
+			out.Title += "; could not judge: " + strings.Join(neutral, ", ")
+		}
+	case len(neutral) > 0:
+		out.Conclusion, out.Title = checks.Neutral, "Could not judge: "+strings.Join(neutral, ", ")
+	default:
+		out.Title = "All checks passed"
+	}
+	return out
+}
+
+// annotations turns findings into check run annotations: those with a file
+// and a line, errors first, each once, at most MaxAnnotations. left is how
+// many were dropped for the cap.
+func annotations(findings []checks.Finding) (anns []*github.CheckRunAnnotation, left int) {
+	rank := map[checks.Severity]int{checks.SeverityError: 0, checks.SeverityWarning: 1}
+	sorted := slices.Clone(findings)
+	slices.SortStableFunc(sorted, func(a, b checks.Finding) int {
+		ra, ok := rank[a.Severity]
+		if !ok {
+			ra = 2
+		}
+		rb, ok := rank[b.Severity]
+		if !ok {
+			rb = 2
+		}
+		return cmp.Compare(ra, rb)
+	})
+	seen := make(map[checks.Finding]bool)
+	for _, f := range sorted {
+		if f.File == "" || f.Line <= 0 || seen[f] {
+			continue
+		}
+		seen[f] = true
+		if len(anns) == MaxAnnotations {
+			left++
+			continue
+		}
+		level := "notice"
+		switch f.Severity {
+		case checks.SeverityError:
+			level = "failure"
+		case checks.SeverityWarning:
+			level = "warning"
+		}
+		title := f.Rule
+		if where := strings.Join(nonEmpty(f.Package, f.Channel, f.Bundle), "/"); where != "" {
+			title += " " + where
+		}
+		anns = append(anns, &github.CheckRunAnnotation{
+			Path:            github.String(f.File),
+			StartLine:       github.Int(f.Line),
+			EndLine:         github.Int(f.Line),
+			AnnotationLevel: github.String(level),
+			Message:         github.String(truncate(f.Message, maxAnnotationMessage, "…")),
+			Title:           github.String(title),
+		})
+	}
+	return anns, left
+}
+
+func nonEmpty(s ...string) []string {
+	return slices.DeleteFunc(s, func(x string) bool { return x == "" })
+}
+
+// truncate cuts s to at most n bytes on a character boundary, ending it
+// with tail when it was cut.
+func truncate(s string, n int, tail string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len(tail)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + tail
+}
+
+// capSummary keeps a summary within GitHub's limit, saying it was cut.
+func capSummary(s string) string {
+	return truncate(s, MaxSummary, "\n\n… (truncated: the full report is longer than a check run can hold)\n")
+}
+
+// externalID fingerprints a run's annotations. GitHub only ever appends
+// annotations to a run, so a run whose annotations would change is
+// replaced by a new one rather than updated; the fingerprint, kept in the
+// run's external_id, says whether they would.
+func externalID(anns []*github.CheckRunAnnotation) string {
+	data, _ := json.Marshal(anns)
+	sum := sha256.Sum256(data)
+	return "catalogbot:" + hex.EncodeToString(sum[:8])
+}
+
+// findCheckRun returns the newest run named runName that this App made on
+// sha, or nil.
+func (a *App) findCheckRun(ctx context.Context, gh *github.Client, owner, repo, sha, runName string) (*github.CheckRun, error) {
+	opts := &github.ListCheckRunsOptions{CheckName: github.String(runName), AppID: github.Int64(a.gh.AppID()), ListOptions: github.ListOptions{PerPage: 100}}
+	var found *github.CheckRun
+	for {
+		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the %s check runs of %s/%s@%s: %w", runName, owner, repo, sha, err)
+		}
+		for _, run := range res.CheckRuns {
+			if run.GetName() != runName || (run.GetApp().GetID() != 0 && run.GetApp().GetID() != a.gh.AppID()) {
+				continue
+			}
+			if found == nil || run.GetID() > found.GetID() {
+				found = run
+			}
+		}
+		if resp.NextPage == 0 {
+			return found, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// begin makes sure the catalogbot run of sha exists, in progress if it is
+// new, so the pull request shows that a check is under way.
+func (r *prRun) begin(ctx context.Context, sha string) error {
+	run, err := r.a.findCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName)
+	if err != nil {
+		return r.a.fail("report", err)
+	}
+	if run == nil {
+		run, _, err = r.gh.Checks.CreateCheckRun(ctx, r.owner, r.name, github.CreateCheckRunOptions{
+			Name: CheckRunName, HeadSHA: sha, Status: github.String("in_progress"),
+		})
+		if err != nil {
+			return r.a.fail("report", fmt.Errorf("create the %s check run of %s/%s@%s: %w", CheckRunName, r.owner, r.name, sha, err))
+		}
+	}
+	r.a.learnSlug(run)
+	return nil
+}
+
+// report writes out as the catalogbot check run of sha. A re-requested
+// check (check_run or check_suite event) is always rewritten; otherwise a
+// run that already says exactly this is left alone.
+func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
+	force := r.job.Event == "check_run" || r.job.Event == "check_suite"
+	if err := r.a.writeCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName, out, force); err != nil {
+		return r.a.fail("report", err)
+	}
+	return nil
+}
+
+// writeCheckRun makes the run runName of sha say out: the one run this App
+// has there, updated in place, or a new one when there is none or when its
+// annotations would have to change. Annotations go 50 per request.
+func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo, sha, runName string, out checkOutput, force bool) error {
+	anns, left := annotations(out.Findings)
+	summary := out.Summary
+	if left > 0 {
+		summary = fmt.Sprintf("%s\n\n%d more findings are not shown as annotations.\n", strings.TrimRight(summary, "\n"), left)
+	}
+	summary = capSummary(summary)
+	title := truncate(out.Title, 255, "…")
+	ext := externalID(anns)
+
+	run, err := a.findCheckRun(ctx, gh, owner, repo, sha, runName)
+	if err != nil {
+		return err
+	}
+	if run != nil && run.GetExternalID() != "" && run.GetExternalID() != ext && run.GetOutput().GetAnnotationsCount() > 0 {
+		// Its annotations cannot be taken back: start a fresh run,
+		// which GitHub shows in place of the old one.
+		run = nil
+	}
+	if run != nil && !force && run.GetStatus() == "completed" && run.GetConclusion() == string(out.Conclusion) &&
+		run.GetExternalID() == ext && run.GetOutput().GetTitle() == title && run.GetOutput().GetSummary() == summary {
+		return nil
+	}
+	first := anns[:min(len(anns), AnnotationsPerRequest)]
+	output := &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: first}
+	now := github.Timestamp{Time: a.now()}
+	if run == nil {
+		run, _, err = gh.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
+			Name: runName, HeadSHA: sha, ExternalID: github.String(ext), Status: github.String("completed"),
+			Conclusion: github.String(string(out.Conclusion)), CompletedAt: &now, Output: output,
+		})
+		if err != nil {
+			return fmt.Errorf("create the %s check run of %s/%s@%s: %w", runName, owner, repo, sha, err)
+		}
+	} else {
+		_, _, err = gh.Checks.UpdateCheckRun(ctx, owner, repo, run.GetID(), github.UpdateCheckRunOptions{
+			Name: runName, ExternalID: github.String(ext), Status: github.String("completed"),
+			Conclusion: github.String(string(out.Conclusion)), CompletedAt: &now, Output: output,
+		})
+		if err != nil {
+			return fmt.Errorf("update the %s check run %d of %s/%s@%s: %w", runName, run.GetID(), owner, repo, sha, err)
+		}
+	}
+	for i := len(first); i < len(anns); i += AnnotationsPerRequest {
+		batch := anns[i:min(i+AnnotationsPerRequest, len(anns))]
+		_, _, err = gh.Checks.UpdateCheckRun(ctx, owner, repo, run.GetID(), github.UpdateCheckRunOptions{
+			Name:   runName,
+			Output: &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: batch},
+		})
+		if err != nil {
+			return fmt.Errorf("annotate the %s check run %d of %s/%s@%s: %w", runName, run.GetID(), owner, repo, sha, err)
+		}
+	}
+	return nil
+}

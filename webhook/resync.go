@@ -1,0 +1,182 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// prKey names a pull request: "owner/name" lower-cased, and its number.
+type prKey struct {
+	repo   string
+	number int
+}
+
+// fingerprint is what a pull request's listing says about it that changes
+// whenever there is something to reconcile: a push moves the head, and a
+// comment, review, label or edit moves updated_at.
+type fingerprint struct {
+	head    string
+	updated time.Time
+}
+
+func fingerprintOf(pr *github.PullRequest) fingerprint {
+	return fingerprint{head: pr.GetHead().GetSHA(), updated: pr.GetUpdatedAt().Time}
+}
+
+// remember records that pr was reconciled as it is now.
+func (a *App) remember(repo string, number int, pr *github.PullRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done[prKey{strings.ToLower(repo), number}] = fingerprintOf(pr)
+}
+
+// forget drops what is known of a pull request that closed or merged.
+func (a *App) forget(repo string, number int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.done, prKey{strings.ToLower(repo), number})
+}
+
+// current reports whether pr was reconciled as it is now.
+func (a *App) current(repo string, pr *github.PullRequest) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fp, ok := a.done[prKey{strings.ToLower(repo), pr.GetNumber()}]
+	return ok && fp == fingerprintOf(pr)
+}
+
+// Resync lists the open pull requests of every repository of every
+// installation of the App and enqueues a KindPR job for each one that
+// changed since it was last reconciled, or never was (after a restart,
+// every one). Webhooks only make this faster: a lost delivery is found here.
+// It goes on past a repository it cannot list and returns every such error.
+func (a *App) Resync(ctx context.Context, enqueue func(Job)) error {
+	a.mu.Lock()
+	a.resyncN++
+	run := a.resyncN
+	a.mu.Unlock()
+	start := time.Now()
+
+	var errs []error
+	queued, open := 0, 0
+	iopts := &github.ListOptions{PerPage: 100}
+	for {
+		insts, resp, err := a.gh.App().Apps.ListInstallations(ctx, iopts)
+		if err != nil {
+			return a.fail("resync", fmt.Errorf("resync: list the App's installations: %w", err))
+		}
+		for _, inst := range insts {
+			if inst.SuspendedAt != nil {
+				continue
+			}
+			n, q, err := a.resyncInstallation(ctx, inst.GetID(), run, enqueue)
+			open += n
+			queued += q
+			if err != nil {
+				errs = append(errs, a.fail("resync", err))
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		iopts.Page = resp.NextPage
+	}
+	a.log.Info("resync", "run", run, "open", open, "queued", queued, "errors", len(errs), "took", time.Since(start).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
+
+func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue func(Job)) (open, queued int, err error) {
+	gh, err := a.gh.Installation(inst)
+	if err != nil {
+		return 0, 0, err
+	}
+	var errs []error
+	ropts := &github.ListOptions{PerPage: 100}
+	for {
+		repos, resp, err := gh.Apps.ListRepos(ctx, ropts)
+		if err != nil {
+			return open, queued, fmt.Errorf("resync: list the repositories of installation %d: %w", inst, err)
+		}
+		for _, repo := range repos.Repositories {
+			if repo.GetArchived() {
+				continue
+			}
+			n, q, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), enqueue)
+			open += n
+			queued += q
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		ropts.Page = resp.NextPage
+	}
+	return open, queued, errors.Join(errs...)
+}
+
+func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, enqueue func(Job)) (open, queued int, err error) {
+	full := strings.ToLower(owner + "/" + name)
+	seen := map[int]bool{}
+	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		prs, resp, err := gh.PullRequests.List(ctx, owner, name, opts)
+		if err != nil {
+			return open, queued, fmt.Errorf("resync: list the open pull requests of %s: %w", full, err)
+		}
+		for _, pr := range prs {
+			open++
+			seen[pr.GetNumber()] = true
+			if a.current(full, pr) {
+				continue
+			}
+			queued++
+			enqueue(Job{
+				Key:          Key{Repo: full, PR: pr.GetNumber(), Kind: KindPR},
+				Event:        "resync",
+				Delivery:     fmt.Sprintf("resync-%d-%s-%d", run, full, pr.GetNumber()),
+				Installation: inst,
+				Received:     time.Now(),
+			})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	// Pull requests that closed without an event to say so.
+	a.mu.Lock()
+	for k := range a.done {
+		if k.repo == full && !seen[k.number] {
+			delete(a.done, k)
+		}
+	}
+	a.mu.Unlock()
+	return open, queued, nil
+}
+
+// RunResync runs Resync now and then every interval until ctx ends,
+// logging its errors: a failed round is made up by the next.
+func (a *App) RunResync(ctx context.Context, interval time.Duration, enqueue func(Job)) {
+	if interval <= 0 {
+		interval = DefaultResyncInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := a.Resync(ctx, enqueue); err != nil && ctx.Err() == nil {
+			a.log.Warn("resync incomplete", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

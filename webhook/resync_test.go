@@ -1,0 +1,134 @@
+package webhook
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// collect returns an enqueue func that keeps the jobs it is given.
+func collect() (*[]Job, func(Job)) {
+	var jobs []Job
+	return &jobs, func(j Job) { jobs = append(jobs, j) }
+}
+
+func prNumbers(jobs []Job) []int {
+	var out []int
+	for _, j := range jobs {
+		out = append(out, j.Key.PR)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestMissedWebhookIsPickedUpByResync opens pull requests without a
+// webhook: resync finds them, and once they are reconciled finds nothing
+// more until one of them changes.
+func TestMissedWebhookIsPickedUpByResync(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	owned := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	other := e.openPR("bob", "bump2", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.2")})
+	ctx := context.Background()
+
+	jobs, enqueue := collect()
+	if err := e.app.Resync(ctx, enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if got := prNumbers(*jobs); !slices.Equal(got, []int{owned.Number, other.Number}) {
+		t.Fatalf("resync queued %v, want both pull requests", got)
+	}
+	for _, j := range *jobs {
+		if j.Key.Kind != KindPR || j.Key.Repo != "acme/catalog" || j.Installation != e.gh.InstallationID(e.repo) || j.Delivery == "" {
+			t.Errorf("job %+v", j)
+		}
+		if err := e.app.Process(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !owned.Merged() {
+		t.Error("the owner's pull request found by resync was not merged")
+	}
+
+	// Nothing changed: nothing to do.
+	jobs, enqueue = collect()
+	if err := e.app.Resync(ctx, enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if len(*jobs) != 0 {
+		t.Fatalf("a resync with nothing changed queued %v", prNumbers(*jobs))
+	}
+
+	// A push nobody told us about.
+	other.Push(map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.3")}, "again")
+	jobs, enqueue = collect()
+	if err := e.app.Resync(ctx, enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if got := prNumbers(*jobs); !slices.Equal(got, []int{other.Number}) {
+		t.Fatalf("after a push resync queued %v, want #%d", got, other.Number)
+	}
+}
+
+// TestResyncJobThroughProcess runs a KindResync job with no queue: the work
+// it finds is done inline.
+func TestResyncJobThroughProcess(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	if err := e.app.Process(context.Background(), Job{Key: Key{Kind: KindResync}, Event: "installation", Delivery: "d1"}); err != nil {
+		t.Fatal(err)
+	}
+	if !pr.Merged() {
+		t.Error("not merged by the resync job")
+	}
+}
+
+// TestRestartLosesNothing: a second App on the same cache directory (the
+// process restarted) knows nothing of the first one's results, so its
+// first resync reconciles every open pull request.
+func TestRestartLosesNothing(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	e.process(pr, "pull_request")
+
+	restarted, err := NewApp(AppOptions{Config: e.app.cfg, Metrics: NewMetrics(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, enqueue := collect()
+	if err := restarted.Resync(context.Background(), enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if got := prNumbers(*jobs); !slices.Equal(got, []int{pr.Number}) {
+		t.Fatalf("after a restart resync queued %v", got)
+	}
+}
+
+// TestRunResyncStartsAtOnce: RunResync resyncs before its first interval
+// and returns when its context ends.
+func TestRunResyncStartsAtOnce(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan Job, 1)
+	returned := make(chan struct{})
+	go func() {
+		// An interval no test waits for: only the first round can run.
+		e.app.RunResync(ctx, time.Hour, func(j Job) { got <- j })
+		close(returned)
+	}()
+	select {
+	case j := <-got:
+		if j.Key.PR != pr.Number {
+			t.Errorf("queued %+v", j.Key)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("RunResync did not resync at start")
+	}
+	cancel()
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("RunResync did not return after its context ended")
+	}
+}
