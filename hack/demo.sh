@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Shows catalogbot on the fixture catalogs: the valid one passes, the broken
 # one fails with every planted error reported at once, and -o opm prints the
-# single message opm itself stops at. Then the publisher, offline: the
+# single message opm itself stops at. Then a pull request to a catalog
+# repository made of the valid catalog, checked as the App and the Action
+# check it: a non-owner's change that breaks a package is refused with the
+# error's file and line and the owners to ask; the owner's approval of a
+# valid change makes it mergeable. Then the publisher, offline: the
 # catalog.yaml of testdata/demo, whose references are catalog images in OCI
 # layouts generated from the valid catalog's packages, is assembled,
 # validated and published to an OCI layout; a second rebuild finds nothing
@@ -60,6 +64,38 @@ check() {
 layouts=testdata/demo/layouts
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# A catalog repository: the valid catalog, each package owned by its team,
+# and two pull requests from mallory's branches. Git here is the test bench
+# only; catalogbot reads the commits with go-git.
+repo=$work/repo
+mkdir -p "$repo/catalog"
+cp -R testdata/catalogs/valid/. "$repo/catalog/"
+printf 'approvers:\n  - root-admin\n' >"$repo/OWNERS"
+printf 'OWNERS\n' >"$repo/catalog/.indexignore"
+printf 'approvers:\n  - alice\n' >"$repo/catalog/cert-rotator/OWNERS"
+printf 'approvers:\n  - bob\n' >"$repo/catalog/kv-store-operator/OWNERS"
+demogit() {
+	GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME=demo \
+		GIT_COMMITTER_EMAIL=demo@example.com git -C "$repo" "$@" >/dev/null
+}
+demogit init -q -b main
+demogit add -A
+demogit commit -q -m "the catalog"
+demogit checkout -q -b broken
+sed -i 's/^defaultChannel: .*/defaultChannel: nightly/' "$repo/catalog/cert-rotator/catalog.yaml"
+demogit commit -q -am "cert-rotator: default to nightly"
+demogit checkout -q -b labelled main
+printf -- '  - type: example.com/support\n    value: community\n' >>"$repo/catalog/cert-rotator/catalog.yaml"
+demogit commit -q -am "cert-rotator: support label"
+# Registries are not reachable offline: the image and reference checks are
+# switched off, the rest is the check as it runs on GitHub.
+offline=(--images=false --render=false)
+step "A pull request by a non-owner that breaks a package: refused, with file:line and whom to ask" 1 \
+	"$bin" check --repo "$repo" --base main --head broken --author mallory "${offline[@]}"
+step "A valid pull request by a non-owner, approved by the package's owner: mergeable at its head" 0 \
+	"$bin" check --repo "$repo" --base main --head labelled --author mallory --approve alice "${offline[@]}"
+
 step "Generate the demo's catalog images into OCI layouts ($layouts)" 0 \
 	go run ./publisher/demo/gen -from testdata/catalogs/valid "$layouts"
 

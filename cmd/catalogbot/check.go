@@ -452,8 +452,15 @@ func (a *app) writeCheckLog(doc checkDoc, findings bool) error {
 		return checks.WriteText(a.stdout, doc.Policy, "")
 	}
 	for _, res := range doc.Results {
-		summary, _, _ := strings.Cut(strings.TrimSpace(res.Summary), "\n")
+		summary, rest, _ := strings.Cut(strings.TrimSpace(res.Summary), "\n")
 		fmt.Fprintf(a.stdout, "%s: %s: %s\n", res.Name, res.Conclusion, summary)
+		// The rest of the summary says what to do next (whom to ask,
+		// what was validated); it is Markdown, read here as plain text.
+		for _, line := range strings.Split(rest, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				fmt.Fprintf(a.stdout, "  %s\n", strings.ReplaceAll(line, "`", ""))
+			}
+		}
 		if !findings {
 			continue
 		}
