@@ -132,3 +132,33 @@ func TestRunResyncStartsAtOnce(t *testing.T) {
 		t.Fatal("RunResync did not return after its context ended")
 	}
 }
+
+// TestResyncFindsAMissedApproval: an /approve whose webhook never came is
+// seen on the next resync, and the pull request merges.
+func TestResyncFindsAMissedApproval(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	ctx := context.Background()
+	e.process(pr, "pull_request")
+	if pr.Merged() {
+		t.Fatal("merged without the owner's approval")
+	}
+	e.gh.Advance(time.Minute)
+	e.repo.Comment(pr.Number, "alice", "/approve")
+
+	jobs, enqueue := collect()
+	if err := e.app.Resync(ctx, enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if got := prNumbers(*jobs); !slices.Equal(got, []int{pr.Number}) {
+		t.Fatalf("after a missed /approve resync queued %v, want #%d", got, pr.Number)
+	}
+	for _, j := range *jobs {
+		if err := e.app.Process(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !pr.Merged() {
+		t.Error("the approved pull request was not merged")
+	}
+}

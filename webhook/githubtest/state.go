@@ -464,6 +464,11 @@ func (r *Repo) addComment(number int, user, body string) *issueComment {
 	now := r.s.now()
 	c := &issueComment{IssueComment: IssueComment{ID: r.s.newID(), User: user, Body: body, CreatedAt: now, UpdatedAt: now}, number: number}
 	r.comments = append(r.comments, c)
+	// A comment updates its pull request, as on GitHub, where the issue
+	// and the pull request are one object.
+	if pr := r.prs[number]; pr != nil {
+		pr.updated = now
+	}
 	return c
 }
 
@@ -482,6 +487,7 @@ func (r *Repo) Review(number int, user, state, body, commitSHA string) int64 {
 	}
 	rv := &review{id: r.s.newID(), number: number, user: user, state: strings.ToUpper(state), body: body, commitID: commitSHA, submitted: r.s.now()}
 	r.reviews = append(r.reviews, rv)
+	pr.updated = rv.submitted
 	return rv.id
 }
 
