@@ -36,6 +36,7 @@ const (
 // pushEvent is what publishing reads of a push payload.
 type pushEvent struct {
 	Ref        string `json:"ref"`
+	Before     string `json:"before"`
 	After      string `json:"after"`
 	Deleted    bool   `json:"deleted"`
 	Repository struct {
@@ -62,6 +63,9 @@ type pushEvent struct {
 //
 // The registry credentials of Config.Publish are used here and nowhere
 // else: checking a pull request never holds them.
+//
+// A push that changes OWNERS files or the policy also re-checks the open
+// pull requests (recheckOnRulesChange), whatever the publish does.
 func (a *App) publish(ctx context.Context, job Job) error {
 	var ev pushEvent
 	if err := json.Unmarshal(job.Payload, &ev); err != nil {
@@ -102,6 +106,7 @@ func (a *App) publish(ctx context.Context, job Job) error {
 		log.Info("the branch moved on since this push; the newer push publishes", "tip", tip)
 		return nil
 	}
+	a.recheckOnRulesChange(ctx, gh, inst, owner, name, ev.Before, ev.After, log)
 	tree, err := a.cache.Tree(full, ev.After)
 	if err != nil {
 		return a.fail("git", err)

@@ -1,0 +1,78 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// judgesChanges reports whether a file at p decides how pull requests are
+// judged: an OWNERS or OWNERS_ALIASES file, or the policy file. They are
+// read from the base branch, so when the base branch changes one, every
+// open pull request's verdict may change with it.
+func judgesChanges(p string) bool {
+	switch path.Base(p) {
+	case "OWNERS", "OWNERS_ALIASES":
+		return true
+	}
+	return p == policy.FileName
+}
+
+// recheckOnRulesChange re-checks every open pull request of a repository
+// when a push to its default branch changed the files that judge them
+// (judgesChanges). Their fingerprints did not move, so neither a webhook
+// nor the resync would look at them again; their check runs and comments
+// would go on showing approvals that no longer hold, or missing ones that
+// now do. Merging is safe either way (every merge decision re-reads the
+// base), so a failure here is logged, not returned: the publish goes on.
+func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst int64, owner, name, before, after string, log *slog.Logger) {
+	if strings.Trim(before, "0") == "" {
+		return // a new branch: nothing was judged by it yet
+	}
+	full := strings.ToLower(owner + "/" + name)
+	paths, err := a.cache.ChangedPaths(full, before, after)
+	if err != nil {
+		log.Warn("cannot tell whether the push changed OWNERS or the policy; open pull requests are not re-checked", "before", before, "err", err)
+		return
+	}
+	var rules []string
+	for _, p := range paths {
+		if judgesChanges(p) {
+			rules = append(rules, p)
+		}
+	}
+	if len(rules) == 0 {
+		return
+	}
+
+	a.mu.Lock()
+	for k := range a.done {
+		if k.repo == full {
+			delete(a.done, k)
+		}
+	}
+	a.resyncN++
+	run := a.resyncN
+	enqueue := a.enqueue
+	a.mu.Unlock()
+
+	var errs []error
+	if enqueue == nil {
+		enqueue = func(j Job) {
+			if err := a.reconcile(ctx, j); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	open, queued, err := a.resyncRepo(ctx, gh, inst, run, owner, name, enqueue)
+	if err := errors.Join(append(errs, err)...); err != nil {
+		log.Warn("re-checking open pull requests after a rules change", "err", err)
+	}
+	log.Info("the push changed how pull requests are judged; re-checking them", "files", rules, "open", open, "queued", queued)
+}
