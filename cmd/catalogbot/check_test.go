@@ -23,6 +23,10 @@ const checkCatalog = fbctest.Foo
 // catalog owned by alice, with two changes: good adds a property to the
 // bundle (no image changes, so no registry is asked), bad points the
 // default channel at one that does not exist.
+// webhookExamples are GitHub's webhook payload examples, kept once in the
+// repository beside the fake GitHub that builds deliveries from them.
+var webhookExamples = filepath.Join(repoRoot, "webhook", "githubtest", "testdata", "webhooks")
+
 func checkRepo(t *testing.T) *changetest.Repo {
 	t.Helper()
 	r := changetest.NewRepo(t)
@@ -234,7 +238,7 @@ type actionsFiles struct {
 // the commits and author of the test repository, and returns its path.
 func writePREvent(t *testing.T, r *changetest.Repo, head, author string, edit func(pr map[string]any)) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "check", "pull_request.opened.json"))
+	data, err := os.ReadFile(filepath.Join(webhookExamples, "pull_request.opened.0.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +485,7 @@ func TestCheckGitHubEventErrors(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte("event: pull_request\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	push := filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "check", "push.json")
+	push := filepath.Join(webhookExamples, "push.event.0.json")
 	missing := filepath.Join(dir, "missing.json")
 	tests := []struct {
 		name, event string
