@@ -19,14 +19,14 @@ import (
 
 const checkCatalog = fbctest.Foo
 
-// checkRepo builds a catalog repository whose main branch holds a valid
-// catalog owned by alice, with two changes: good adds a property to the
-// bundle (no image changes, so no registry is asked), bad points the
-// default channel at one that does not exist.
 // webhookExamples are GitHub's webhook payload examples, kept once in the
 // repository beside the fake GitHub that builds deliveries from them.
 var webhookExamples = filepath.Join(repoRoot, "webhook", "githubtest", "testdata", "webhooks")
 
+// checkRepo builds a catalog repository whose main branch holds a valid
+// catalog owned by alice, with two changes: good adds a property to the
+// bundle (no image changes, so no registry is asked), bad points the
+// default channel at one that does not exist.
 func checkRepo(t *testing.T) *changetest.Repo {
 	t.Helper()
 	r := changetest.NewRepo(t)
