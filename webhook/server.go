@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,24 +35,39 @@ type ServerOptions struct {
 	Gatherer prometheus.Gatherer // what /metrics serves; nil: Metrics' registry as above, else prometheus.DefaultGatherer
 	Logger   *slog.Logger
 	Ready    func() error // /readyz consults it; nil is always ready
+	// MaxReading bounds the bytes of the bodies being read and not yet
+	// verified, all requests together; 0 is DefaultMaxReading. A body is
+	// read before its signature can be checked, so without a bound anyone
+	// could make the server hold MaxBody per connection. A delivery that
+	// would go past it is refused with 503 and Retry-After (GitHub's
+	// redelivery or the resync brings its work back).
+	MaxReading int64
 }
+
+// DefaultMaxReading is ServerOptions.MaxReading's default: 10 bodies of the
+// largest size GitHub sends.
+const DefaultMaxReading = 10 * DefaultMaxBody
 
 // Server is the HTTP front of the service.
 type Server struct {
 	secrets [][]byte
 	maxBody int64
-	queue   *Queue
-	m       *Metrics
-	log     *slog.Logger
-	ready   func() error
-	handler http.Handler
+	// maxReading and reading are the budget of body bytes being read
+	// before verification, and its use.
+	maxReading int64
+	reading    atomic.Int64
+	queue      *Queue
+	m          *Metrics
+	log        *slog.Logger
+	ready      func() error
+	handler    http.Handler
 }
 
 // NewServer checks the options and builds the handler. It refuses to work
 // without a webhook secret: an unsigned webhook endpoint would let anyone
 // trigger merges.
 func NewServer(o ServerOptions) (*Server, error) {
-	s := &Server{maxBody: o.MaxBody, queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready}
+	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready}
 	for _, sec := range o.Secrets {
 		if len(sec) > 0 {
 			s.secrets = append(s.secrets, append([]byte(nil), sec...))
@@ -65,6 +81,12 @@ func NewServer(o ServerOptions) (*Server, error) {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
+	}
+	if s.maxReading <= 0 {
+		s.maxReading = DefaultMaxReading
+	}
+	if s.maxReading < s.maxBody {
+		return nil, fmt.Errorf("webhook server: MaxReading (%d bytes) is less than MaxBody (%d bytes)", s.maxReading, s.maxBody)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -161,7 +183,24 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, log, label, ResultTooLarge, http.StatusRequestEntityTooLarge, "body too large")
 		return
 	}
+	// Reserve the body's size (the most it may be, when not given) in the
+	// budget of unverified bytes until the signature is checked.
+	reserve := r.ContentLength
+	if reserve < 0 {
+		reserve = s.maxBody
+	}
+	if s.reading.Add(reserve) > s.maxReading {
+		s.reading.Add(-reserve)
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
+		s.refuse(w, log, label, ResultOverloaded, http.StatusServiceUnavailable, "too many deliveries being read; retry later")
+		return
+	}
 	body, err := readBody(w, r, s.maxBody)
+	verr := error(nil)
+	if err == nil {
+		verr = VerifySignature(s.secrets, sig, body)
+	}
+	s.reading.Add(-reserve)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -172,7 +211,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, log, label, ResultMalformed, http.StatusBadRequest, "could not read body")
 		return
 	}
-	if err := VerifySignature(s.secrets, sig, body); err != nil {
+	if err := verr; err != nil {
 		log.Warn("webhook signature refused", "error", err, "remote", r.RemoteAddr)
 		s.m.Deliveries.WithLabelValues(label, ResultBadSignature).Inc()
 		replyText(w, http.StatusUnauthorized, "bad signature")
