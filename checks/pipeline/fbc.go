@@ -14,10 +14,13 @@ import (
 )
 
 // FBC validates the catalog of the head commit under every catalog root of
-// the policy. Every finding is compared with the base commit's: one that was
-// already there (same file, rule and message) is pre-existing and reported
-// as a warning, so a change is never blocked by problems it did not make,
-// while still showing them.
+// the policy, where the change can affect it (see scope): the package
+// directories it touches and those of the packages they hold, or the whole
+// root when a file directly in it changes. Every finding is compared with
+// the base commit's, validated the same way: one that was already there
+// (same file, rule and message) is pre-existing and reported as a warning,
+// so a change is never blocked by problems it did not make, while still
+// showing them.
 type FBC struct{}
 
 // FBCName is the name of the catalog validation check.
@@ -158,9 +161,9 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		return head, base, "", nil
 	}
 	head = append(head, layoutFindings(places, root, s)...)
-	note = fmt.Sprintf("`%s`: validated %d of %d package directories: the %d the change touches", root, len(s.dirs), s.total, s.touched)
+	note = fmt.Sprintf("`%s`: validated %d of %d package directories: %d touched by the change", root, len(s.dirs), s.total, s.touched)
 	if extra := len(s.dirs) - s.touched; extra > 0 {
-		note += fmt.Sprintf(" and %d sharing a package name with them", extra)
+		note += fmt.Sprintf(", %d holding the same packages", extra)
 	}
 	return head, base, note + ".", nil
 }
