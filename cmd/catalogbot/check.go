@@ -315,6 +315,7 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 
 	var pr localPR
 	if gh != nil {
+		gh.merge = &pol.Merge
 		pr.Draft = gh.draft
 		if pol.Merge.HoldLabel != "" && slices.Contains(gh.labels, pol.Merge.HoldLabel) {
 			pr.Held, pr.HeldBy = true, "the "+pol.Merge.HoldLabel+" label"
@@ -499,6 +500,10 @@ type actionsRun struct {
 	// Filled in while checking.
 	pr     localPR
 	events int // reviews and comments read; -1 when none were asked for
+	// merge is the base policy's merge settings, for the outputs that
+	// let a workflow merge as the policy says; nil when the policy did
+	// not load.
+	merge *policy.Merge
 }
 
 // prEvent is the part of a pull_request (or pull_request_target,
@@ -689,11 +694,19 @@ func (a *app) writeGitHub(doc checkDoc, gh *actionsRun) error {
 	}
 	if gh.outputFile != "" {
 		err := appendFile(gh.outputFile, "$GITHUB_OUTPUT", func(w io.Writer) error {
-			return checks.WriteGitHubOutputs(w, []checks.GitHubOutput{
+			outputs := []checks.GitHubOutput{
 				{Name: "valid", Value: strconv.FormatBool(valid)},
 				{Name: "approved", Value: strconv.FormatBool(approved)},
 				{Name: "mergeable", Value: strconv.FormatBool(mergeable)},
-			})
+			}
+			// mergeable leaves out whether the policy lets catalogbot
+			// merge: a workflow that merges reads these two.
+			if gh.merge != nil {
+				outputs = append(outputs,
+					checks.GitHubOutput{Name: "merge-enabled", Value: strconv.FormatBool(gh.merge.Enabled)},
+					checks.GitHubOutput{Name: "merge-method", Value: gh.merge.Method})
+			}
+			return checks.WriteGitHubOutputs(w, outputs)
 		})
 		if err != nil {
 			return err

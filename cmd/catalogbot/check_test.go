@@ -19,6 +19,10 @@ import (
 
 const checkCatalog = fbctest.Foo
 
+// defaultMergeOutputs are the step outputs of the default policy's merge
+// settings: merging off, by squash.
+const defaultMergeOutputs = "merge-enabled=false\nmerge-method=squash\n"
+
 // webhookExamples are GitHub's webhook payload examples, kept once in the
 // repository beside the fake GitHub that builds deliveries from them.
 var webhookExamples = filepath.Join(repoRoot, "webhook", "githubtest", "testdata", "webhooks")
@@ -350,7 +354,7 @@ func TestCheckGitHub(t *testing.T) {
 				t.Errorf("the summary was not appended after the earlier step's:\n%s", summary)
 			}
 			checkGolden(t, name+".summary.md", summary)
-			if got, want := readStepFile(t, f.output), "earlier=1\n"+tt.outputs; got != want {
+			if got, want := readStepFile(t, f.output), "earlier=1\n"+tt.outputs+defaultMergeOutputs; got != want {
 				t.Errorf("$GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
 			}
 		})
@@ -457,7 +461,7 @@ func TestCheckGitHubToken(t *testing.T) {
 			if res.code != tt.code || res.stderr != "" {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, tt.code, res.stdout, res.stderr)
 			}
-			if got, want := readStepFile(t, f.output), "earlier=1\n"+tt.outputs; got != want {
+			if got, want := readStepFile(t, f.output), "earlier=1\n"+tt.outputs+defaultMergeOutputs; got != want {
 				t.Errorf("$GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
 			}
 			if tt.golden {
@@ -590,5 +594,31 @@ func TestCheckGitHubInvalidPolicy(t *testing.T) {
 	}
 	if summary := readStepFile(t, f.summary); !strings.Contains(summary, "**Not checked**: the repository policy is invalid.") {
 		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+// TestCheckGitHubMergeOutputs: the base policy's merge settings become
+// step outputs, so that a workflow merges only when the policy says so,
+// and by its method.
+func TestCheckGitHubMergeOutputs(t *testing.T) {
+	r := changetest.NewRepo(t)
+	base := r.Commit("base", map[string]string{
+		".catalogbot.yaml":         "merge:\n  enabled: true\n  method: rebase\n",
+		"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
+		"catalog/.indexignore":     "OWNERS\n",
+		"catalog/foo/catalog.yaml": checkCatalog,
+	})
+	r.Branch("good", base)
+	r.Commit("label the bundle", map[string]string{
+		"catalog/foo/catalog.yaml": checkCatalog + "  - type: example.com/label\n    value: stable\n",
+	})
+	f := inActions(t, r.Dir, writePREvent(t, r, "good", "alice", nil))
+	res := ownersCLI(t, r.Dir, "check")
+	if res.code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	want := "earlier=1\nvalid=true\napproved=true\nmergeable=true\nmerge-enabled=true\nmerge-method=rebase\n"
+	if got := readStepFile(t, f.output); got != want {
+		t.Errorf("$GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
 	}
 }
