@@ -56,7 +56,7 @@ demo: build ## build, then validate the fixtures and assemble and publish a cata
 # The end-to-end tests need Debian's docker-registry and skopeo; without
 # them they skip, except under CI=true, where they fail.
 e2e: ## end-to-end tests against a local docker-registry
-	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/...
+	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/... ./webhook/...
 
 clean: ## remove build output
 	rm -rf bin
