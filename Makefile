@@ -50,7 +50,7 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 bench: ## run the benchmarks (hack/bench.sh)
 	./hack/bench.sh
 
-demo: build ## build, then validate the fixtures and assemble and publish a catalog offline (hack/demo.sh)
+demo: build ## build, then validate the fixtures, check two pull requests, assemble and publish, offline (hack/demo.sh)
 	./hack/demo.sh
 
 # The end-to-end tests need Debian's docker-registry and skopeo; without
