@@ -265,26 +265,36 @@ func (d *tracker) wait(t *testing.T) Job {
 	}
 }
 
-// TestEndToEndThroughWebhooks drives the whole service as GitHub would:
-// signed deliveries built from GitHub's examples go to the receiver, the
-// queue runs them on the App, and the fake's state shows the outcome.
-func TestEndToEndThroughWebhooks(t *testing.T) {
-	const secret = "a-webhook-secret-of-some-length"
-	image := registryRef(t)
-	e := newEnv(t, catalogRepo(publishPolicy(image)))
+// serveSecret is the webhook secret of the services serve starts.
+const serveSecret = "a-webhook-secret-of-some-length"
+
+// serve runs the App behind the real receiver and queue, as catalogbot serve
+// does, and returns the URL to deliver webhooks to, the tracker that sees
+// each finished job and the queue.
+func (e *env) serve(t *testing.T) (string, *tracker, *Queue) {
+	t.Helper()
 	d := &tracker{app: e.app, seen: map[string]int{}, ch: make(chan Job, 16)}
 	q := NewQueue(d, QueueOptions{Workers: 2, DedupeTTL: time.Hour, Metrics: e.metrics})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	q.Start(ctx)
 	e.app.SetEnqueue(func(j Job) { q.Enqueue(j) })
-	srv, err := NewServer(ServerOptions{Secrets: [][]byte{[]byte(secret)}, Queue: q, Metrics: e.metrics, Ready: e.app.Ready})
+	srv, err := NewServer(ServerOptions{Secrets: [][]byte{[]byte(serveSecret)}, Queue: q, Metrics: e.metrics, Ready: e.app.Ready})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	url := hs.URL + "/webhook"
+	t.Cleanup(hs.Close)
+	return hs.URL + "/webhook", d, q
+}
+
+// TestEndToEndThroughWebhooks drives the whole service as GitHub would:
+// signed deliveries built from GitHub's examples go to the receiver, the
+// queue runs them on the App, and the fake's state shows the outcome.
+func TestEndToEndThroughWebhooks(t *testing.T) {
+	image := registryRef(t)
+	e := newEnv(t, catalogRepo(publishPolicy(image)))
+	url, d, q := e.serve(t)
 
 	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
 	opened := e.gh.Payload("pull_request", "opened", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number})
@@ -295,11 +305,11 @@ func TestEndToEndThroughWebhooks(t *testing.T) {
 	}
 
 	// The same delivery twice is processed once.
-	if resp := e.gh.Deliver(t, url, secret, "pull_request", opened, "open-1"); resp.StatusCode != http.StatusAccepted {
+	if resp := e.gh.Deliver(t, url, serveSecret, "pull_request", opened, "open-1"); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("opened: %d", resp.StatusCode)
 	}
 	d.wait(t)
-	resp := e.gh.Deliver(t, url, secret, "pull_request", opened, "open-1")
+	resp := e.gh.Deliver(t, url, serveSecret, "pull_request", opened, "open-1")
 	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusAccepted || !strings.Contains(string(body), "duplicate") {
 		t.Fatalf("redelivery: %d %s", resp.StatusCode, body)
 	}
@@ -311,13 +321,13 @@ func TestEndToEndThroughWebhooks(t *testing.T) {
 	e.gh.Advance(2 * time.Second)
 	e.repo.Comment(pr.Number, "alice", "/approve")
 	comment := e.gh.Payload("issue_comment", "created", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number})
-	e.gh.Deliver(t, url, secret, "issue_comment", comment, "comment-1")
+	e.gh.Deliver(t, url, serveSecret, "issue_comment", comment, "comment-1")
 	d.wait(t)
 	if e.mergesAt(pr.HeadSHA()) != 1 {
 		t.Fatalf("merges = %+v", e.repo.Merges())
 	}
 	push := e.gh.Payload("push", "", githubtest.PayloadArgs{Repo: e.repo})
-	e.gh.Deliver(t, url, secret, "push", push, "push-1")
+	e.gh.Deliver(t, url, serveSecret, "push", push, "push-1")
 	d.wait(t)
 	if run := e.run(e.repo.Branch("main"), PublishCheckRunName); run.Conclusion != "success" {
 		t.Fatalf("publish run: %s %s\n%s", run.Conclusion, run.Title, run.Summary)

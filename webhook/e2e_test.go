@@ -6,11 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/publisher/build"
@@ -27,25 +25,12 @@ func TestE2EPublishToDockerRegistry(t *testing.T) {
 	host := imagestest.StartDockerRegistry(t)
 	image := host + "/acme/catalog:latest"
 
-	const secret = "a-webhook-secret-of-some-length"
 	e := newEnv(t, catalogRepo(publishPolicy(image)))
-	d := &tracker{app: e.app, seen: map[string]int{}, ch: make(chan Job, 16)}
-	q := NewQueue(d, QueueOptions{Workers: 2, DedupeTTL: time.Hour, Metrics: e.metrics})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	q.Start(ctx)
-	e.app.SetEnqueue(func(j Job) { q.Enqueue(j) })
-	srv, err := NewServer(ServerOptions{Secrets: [][]byte{[]byte(secret)}, Queue: q, Metrics: e.metrics, Ready: e.app.Ready})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	url := hs.URL + "/webhook"
+	url, d, q := e.serve(t)
 
 	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
 	opened := e.gh.Payload("pull_request", "opened", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number})
-	if resp := e.gh.Deliver(t, url, secret, "pull_request", opened); resp.StatusCode != http.StatusAccepted {
+	if resp := e.gh.Deliver(t, url, serveSecret, "pull_request", opened); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("opened: %d", resp.StatusCode)
 	}
 	d.wait(t)
@@ -53,7 +38,7 @@ func TestE2EPublishToDockerRegistry(t *testing.T) {
 		t.Fatalf("the owner's pull request was not merged: %+v", e.repo.Merges())
 	}
 	push := e.gh.Payload("push", "", githubtest.PayloadArgs{Repo: e.repo})
-	if resp := e.gh.Deliver(t, url, secret, "push", push); resp.StatusCode != http.StatusAccepted {
+	if resp := e.gh.Deliver(t, url, serveSecret, "push", push); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("push: %d", resp.StatusCode)
 	}
 	d.wait(t)
