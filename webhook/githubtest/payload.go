@@ -358,33 +358,26 @@ func (s *Server) pushCommit(r *Repo, c *object.Commit) obj {
 }
 
 func (r *Repo) findComment(number int, id int64) *issueComment {
-	var found *issueComment
-	for _, c := range r.comments {
-		if c.number == number && (id == 0 || c.ID == id) {
-			found = c
-		}
-	}
-	return found
+	return lastOf(r.comments, func(c *issueComment) bool { return c.number == number && (id == 0 || c.ID == id) })
 }
 
 func (r *Repo) findReview(number int, id int64) *review {
-	var found *review
-	for _, rv := range r.reviews {
-		if rv.number == number && (id == 0 || rv.id == id) {
-			found = rv
-		}
-	}
-	return found
+	return lastOf(r.reviews, func(rv *review) bool { return rv.number == number && (id == 0 || rv.id == id) })
 }
 
 func (r *Repo) findCheckRun(sha string, id int64) *checkRun {
-	var found *checkRun
-	for _, cr := range r.checkRuns {
-		if (id != 0 && cr.ID == id) || (id == 0 && cr.HeadSHA == sha) {
-			found = cr
+	return lastOf(r.checkRuns, func(cr *checkRun) bool { return (id != 0 && cr.ID == id) || (id == 0 && cr.HeadSHA == sha) })
+}
+
+// lastOf is the last item that match accepts, or nil: the newest, since
+// the fake appends.
+func lastOf[T any](items []*T, match func(*T) bool) *T {
+	for i := len(items) - 1; i >= 0; i-- {
+		if match(items[i]) {
+			return items[i]
 		}
 	}
-	return found
+	return nil
 }
 
 // Sign returns the X-Hub-Signature-256 value for body: "sha256=" and the hex HMAC-SHA256.

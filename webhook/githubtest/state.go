@@ -508,53 +508,37 @@ func (r *Repo) Merges() []Merge {
 
 // CheckRuns lists the check runs on sha, oldest first.
 func (r *Repo) CheckRuns(sha string) []CheckRun {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	var out []CheckRun
-	for _, cr := range r.checkRuns {
-		if cr.HeadSHA == sha {
-			c := cr.CheckRun
-			c.Annotations = append([]Annotation(nil), cr.Annotations...)
-			out = append(out, c)
-		}
-	}
-	return out
+	return listLocked(r, r.checkRuns, func(cr *checkRun) (CheckRun, bool) {
+		c := cr.CheckRun
+		c.Annotations = append([]Annotation(nil), cr.Annotations...)
+		return c, cr.HeadSHA == sha
+	})
 }
 
 // CheckSuites lists the check suites on sha.
 func (r *Repo) CheckSuites(sha string) []CheckSuite {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	var out []CheckSuite
-	for _, cs := range r.suites {
-		if cs.HeadSHA == sha {
-			out = append(out, cs.CheckSuite)
-		}
-	}
-	return out
+	return listLocked(r, r.suites, func(cs *checkSuite) (CheckSuite, bool) { return cs.CheckSuite, cs.HeadSHA == sha })
 }
 
 // IssueComments lists the comments on issue or PR number, oldest first.
 func (r *Repo) IssueComments(number int) []IssueComment {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	var out []IssueComment
-	for _, c := range r.comments {
-		if c.number == number {
-			out = append(out, c.IssueComment)
-		}
-	}
-	return out
+	return listLocked(r, r.comments, func(c *issueComment) (IssueComment, bool) { return c.IssueComment, c.number == number })
 }
 
 // Statuses lists the commit statuses on sha, oldest first.
 func (r *Repo) Statuses(sha string) []Status {
+	return listLocked(r, r.statuses, func(st *commitStatus) (Status, bool) { return st.Status, st.SHA == sha })
+}
+
+// listLocked copies out, under the server's lock, the items that view
+// keeps, in order.
+func listLocked[T, U any](r *Repo, items []T, view func(T) (U, bool)) []U {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	var out []Status
-	for _, st := range r.statuses {
-		if st.SHA == sha {
-			out = append(out, st.Status)
+	var out []U
+	for _, it := range items {
+		if u, ok := view(it); ok {
+			out = append(out, u)
 		}
 	}
 	return out
