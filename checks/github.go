@@ -43,15 +43,54 @@ type AnnotationOptions struct {
 	Dir string
 }
 
+// Annotation is a finding as an annotation, in the one shape both the
+// Actions workflow commands and GitHub check runs are made from: the front
+// ends only map Level and cap the list as their medium requires.
+type Annotation struct {
+	// Level is "error", "warning" or "notice".
+	Level string
+	// File and Line place it; either may be unknown ("" and 0).
+	File string
+	Line int
+	// Title is the finding's rule.
+	Title string
+	// Message names the catalog object it is about, then says what is
+	// wrong, as every other reporter words it.
+	Message string
+	// Finding is the finding it was made from.
+	Finding Finding
+}
+
+// Annotations turns findings into annotations: errors first, then
+// warnings, then notes, each group in the order given, and a finding
+// repeated with the same severity, place and text once. A finding with no
+// severity is an error, as everywhere else.
+func Annotations(findings []Finding) []Annotation {
+	seen := make(map[findingKey]bool, len(findings))
+	out := make([]Annotation, 0, len(findings))
+	for _, f := range findings {
+		if k := keyOf(f); !seen[k] {
+			seen[k] = true
+			out = append(out, Annotation{
+				Level: annotationLevel(f.Severity), File: f.File, Line: f.Line,
+				Title: f.Rule, Message: findingText(f), Finding: f,
+			})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Annotation) int {
+		return cmp.Compare(severityRank(a.Finding.Severity), severityRank(b.Finding.Severity))
+	})
+	return out
+}
+
 // WriteGitHubAnnotations writes findings as GitHub Actions workflow
-// commands, one line each:
+// commands, one line each, in the order and with the repeats dropped as
+// Annotations does:
 //
 //	::error file=F,line=L,title=RULE::pkg/channel: message
 //
-// Errors come first, then warnings, then notes (as ::notice), each group in
-// the order given. A finding repeated with the same severity, file, line and
-// message is written once. When more remain than fit under Max, the last
-// line is a notice counting, by severity, the findings left out.
+// When more remain than fit under Max, the last line is a notice counting,
+// by severity, the findings left out.
 //
 // Data is escaped as the runner unescapes it (%, CR and LF; in properties
 // also ':' and ','), so no text from a checked change can end a command
@@ -61,42 +100,46 @@ func WriteGitHubAnnotations(w io.Writer, findings []Finding, o AnnotationOptions
 	if limit <= 0 {
 		limit = MaxAnnotations
 	}
-	list := orderedUnique(findings)
+	list := Annotations(findings)
 	shown := list
 	if len(list) > limit {
 		shown = list[:limit-1]
 	}
 	var b strings.Builder
-	for _, f := range shown {
-		b.WriteString(annotation(f, o.Dir))
+	for _, a := range shown {
+		b.WriteString(workflowCommand(a, o.Dir))
 		b.WriteByte('\n')
 	}
 	if rest := list[len(shown):]; len(rest) > 0 {
+		left := make([]Finding, len(rest))
+		for i, a := range rest {
+			left[i] = a.Finding
+		}
 		fmt.Fprintf(&b, "::notice title=%s::%s\n", escapeProperty("catalogbot"),
 			escapeData(fmt.Sprintf("%s not annotated (%s); the job summary lists the findings.",
-				plural(len(rest), "more finding"), severityCounts(rest))))
+				Plural(len(rest), "more finding"), severityCounts(left))))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// annotation renders one finding as a workflow command.
-func annotation(f Finding, dir string) string {
+// workflowCommand renders one annotation as a workflow command.
+func workflowCommand(a Annotation, dir string) string {
 	var props []string
-	if file := repoPath(dir, f.File); file != "" {
+	if file := repoPath(dir, a.File); file != "" {
 		props = append(props, "file="+escapeProperty(file))
-		if f.Line > 0 {
-			props = append(props, "line="+strconv.Itoa(f.Line))
+		if a.Line > 0 {
+			props = append(props, "line="+strconv.Itoa(a.Line))
 		}
 	}
-	if f.Rule != "" {
-		props = append(props, "title="+escapeProperty(f.Rule))
+	if a.Title != "" {
+		props = append(props, "title="+escapeProperty(a.Title))
 	}
-	cmd := "::" + annotationLevel(f.Severity)
+	cmd := "::" + a.Level
 	if len(props) > 0 {
 		cmd += " " + strings.Join(props, ",")
 	}
-	return cmd + "::" + escapeData(findingText(f))
+	return cmd + "::" + escapeData(a.Message)
 }
 
 func annotationLevel(s Severity) string {
@@ -143,23 +186,6 @@ func repoPath(dir, file string) string {
 	return path.Join(dir, file)
 }
 
-// orderedUnique sorts findings errors first (stable otherwise) and drops
-// repeats: the same severity, place and text add nothing but noise.
-func orderedUnique(findings []Finding) []Finding {
-	seen := make(map[findingKey]bool, len(findings))
-	out := make([]Finding, 0, len(findings))
-	for _, f := range findings {
-		if k := keyOf(f); !seen[k] {
-			seen[k] = true
-			out = append(out, f)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
-	})
-	return out
-}
-
 // findingKey is what makes two findings the same to a reader: severity,
 // place and text. The rule is left out; two rules saying the same thing
 // at the same place are one problem.
@@ -182,17 +208,25 @@ func severityCounts(findings []Finding) string {
 	var parts []string
 	for i, what := range []string{"error", "warning", "note"} {
 		if n[i] > 0 {
-			parts = append(parts, plural(n[i], what))
+			parts = append(parts, Plural(n[i], what))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-func plural(n int, what string) string {
+// Plural counts n of what: "1 error", "3 errors". Nouns whose plural is
+// not what+"s" go through Count.
+func Plural(n int, what string) string {
+	return Count(n, what, what+"s")
+}
+
+// Count counts n with the singular one or the plural many: "1 reply",
+// "2 replies".
+func Count(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + what
+		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return strconv.Itoa(n) + " " + many
 }
 
 // escapeData escapes a command's message the way the Actions runner

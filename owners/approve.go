@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -230,7 +230,7 @@ func (r *Repo) Evaluate(in Input) *State {
 			used[NormLogin(a)] = true
 		}
 	}
-	for _, login := range sortedKeys(current) {
+	for _, login := range slices.Sorted(maps.Keys(current)) {
 		ap := current[login]
 		switch {
 		case used[login]:
@@ -290,11 +290,11 @@ func verdict(st *State, files int) (bool, string) {
 	case blocked > 0:
 		slices.Sort(broken)
 		return false, fmt.Sprintf("%s %s not parse; nobody can approve the %s %s until %s fixed",
-			strings.Join(broken, ", "), pick(len(broken), "does", "do"), plural(blocked, "path"),
+			strings.Join(broken, ", "), pick(len(broken), "does", "do"), checks.Plural(blocked, "path"),
 			pick(len(broken), "it governs", "they govern"), pick(len(broken), "it is", "they are"))
 	case orphans > 0:
 		return false, fmt.Sprintf("no OWNERS file names approvers for %s, so nobody can approve %s",
-			plural(orphans, "path"), pick(orphans, "it", "them"))
+			checks.Plural(orphans, "path"), pick(orphans, "it", "them"))
 	case len(st.Unapproved) == 1:
 		return false, st.Unapproved[0] + " still needs approval"
 	case len(st.Unapproved) > 1:
@@ -302,7 +302,7 @@ func verdict(st *State, files int) (bool, string) {
 	case waiting > 0:
 		// Every waiting path belongs to an unapproved OWNERS file; this
 		// only guards the verdict against a grouping mistake.
-		return false, plural(waiting, "path") + " still need approval"
+		return false, checks.Plural(waiting, "path") + " still need approval"
 	}
 	if len(st.Files) == 1 {
 		return true, "the one path that needs approval is approved"
@@ -315,13 +315,6 @@ func pick(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // targets lists the paths that need approval: every changed file, both
@@ -516,14 +509,7 @@ func staleReason(sha, head string) string {
 	case sha == "":
 		return "approved without naming a commit; approvals are bound to the head commit"
 	}
-	return fmt.Sprintf("approved %s, not the head %s; a push after an approval needs a fresh one", short(sha), short(head))
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
+	return fmt.Sprintf("approved %s, not the head %s; a push after an approval needs a fresh one", change.ShortSHA(sha), change.ShortSHA(head))
 }
 
 func collaborator(collaborators []string, login string) bool {
@@ -533,21 +519,12 @@ func collaborator(collaborators []string, login string) bool {
 	return slices.ContainsFunc(collaborators, func(c string) bool { return NormLogin(c) == login })
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // required groups the paths by the OWNERS file whose approvers must approve
 // them. Each path starts at its approver OWNERS file; a file whose ancestor
 // is also required is folded into that ancestor, whose approvers approve it
 // too, unless a no_parent_owners file lies between them.
 func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement {
-	dirs := sortedKeys(byDir)
+	dirs := slices.Sorted(maps.Keys(byDir))
 	keep := map[string]bool{}
 	for _, d := range dirs {
 		keep[d] = true
@@ -569,7 +546,7 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 		groups[g] = append(groups[g], byDir[d]...)
 	}
 	var out []Requirement
-	for _, g := range sortedKeys(groups) {
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		req := Requirement{File: r.ownersFilePath(g), Approved: true}
 		by := map[string]bool{}
 		for _, i := range groups[g] {
@@ -581,7 +558,7 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 				by[a] = true
 			}
 		}
-		req.ApprovedBy = sortedKeys(by)
+		req.ApprovedBy = slices.Sorted(maps.Keys(by))
 		slices.Sort(req.Paths)
 		req.Paths = slices.Compact(req.Paths)
 		out = append(out, req)

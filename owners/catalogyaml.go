@@ -2,6 +2,7 @@ package owners
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -99,7 +100,7 @@ func DiffReferenceList(file string, base, head []byte) (*ReferenceListDiff, []ch
 		return d, findings
 	}
 
-	for _, k := range sortedKeys(union(b.fields, h.fields)) {
+	for _, k := range slices.Sorted(maps.Keys(union(b.fields, h.fields))) {
 		bv, bok := b.fields[k]
 		hv, hok := h.fields[k]
 		if bok != hok || !reflect.DeepEqual(bv, hv) {
@@ -129,7 +130,7 @@ func DiffReferenceList(file string, base, head []byte) (*ReferenceListDiff, []ch
 
 	bIdx, bOrder := group(b.refs)
 	hIdx, hOrder := group(h.refs)
-	for _, name := range sortedKeys(union(bIdx, hIdx)) {
+	for _, name := range slices.Sorted(maps.Keys(union(bIdx, hIdx))) {
 		be, hb := bIdx[name]
 		he, hh := hIdx[name]
 		rc := RefChange{Name: name}

@@ -2,30 +2,29 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
-)
 
-// Conclusion is the outcome of a check run.
-type Conclusion string
-
-const (
-	Success Conclusion = "success"
-	Failure Conclusion = "failure"
-	Neutral Conclusion = "neutral"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 )
 
 // Report is what the checks concluded about one head commit.
 type Report struct {
 	// Conclusions maps each catalogbot check's name to its outcome.
-	Conclusions map[string]Conclusion
+	Conclusions map[string]checks.Conclusion
 	// HeadSHA is the commit the checks ran on.
 	HeadSHA string
 }
 
 // PRState is the pull request as the forge sees it now.
 type PRState struct {
+	// Local says there is no forge behind the decision (a check on this
+	// machine): whether merging is enabled and the checks of other tools
+	// are left to whoever merges, rather than always failing.
+	Local bool
 	Draft bool
 	// Held is true when the hold label is set or a /hold stands.
 	Held     bool
@@ -43,8 +42,10 @@ type PRState struct {
 	// TouchedPaths are the paths the pull request changes.
 	TouchedPaths []string
 	// ExtraChecks are the conclusions of check runs other than
-	// catalogbot's on the checked head, by name.
-	ExtraChecks map[string]Conclusion
+	// catalogbot's on the checked head, by name. Nil means they were not
+	// read: the required checks are not judged, so such a decision can
+	// only rule a merge out; the decision that merges always reads them.
+	ExtraChecks map[string]checks.Conclusion
 }
 
 // Decision is whether to merge, and every reason not to.
@@ -74,7 +75,7 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 		d.Reasons = append(d.Reasons, fmt.Sprintf(format, args...))
 	}
 
-	if !p.Merge.Enabled {
+	if !p.Merge.Enabled && !pr.Local {
 		no("merging is disabled by the repository policy")
 	}
 	if pr.Draft {
@@ -90,17 +91,20 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 	if len(report.Conclusions) == 0 {
 		no("no catalogbot check has reported")
 	}
-	for _, name := range sortedKeys(report.Conclusions) {
-		if c := report.Conclusions[name]; c != Success {
+	for _, name := range slices.Sorted(maps.Keys(report.Conclusions)) {
+		if c := report.Conclusions[name]; c != checks.Success {
 			no("check %s concluded %s", name, conclusion(c))
 		}
 	}
 	for _, name := range p.Merge.RequiredChecks {
+		if pr.Local || pr.ExtraChecks == nil {
+			break
+		}
 		c, ok := pr.ExtraChecks[name]
 		switch {
 		case !ok:
 			no("required check %s has not reported", name)
-		case c != Success:
+		case c != checks.Success:
 			no("required check %s concluded %s", name, conclusion(c))
 		}
 	}
@@ -135,7 +139,7 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 	return d
 }
 
-func conclusion(c Conclusion) string {
+func conclusion(c checks.Conclusion) string {
 	if c == "" {
 		return "nothing"
 	}
@@ -147,19 +151,7 @@ func short(sha string) string {
 	if sha == "" {
 		return "(none)"
 	}
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
-
-func sortedKeys(m map[string]Conclusion) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return change.ShortSHA(sha)
 }
 
 // overlap returns the units (packages, or paths outside the catalog) that

@@ -3,6 +3,8 @@ package policy
 import (
 	"reflect"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 func TestDecide(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDecide(t *testing.T) {
 	// ready is a pull request that may be merged; each case breaks it.
 	ready := func() (Report, PRState) {
 		return Report{
-				Conclusions: map[string]Conclusion{"catalogbot/fbc": Success, "catalogbot/owners": Success},
+				Conclusions: map[string]checks.Conclusion{"catalogbot/fbc": checks.Success, "catalogbot/owners": checks.Success},
 				HeadSHA:     checked,
 			}, PRState{
 				Approved:     true,
@@ -25,7 +27,7 @@ func TestDecide(t *testing.T) {
 				CheckedSHA:   checked,
 				Mergeable:    &yes,
 				TouchedPaths: []string{"catalog/foo/index.yaml"},
-				ExtraChecks:  map[string]Conclusion{"e2e": Success, "unrelated": Failure},
+				ExtraChecks:  map[string]checks.Conclusion{"e2e": checks.Success, "unrelated": checks.Failure},
 			}
 	}
 	cases := []struct {
@@ -59,12 +61,12 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:    "check failed",
-			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/fbc"] = Failure },
+			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/fbc"] = checks.Failure },
 			reasons: []string{"check catalogbot/fbc concluded failure"},
 		},
 		{
 			name:    "neutral is not success",
-			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/owners"] = Neutral },
+			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/owners"] = checks.Neutral },
 			reasons: []string{"check catalogbot/owners concluded neutral"},
 		},
 		{
@@ -78,8 +80,24 @@ func TestDecide(t *testing.T) {
 			reasons: []string{"required check e2e has not reported"},
 		},
 		{
+			name:   "other checks not read yet",
+			change: func(_ *Report, pr *PRState) { pr.ExtraChecks = nil },
+			merge:  true,
+		},
+		{
+			name:   "local: no forge",
+			policy: func(p *Policy) { p.Merge.Enabled = false },
+			change: func(_ *Report, pr *PRState) { pr.Local = true; pr.ExtraChecks = map[string]checks.Conclusion{} },
+			merge:  true,
+		},
+		{
+			name:    "local still needs approval",
+			change:  func(_ *Report, pr *PRState) { pr.Local = true; pr.Approved = false },
+			reasons: []string{"the pull request is not approved"},
+		},
+		{
 			name:    "required check failed",
-			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = Failure },
+			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = checks.Failure },
 			reasons: []string{"required check e2e concluded failure"},
 		},
 		{
@@ -183,9 +201,9 @@ func TestDecide(t *testing.T) {
 			policy: func(p *Policy) { p.Merge.Enabled = false; p.Merge.HoldLabel = "hold" },
 			change: func(r *Report, pr *PRState) {
 				pr.Draft, pr.Held, pr.Approved = true, true, false
-				r.Conclusions["catalogbot/owners"] = Failure
-				r.Conclusions["catalogbot/fbc"] = Neutral
-				pr.ExtraChecks = nil
+				r.Conclusions["catalogbot/owners"] = checks.Failure
+				r.Conclusions["catalogbot/fbc"] = checks.Neutral
+				pr.ExtraChecks = map[string]checks.Conclusion{}
 				pr.HeadSHA = moved
 				pr.Mergeable = nil
 				pr.BaseMoved = true
@@ -242,9 +260,34 @@ func TestDecideMethod(t *testing.T) {
 	p := Default()
 	p.Merge.Enabled, p.Merge.Method = true, MethodRebase
 	yes := true
-	d := p.Decide(Report{Conclusions: map[string]Conclusion{"c": Success}, HeadSHA: "aaa"},
+	d := p.Decide(Report{Conclusions: map[string]checks.Conclusion{"c": checks.Success}, HeadSHA: "aaa"},
 		PRState{Approved: true, HeadSHA: "bbb", CheckedSHA: "aaa", Mergeable: &yes})
 	if d.Merge || d.Method != MethodRebase || d.SHA != "aaa" || !d.Recheck {
 		t.Errorf("got %+v", d)
+	}
+}
+
+// TestHoldingLabel is the one rule for the hold label: it matches without
+// regard to case, wherever the labels come from.
+func TestHoldingLabel(t *testing.T) {
+	cases := []struct {
+		name   string
+		hold   string
+		labels []string
+		want   string
+	}{
+		{"exact", DefaultHoldLabel, []string{"lgtm", "do-not-merge/hold"}, "do-not-merge/hold"},
+		{"other case", DefaultHoldLabel, []string{"Do-Not-Merge/Hold"}, "Do-Not-Merge/Hold"},
+		{"upper", "hold", []string{"HOLD"}, "HOLD"},
+		{"prefix is not the label", DefaultHoldLabel, []string{"do-not-merge/hold-off", "do-not-merge"}, ""},
+		{"no labels", DefaultHoldLabel, nil, ""},
+		{"no hold label configured", "", []string{""}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := (Merge{HoldLabel: c.hold}).HoldingLabel(c.labels); got != c.want {
+				t.Errorf("HoldingLabel(%q) with %q = %q, want %q", c.labels, c.hold, got, c.want)
+			}
+		})
 	}
 }

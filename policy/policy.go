@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
@@ -75,6 +76,22 @@ type Merge struct {
 	// RequiredChecks are names of check runs besides catalogbot's own
 	// that must have succeeded on the checked head.
 	RequiredChecks []string
+}
+
+// HoldingLabel returns the label among labels that holds a pull request,
+// or "" when none does. Labels match without regard to case, as GitHub's
+// own label names do: "Do-Not-Merge/Hold" holds as "do-not-merge/hold"
+// does.
+func (m Merge) HoldingLabel(labels []string) string {
+	if m.HoldLabel == "" {
+		return ""
+	}
+	for _, l := range labels {
+		if strings.EqualFold(l, m.HoldLabel) {
+			return l
+		}
+	}
+	return ""
 }
 
 // Publish says where the catalog image goes when the default branch moves.

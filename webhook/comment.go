@@ -6,9 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
-
-	"github.com/catalogbot/catalogbot/owners"
-	"github.com/catalogbot/catalogbot/policy"
 )
 
 // StatusMarker is the hidden line that marks the one status comment the
@@ -72,81 +69,4 @@ func ours(u *github.User, login string) bool {
 		return strings.EqualFold(u.GetLogin(), login)
 	}
 	return u.GetType() == "Bot" && strings.HasSuffix(strings.ToLower(u.GetLogin()), "[bot]")
-}
-
-// statusComment is the text of the status comment: the approval verdict,
-// every OWNERS file whose approvers must approve with who did, whom to ask
-// for the rest, approvals that do not count and why, and a hold. It holds
-// nothing that changes unless the state does (no times), so that an
-// unchanged state never rewrites the comment.
-func statusComment(st *owners.State, act owners.Activity, pol *policy.Policy) string {
-	var b strings.Builder
-	if st.Approved {
-		fmt.Fprintf(&b, "### ✅ Approved at %s\n\n", shortSHA(st.HeadSHA))
-	} else {
-		fmt.Fprintf(&b, "### ⏳ Waiting for approval at %s\n\n", shortSHA(st.HeadSHA))
-	}
-	b.WriteString(st.Reason + "\n")
-
-	if len(st.Required) > 0 {
-		b.WriteString("\n| OWNERS file | approved | by | paths |\n|---|---|---|---|\n")
-		for _, req := range st.Required {
-			mark := "no"
-			if req.Approved {
-				mark = "yes"
-			}
-			by := "—"
-			if len(req.ApprovedBy) > 0 {
-				by = strings.Join(req.ApprovedBy, ", ")
-			}
-			paths := req.Paths
-			more := ""
-			if len(paths) > 5 {
-				more = fmt.Sprintf(" and %d more", len(paths)-5)
-				paths = paths[:5]
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | `%s`%s |\n", req.File, mark, by, strings.Join(paths, "`, `"), more)
-		}
-	}
-	for _, c := range st.Files {
-		if c.Blocked != "" {
-			fmt.Fprintf(&b, "\n`%s` cannot be approved: %s\n", c.Path, c.Blocked)
-		}
-	}
-	if !st.Approved && len(st.Suggested) > 0 {
-		ask := make([]string, len(st.Suggested))
-		for i, s := range st.Suggested {
-			ask[i] = "@" + s
-		}
-		fmt.Fprintf(&b, "\nTo approve the rest, ask %s: an owner comments `/approve` or approves a review.\n", strings.Join(ask, ", "))
-	}
-	if len(st.NotCounted) > 0 {
-		b.WriteString("\nNot counted:\n")
-		for _, n := range st.NotCounted {
-			fmt.Fprintf(&b, "- %s: %s\n", n.Login, n.Reason)
-		}
-	}
-	if act.Hold {
-		by := ""
-		if act.HoldBy != "" {
-			by = " by " + act.HoldBy
-		}
-		fmt.Fprintf(&b, "\n🛑 Held%s: `/hold cancel` releases it.\n", by)
-	}
-	if pol != nil && !pol.Merge.Enabled {
-		b.WriteString("\nMerging is off in this repository's policy; a maintainer merges.\n")
-	}
-	binding := "Approvals count for the commit they were given on."
-	if pol != nil && pol.Owners.StickyApprovals {
-		binding = "Approvals stay across pushes."
-	}
-	fmt.Fprintf(&b, "\n<sub>Commands: `/approve`, `/approve cancel`, `/hold`, `/hold cancel`, `/recheck`. %s</sub>\n", binding)
-	return b.String()
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

@@ -8,9 +8,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
-	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
@@ -28,13 +26,10 @@ var mergeableWaits = []time.Duration{time.Second, 2 * time.Second}
 
 // mergeInput is what a merge decision starts from: the check just made.
 type mergeInput struct {
-	pol        *policy.Policy
-	rep        checks.Report
+	outcome    *review.Outcome
 	conclusion checks.Conclusion // of the catalogbot check run written
 	snap       *gitcache.Snapshot
 	src        gitcache.Source
-	change     *change.Change
-	held       bool
 	base       string // base branch
 }
 
@@ -46,22 +41,11 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	a := r.a
 	checked := in.snap.HeadSHA
 	log := r.log.With("sha", checked)
-	report := policy.Report{Conclusions: map[string]policy.Conclusion{}, HeadSHA: checked}
-	for name, c := range in.rep.Conclusions() {
-		report.Conclusions[name] = policy.Conclusion(c)
-	}
-	touched := touchedPaths(in.change)
-	approved := pipeline.Approved(in.rep)
-
 	// Decide first on what is known already, so that GitHub and the
-	// git cache are only asked more about pull requests that could merge.
-	pre := *in.pol
-	pre.Merge.RequiredChecks = nil
+	// git cache are only asked more about pull requests that could merge:
+	// other tools' checks are not read yet, so this can only say no.
 	clean := true
-	if d := pre.Decide(report, policy.PRState{
-		Draft: r.final.GetDraft(), Held: in.held, Approved: approved,
-		HeadSHA: checked, CheckedSHA: checked, Mergeable: &clean, TouchedPaths: touched,
-	}); !d.Merge {
+	if d := in.outcome.Decide(review.Forge{Head: checked, Mergeable: &clean}); !d.Merge {
 		log.Info("not merging", "reasons", d.Reasons)
 		return false, nil
 	}
@@ -86,23 +70,19 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	if err != nil {
 		return false, a.fail("git", err)
 	}
-	held := in.held || hasLabel(pr, in.pol.Merge.HoldLabel)
-	state := policy.PRState{
+	now := review.Forge{
+		Head:             pr.GetHead().GetSHA(),
 		Draft:            pr.GetDraft(),
-		Held:             held,
-		Approved:         approved,
-		HeadSHA:          pr.GetHead().GetSHA(),
-		CheckedSHA:       checked,
+		Labels:           labelsOf(pr),
 		Mergeable:        pr.Mergeable,
+		Checks:           runs.extra,
 		BaseMoved:        tip != in.snap.BaseSHA,
 		BaseChangedPaths: moved,
-		TouchedPaths:     touched,
-		ExtraChecks:      runs.extra,
 	}
-	d := in.pol.Decide(report, state)
+	d := in.outcome.Decide(now)
 	if !d.Merge {
 		if d.Recheck {
-			log.Info("checking again before merging", "reasons", d.Reasons, "head", state.HeadSHA, "base", tip)
+			log.Info("checking again before merging", "reasons", d.Reasons, "head", now.Head, "base", tip)
 			return true, nil
 		}
 		if pr.Mergeable == nil {
@@ -116,10 +96,11 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 
 	// Whatever the policy says, never merge a draft, a held pull request
 	// or one whose catalogbot run at the checked head is not a success.
+	draft, held := in.outcome.Blocked(now)
 	switch {
-	case state.Draft, state.Held, in.conclusion != checks.Success, runs.ours != string(checks.Success):
+	case draft, held, in.conclusion != checks.Success, runs.ours != string(checks.Success):
 		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
-		log.Warn("merge refused by the last checks", "draft", state.Draft, "held", state.Held, "conclusion", in.conclusion, "run", runs.ours)
+		log.Warn("merge refused by the last checks", "draft", draft, "held", held, "conclusion", in.conclusion, "run", runs.ours)
 		return false, nil
 	}
 
@@ -169,12 +150,12 @@ func (r *prRun) reread(ctx context.Context) (*github.PullRequest, error) {
 // runsAt are the check runs of one commit.
 type runsAt struct {
 	ours  string                       // the catalogbot run's conclusion, "" if none
-	extra map[string]policy.Conclusion // the others', by name
+	extra map[string]checks.Conclusion // the others', by name
 }
 
 // checkRuns reads the newest run of each name at sha.
 func (r *prRun) checkRuns(ctx context.Context, sha string) (runsAt, error) {
-	out := runsAt{extra: map[string]policy.Conclusion{}}
+	out := runsAt{extra: map[string]checks.Conclusion{}}
 	newest := map[string]int64{}
 	opts := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -194,7 +175,7 @@ func (r *prRun) checkRuns(ctx context.Context, sha string) (runsAt, error) {
 				out.ours = run.GetConclusion()
 			case name == PublishCheckRunName && mine:
 			default:
-				out.extra[name] = policy.Conclusion(run.GetConclusion())
+				out.extra[name] = checks.Conclusion(run.GetConclusion())
 			}
 		}
 		if resp.NextPage == 0 {
@@ -202,15 +183,4 @@ func (r *prRun) checkRuns(ctx context.Context, sha string) (runsAt, error) {
 		}
 		opts.Page = resp.NextPage
 	}
-}
-
-func touchedPaths(c *change.Change) []string {
-	var out []string
-	for _, f := range c.Files {
-		out = append(out, f.Path)
-		if f.PreviousPath != "" {
-			out = append(out, f.PreviousPath)
-		}
-	}
-	return out
 }

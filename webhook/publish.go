@@ -19,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
@@ -116,8 +117,7 @@ func (a *App) publish(ctx context.Context, job Job) error {
 		return a.fail("policy", fmt.Errorf("%s: read the policy at %s: %w", full, ev.After, err))
 	}
 	if len(findings) > 0 {
-		out := invalidPolicyOutput(findings)
-		out.Summary = strings.Replace(out.Summary, "so no check ran. Fix it on the base branch first", "so nothing was published", 1)
+		out := invalidPolicyOutput(findings, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
 		return a.reportPublish(ctx, gh, owner, name, ev.After, out)
 	}

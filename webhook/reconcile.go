@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
-	"github.com/catalogbot/catalogbot/owners"
-	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
@@ -123,19 +120,11 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	log = log.With("base", snap.BaseSHA)
 
-	pol, findings, err := policy.Load(snap.Base)
-	if err != nil {
-		return false, a.fail("policy", fmt.Errorf("%s: read the policy at %s: %w", src.Repo, snap.BaseSHA, err))
-	}
-	if len(findings) > 0 {
-		log.Info("the policy on the base branch is invalid; nothing is checked", "findings", len(findings))
-		return false, r.report(ctx, head, invalidPolicyOutput(findings))
-	}
-
 	files, err := ghapi.PRFiles(ctx, r.gh, r.owner, r.name, r.number)
 	if errors.Is(err, ghapi.ErrTooManyFiles) {
 		log.Info("too many files to check; failing closed")
-		return false, r.report(ctx, head, tooLargeOutput())
+		title, summary := review.TooLarge()
+		return false, r.report(ctx, head, checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary})
 	}
 	if err != nil {
 		return false, a.fail("github", err)
@@ -145,7 +134,6 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	if err != nil {
 		return false, a.fail("github", err)
 	}
-	act := owners.ReadEvents(events, a.bots())
 
 	ch := &change.Change{
 		Repo:    src.Repo,
@@ -155,28 +143,32 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		HeadSHA: head,
 		Files:   files,
 	}
-	in := &pipeline.Input{
-		Change: ch, Base: snap.Base, Head: snap.Head, Policy: pol, Approvals: act.Approvals,
+	outcome, err := review.Evaluate(ctx, &review.PR{
+		Change: ch, Base: snap.Base, Head: snap.Head,
+		Draft: pr.GetDraft(), Labels: labelsOf(pr),
+		Events: events, EventsRead: true,
+		Bots:         a.ownBots(),
 		ImageOptions: a.images, Renderer: a.renderer,
+	})
+	if err != nil {
+		return false, a.fail("policy", fmt.Errorf("%s: review at %s: %w", src.Repo, snap.BaseSHA, err))
 	}
-	rep := pipeline.Run(ctx, in)
-	out := reportOutput(rep)
+	out := outputOf(outcome)
 	if err := r.report(ctx, head, out); err != nil {
 		return false, err
 	}
-	log.Info("checked", "conclusion", out.Conclusion, "approved", pipeline.Approved(rep))
-
-	st, err := approvalState(in)
-	if err != nil {
-		return false, a.fail("owners", err)
+	if !outcome.Valid() {
+		log.Info("the policy on the base branch is invalid; nothing is checked", "findings", len(outcome.PolicyFindings))
+		return false, nil
 	}
-	changed, err := r.syncComment(ctx, statusComment(st, act, pol))
+	log.Info("checked", "conclusion", out.Conclusion, "approved", outcome.Approved())
+
+	changed, err := r.syncComment(ctx, outcome.StatusComment())
 	if err != nil {
 		return false, a.fail("comment", err)
 	}
 
-	held := act.Hold || hasLabel(pr, pol.Merge.HoldLabel)
-	again, err = r.merge(ctx, mergeInput{pol: pol, rep: rep, conclusion: out.Conclusion, snap: snap, src: src, change: ch, held: held, base: pr.GetBase().GetRef()})
+	again, err = r.merge(ctx, mergeInput{outcome: outcome, conclusion: out.Conclusion, snap: snap, src: src, base: pr.GetBase().GetRef()})
 	if err != nil || again {
 		return again, err
 	}
@@ -190,9 +182,9 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	return false, nil
 }
 
-// bots are the logins whose comments and reviews never count, besides
-// every "[bot]" login.
-func (a *App) bots() []string {
+// ownBots are the App's own bots, ignored besides the policy's: the
+// service's configured bots and the App's login.
+func (a *App) ownBots() []string {
 	bots := slices.Clone(a.cfg.Bots)
 	if login := a.botLogin(); login != "" {
 		bots = append(bots, login)
@@ -200,53 +192,11 @@ func (a *App) bots() []string {
 	return bots
 }
 
-// approvalState evaluates the approvals of the change the same way the
-// owners check does, for the status comment, which needs the whole state
-// (every OWNERS file, who approved, whom to ask) rather than a verdict.
-func approvalState(in *pipeline.Input) (*owners.State, error) {
-	repo, err := owners.Load(in.Base, owners.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
-	}
-	return repo.Evaluate(owners.Input{
-		Change:    in.Change,
-		Approvals: in.Approvals,
-		Policy:    in.Policy.Owners,
-		Base:      in.Base,
-		Head:      in.Head,
-	}), nil
-}
-
-func hasLabel(pr *github.PullRequest, label string) bool {
-	if label == "" {
-		return false
-	}
+// labelsOf lists the names of the pull request's labels.
+func labelsOf(pr *github.PullRequest) []string {
+	out := make([]string, 0, len(pr.Labels))
 	for _, l := range pr.Labels {
-		if strings.EqualFold(l.GetName(), label) {
-			return true
-		}
+		out = append(out, l.GetName())
 	}
-	return false
-}
-
-// invalidPolicyOutput is the check run of a pull request whose base branch
-// has a policy file that does not parse: nothing can be checked against
-// rules nobody wrote, so the run fails with what to fix.
-func invalidPolicyOutput(findings []checks.Finding) checkOutput {
-	var b strings.Builder
-	fmt.Fprintf(&b, "The repository policy `%s` on the base branch is invalid, so no check ran. Fix it on the base branch first:\n\n", policy.FileName)
-	for _, f := range findings {
-		fmt.Fprintf(&b, "- `%s:%d`: %s (%s)\n", f.File, f.Line, f.Message, f.Rule)
-	}
-	return checkOutput{Conclusion: checks.Failure, Title: "The repository policy is invalid", Summary: b.String(), Findings: findings}
-}
-
-// tooLargeOutput fails a pull request that GitHub cannot list in full.
-func tooLargeOutput() checkOutput {
-	return checkOutput{
-		Conclusion: checks.Failure,
-		Title:      "Too large to check",
-		Summary: fmt.Sprintf("This pull request changes %d files or more, as many as GitHub lists. "+
-			"The files beyond them cannot be seen, so the change cannot be checked or approved. Split it into smaller pull requests.", owners.MaxFiles),
-	}
+	return out
 }

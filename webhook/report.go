@@ -1,19 +1,18 @@
 package webhook
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/review"
 )
 
 // Check run names.
@@ -50,91 +49,46 @@ type checkOutput struct {
 	Findings []checks.Finding
 }
 
-// reportOutput turns a check report into the catalogbot check run: failure
-// when any check failed, neutral when none failed but one could not judge,
-// success only when every check succeeded, which is also what the merge
-// decision asks for.
-func reportOutput(rep checks.Report) checkOutput {
-	out := checkOutput{Conclusion: checks.Success, Summary: rep.Markdown()}
-	var failed, neutral []string
-	for _, res := range rep.Results {
-		out.Findings = append(out.Findings, res.Findings...)
-		switch res.Conclusion {
-		case checks.Success:
-		case checks.Neutral:
-			neutral = append(neutral, res.Name)
-		default:
-			failed = append(failed, res.Name)
-		}
-	}
-	switch {
-	case len(rep.Results) == 0:
-		out.Conclusion, out.Title = checks.Neutral, "No check ran"
-	case len(failed) > 0:
-		out.Conclusion, out.Title = checks.Failure, "Failed: "+strings.Join(failed, ", ")
-		if len(neutral) > 0 {
-			out.Title += "; could not judge: " + strings.Join(neutral, ", ")
-		}
-	case len(neutral) > 0:
-		out.Conclusion, out.Title = checks.Neutral, "Could not judge: "+strings.Join(neutral, ", ")
-	default:
-		out.Title = "All checks passed"
-	}
-	return out
+// outputOf is the catalogbot check run of an outcome, as the review core
+// renders it.
+func outputOf(o *review.Outcome) checkOutput {
+	conclusion, title := o.Verdict()
+	return checkOutput{Conclusion: conclusion, Title: title, Summary: o.Summary(), Findings: o.Findings()}
 }
 
-// annotations turns findings into check run annotations: those with a file
-// and a line, errors first, each once, at most MaxAnnotations. left is how
-// many were dropped for the cap.
+// invalidPolicyOutput is a run on a commit whose policy file does not
+// parse: nothing can be done under rules nobody wrote.
+func invalidPolicyOutput(findings []checks.Finding, c review.Context) checkOutput {
+	return checkOutput{Conclusion: checks.Failure, Title: "The repository policy is invalid", Summary: review.InvalidPolicy(findings, c), Findings: findings}
+}
+
+// annotations maps findings to check run annotations: the review core's
+// list (one order, one dedupe key, one severity mapping), less those
+// without a file and a line, which a check run cannot place, at most
+// MaxAnnotations. left is how many were dropped for the cap.
 func annotations(findings []checks.Finding) (anns []*github.CheckRunAnnotation, left int) {
-	rank := map[checks.Severity]int{checks.SeverityError: 0, checks.SeverityWarning: 1}
-	sorted := slices.Clone(findings)
-	slices.SortStableFunc(sorted, func(a, b checks.Finding) int {
-		ra, ok := rank[a.Severity]
-		if !ok {
-			ra = 2
-		}
-		rb, ok := rank[b.Severity]
-		if !ok {
-			rb = 2
-		}
-		return cmp.Compare(ra, rb)
-	})
-	seen := make(map[checks.Finding]bool)
-	for _, f := range sorted {
-		if f.File == "" || f.Line <= 0 || seen[f] {
+	for _, a := range checks.Annotations(findings) {
+		if a.File == "" || a.Line <= 0 {
 			continue
 		}
-		seen[f] = true
 		if len(anns) == MaxAnnotations {
 			left++
 			continue
 		}
-		level := "notice"
-		switch f.Severity {
-		case checks.SeverityError:
-			level = "failure"
-		case checks.SeverityWarning:
-			level = "warning"
-		}
-		title := f.Rule
-		if where := strings.Join(nonEmpty(f.Package, f.Channel, f.Bundle), "/"); where != "" {
-			title += " " + where
+		level := a.Level
+		if level == "error" {
+			level = "failure" // the check run API's word for it
 		}
 		anns = append(anns, &github.CheckRunAnnotation{
-			Path:            github.String(f.File),
-			StartLine:       github.Int(f.Line),
-			EndLine:         github.Int(f.Line),
+			Path:            github.String(a.File),
+			StartLine:       github.Int(a.Line),
+			EndLine:         github.Int(a.Line),
 			AnnotationLevel: github.String(level),
-			Message:         github.String(truncate(f.Message, maxAnnotationMessage, "…")),
-			Title:           github.String(title),
+			Message:         github.String(truncate(a.Message, maxAnnotationMessage, "…")),
+			Title:           github.String(a.Title),
 		})
 	}
 	return anns, left
-}
-
-func nonEmpty(s ...string) []string {
-	return slices.DeleteFunc(s, func(x string) bool { return x == "" })
 }
 
 // truncate cuts s to at most n bytes on a character boundary, ending it

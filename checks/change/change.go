@@ -46,6 +46,28 @@ type Change struct {
 	Files   []File `json:"files"`
 }
 
+// Paths lists every path the change touches: each file's path, and for a
+// rename the previous path too. A rename moves content out of one place
+// and into another, so both places' owners and checks have a say.
+func (c *Change) Paths() []string {
+	out := make([]string, 0, len(c.Files))
+	for _, f := range c.Files {
+		out = append(out, f.Path)
+		if f.PreviousPath != "" {
+			out = append(out, f.PreviousPath)
+		}
+	}
+	return out
+}
+
+// ShortSHA abbreviates a commit id to the 12 characters messages show.
+func ShortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
 // FromGit opens the git repository at repoDir (a work tree or a bare
 // repository) and describes the change from baseRev to headRev, returning it
 // with the trees of both commits.

@@ -2,7 +2,8 @@ package fbc
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -199,12 +200,12 @@ func convert(cat *catalog) (*model, []problem) {
 		}
 	}
 
-	pkgNames := sortedKeys(leftover)
+	pkgNames := slices.Sorted(maps.Keys(leftover))
 	for _, pkg := range pkgNames {
 		if len(leftover[pkg]) == 0 {
 			continue
 		}
-		missing := sortedKeys(leftover[pkg])
+		missing := slices.Sorted(maps.Keys(leftover[pkg]))
 		ch := lastChannel[pkg]
 		add(problem{rule: "C19", at: ch.at, pkg: pkg, channel: ch.name, needle: field("name", missing[0]),
 			opm:     fmt.Sprintf("no olm.bundle blobs found in package %q for olm.channel entries %s", pkg, missing),
@@ -349,13 +350,4 @@ func convertDeprecation(m *model, d *depRec, i int, blobs map[string]map[string]
 			add(with("C29", field("schema", ref.Schema), fmt.Sprintf("cannot deprecate object %#v referenced by entry %v for package %q: object schema unknown", ref, j, d.pkg)))
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,8 @@ package fbc
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,7 +68,7 @@ func validateModel(m *model) (*node, []problem) {
 	root := &node{msg: "invalid index"}
 	var probs []problem
 	add := func(p problem) { p.phase = phaseModel; probs = append(probs, p) }
-	for _, name := range sortedKeys(m.packages) {
+	for _, name := range slices.Sorted(maps.Keys(m.packages)) {
 		root.sub(validatePackage(m.packages[name], add))
 	}
 	return root, probs
@@ -84,7 +86,7 @@ func validatePackage(p *mPackage, add func(problem)) *node {
 	if len(p.channels) == 0 {
 		leaf("M2", "package must contain at least one channel", "")
 	}
-	for _, name := range sortedKeys(p.channels) {
+	for _, name := range slices.Sorted(maps.Keys(p.channels)) {
 		n.sub(validateChannel(p.channels[name], add))
 	}
 	if msg := duplicateVersions(p); msg != "" {
@@ -115,8 +117,8 @@ func duplicateVersions(p *mPackage) string {
 		}
 	}
 	var groups []string
-	for _, v := range sortedKeys(byVersion) {
-		if names := sortedKeys(byVersion[v]); len(names) > 1 {
+	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
+		if names := slices.Sorted(maps.Keys(byVersion[v])); len(names) > 1 {
 			groups = append(groups, fmt.Sprintf("{%s: [%s]}", v, strings.Join(names, ", ")))
 		}
 	}
@@ -160,7 +162,7 @@ func validateChannel(c *mChannel, add func(problem)) *node {
 	} else if rule, err := replacesChain(c); err != nil {
 		leaf(rule, err.Error())
 	}
-	for _, name := range sortedKeys(c.bundles) {
+	for _, name := range slices.Sorted(maps.Keys(c.bundles)) {
 		n.sub(validateBundle(c.bundles[name], add))
 	}
 	if c.deprecated != nil && *c.deprecated == "" {

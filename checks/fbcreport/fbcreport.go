@@ -117,28 +117,21 @@ func Summary(res *fbc.Result) string {
 	warns := count(res.Findings, checks.SeverityWarning)
 	var counts []string
 	if !res.Valid() {
-		counts = append(counts, plural(errs, "error"))
+		counts = append(counts, checks.Plural(errs, "error"))
 	}
 	if warns > 0 {
-		counts = append(counts, plural(warns, "warning"))
+		counts = append(counts, checks.Plural(warns, "warning"))
 	}
 	verdict := "catalog valid: "
 	if !res.Valid() {
 		verdict = "catalog invalid: "
 	}
-	where := fmt.Sprintf("%s (%s, %s, %s)", plural(s.Files, "file"),
-		plural(s.Packages, "package"), plural(s.Channels, "channel"), plural(s.Bundles, "bundle"))
+	where := fmt.Sprintf("%s (%s, %s, %s)", checks.Plural(s.Files, "file"),
+		checks.Plural(s.Packages, "package"), checks.Plural(s.Channels, "channel"), checks.Plural(s.Bundles, "bundle"))
 	if len(counts) == 0 {
 		return verdict + where
 	}
 	return verdict + strings.Join(counts, ", ") + " in " + where
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func count(fs []checks.Finding, sev checks.Severity) int {

@@ -20,22 +20,38 @@ const OwnersName = "owners"
 func (Owners) Name() string { return OwnersName }
 
 func (Owners) Run(_ context.Context, in *Input) checks.Result {
-	repo, err := owners.Load(in.Base, owners.LoadOptions{})
-	if err != nil {
-		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the OWNERS files: %v", err)}
+	st := in.Owners
+	if st == nil {
+		var err error
+		if st, err = EvaluateOwners(in); err != nil {
+			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the OWNERS files: %v", err)}
+		}
 	}
-	st := repo.Evaluate(owners.Input{
-		Change:    in.Change,
-		Approvals: in.Approvals,
-		Policy:    in.Policy.Owners,
-		Base:      in.Base,
-		Head:      in.Head,
-	})
 	res := checks.Result{Conclusion: checks.Failure, Findings: st.Findings, Summary: ownersSummary(st)}
 	if st.Approved {
 		res.Conclusion = checks.Success
 	}
 	return res
+}
+
+// EvaluateOwners reads the OWNERS files of the base tree and evaluates the
+// change's approvals against them.
+func EvaluateOwners(in *Input) (*owners.State, error) {
+	repo, err := owners.Load(in.Base, owners.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
+	}
+	pol := in.Policy.Owners
+	if in.Bots != nil {
+		pol.Bots = in.Bots
+	}
+	return repo.Evaluate(owners.Input{
+		Change:    in.Change,
+		Approvals: in.Approvals,
+		Policy:    pol,
+		Base:      in.Base,
+		Head:      in.Head,
+	}), nil
 }
 
 // ownersSummary says the verdict, what waits for approval and whom to ask:

@@ -25,6 +25,12 @@ type Input struct {
 	Head      fs.FS
 	Policy    *policy.Policy
 	Approvals []owners.Approval
+	// Bots are the logins whose approvals never count; nil means the
+	// policy's. The review core passes the policy's plus the front end's.
+	Bots []string
+	// Owners is the approval state when the caller evaluated it already
+	// (EvaluateOwners), so that it is computed once per review.
+	Owners *owners.State
 
 	// ImageOptions, when set, are how the images check reaches
 	// registries; the policy's image rules replace their Policy. Nil

@@ -8,22 +8,23 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 // checkJSON runs check -o json in dir and decodes the result.
-func checkJSON(t *testing.T, dir string, args ...string) (checkDoc, result) {
+func checkJSON(t *testing.T, dir string, args ...string) (review.Document, result) {
 	t.Helper()
 	res := ownersCLI(t, dir, append([]string{"check", "-o", "json"}, args...)...)
-	var doc checkDoc
+	var doc review.Document
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 		t.Fatalf("check -o json: %v\nstdout: %s\nstderr: %s", err, res.stdout, res.stderr)
 	}
 	return doc, res
 }
 
-func resultOf(doc checkDoc, name string) checks.Result {
+func resultOf(doc review.Document, name string) checks.Result {
 	for _, r := range doc.Results {
 		if r.Name == name {
 			return r

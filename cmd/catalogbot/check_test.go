@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/webhook/ghapi"
 )
 
 const checkCatalog = fbctest.Foo
@@ -543,9 +544,9 @@ func TestSplitWords(t *testing.T) {
 		{`"open`, nil, true},
 	}
 	for _, tt := range tests {
-		got, err := splitWords(tt.in)
+		got, err := ghapi.SplitWords(tt.in)
 		if (err != nil) != tt.wantErr || fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
-			t.Errorf("splitWords(%q) = %q, %v; want %q, error %v", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("SplitWords(%q) = %q, %v; want %q, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

@@ -1,0 +1,337 @@
+package review
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/pipeline"
+	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// This file is the one place an Outcome becomes text. The App maps what it
+// returns to a check run and a comment, the Action to workflow commands, a
+// job summary and step outputs, the command line to a terminal; none of
+// them words anything of its own.
+
+// Verdict is the conclusion and title of the catalogbot check run: failure
+// when any check failed (or the policy is invalid), neutral when none
+// failed but one could not judge, success only when every check
+// succeeded.
+func (o *Outcome) Verdict() (checks.Conclusion, string) {
+	if !o.Valid() {
+		return checks.Failure, "The repository policy is invalid"
+	}
+	var failed, neutral []string
+	for _, res := range o.Report.Results {
+		switch res.Conclusion {
+		case checks.Success:
+		case checks.Neutral:
+			neutral = append(neutral, res.Name)
+		default:
+			failed = append(failed, res.Name)
+		}
+	}
+	switch {
+	case len(o.Report.Results) == 0:
+		return checks.Neutral, "No check ran"
+	case len(failed) > 0:
+		title := "Failed: " + strings.Join(failed, ", ")
+		if len(neutral) > 0 {
+			title += "; could not judge: " + strings.Join(neutral, ", ")
+		}
+		return checks.Failure, title
+	case len(neutral) > 0:
+		return checks.Neutral, "Could not judge: " + strings.Join(neutral, ", ")
+	}
+	return checks.Success, "All checks passed"
+}
+
+// Findings are every finding of the outcome: the policy's when it is
+// invalid, else every check's in the report's order.
+func (o *Outcome) Findings() []checks.Finding {
+	if !o.Valid() {
+		return o.PolicyFindings
+	}
+	var out []checks.Finding
+	for _, res := range o.Report.Results {
+		out = append(out, res.Findings...)
+	}
+	return out
+}
+
+// Summary is the Markdown body of the check run.
+func (o *Outcome) Summary() string {
+	if !o.Valid() {
+		return InvalidPolicy(o.PolicyFindings, ForCheck)
+	}
+	return o.Report.Markdown()
+}
+
+// Context is what an invalid policy stopped.
+type Context int
+
+const (
+	// ForCheck: a pull request's checks.
+	ForCheck Context = iota
+	// ForPublish: publishing a pushed commit's catalog.
+	ForPublish
+)
+
+// InvalidPolicy says that the policy file does not parse, what is wrong
+// with it line by line, and what that stopped.
+func InvalidPolicy(findings []checks.Finding, c Context) string {
+	var b strings.Builder
+	switch c {
+	case ForPublish:
+		fmt.Fprintf(&b, "The repository policy `%s` is invalid, so nothing was published:\n\n", policy.FileName)
+	default:
+		fmt.Fprintf(&b, "The repository policy `%s` on the base branch is invalid, so no check ran. Fix it on the base branch first:\n\n", policy.FileName)
+	}
+	for _, f := range findings {
+		fmt.Fprintf(&b, "- `%s:%d`: %s (%s)\n", f.File, f.Line, f.Message, f.Rule)
+	}
+	return b.String()
+}
+
+// TooLarge is the title and summary of a pull request too large for GitHub
+// to list in full: the files beyond the list cannot be seen, so the change
+// can be neither checked nor approved.
+func TooLarge() (string, string) {
+	return "Too large to check", fmt.Sprintf("This pull request changes %d files or more, as many as GitHub lists. "+
+		"The files beyond them cannot be seen, so the change cannot be checked or approved. Split it into smaller pull requests.", owners.MaxFiles)
+}
+
+// StatusComment is the text of the one status comment on a pull request:
+// the approval verdict, every OWNERS file whose approvers must approve and
+// who did, whom to ask for the rest, approvals that do not count and why,
+// and a hold. It holds nothing that changes unless the state does (no
+// times), so that an unchanged state never rewrites the comment.
+func (o *Outcome) StatusComment() string {
+	var b strings.Builder
+	if !o.Valid() {
+		b.WriteString("### ❌ Not checked\n\n")
+		b.WriteString(InvalidPolicy(o.PolicyFindings, ForCheck))
+		return b.String()
+	}
+	st := o.Owners
+	if st == nil {
+		fmt.Fprintf(&b, "### ❌ Could not read the OWNERS files at %s\n\nThe owners check says why.\n", change.ShortSHA(o.HeadSHA))
+		return b.String()
+	}
+	if st.Approved {
+		fmt.Fprintf(&b, "### ✅ Approved at %s\n\n", change.ShortSHA(st.HeadSHA))
+	} else {
+		fmt.Fprintf(&b, "### ⏳ Waiting for approval at %s\n\n", change.ShortSHA(st.HeadSHA))
+	}
+	b.WriteString(st.Reason + "\n")
+
+	if len(st.Required) > 0 {
+		b.WriteString("\n| OWNERS file | approved | by | paths |\n|---|---|---|---|\n")
+		for _, req := range st.Required {
+			mark := "no"
+			if req.Approved {
+				mark = "yes"
+			}
+			by := "—"
+			if len(req.ApprovedBy) > 0 {
+				by = strings.Join(req.ApprovedBy, ", ")
+			}
+			paths := req.Paths
+			more := ""
+			if len(paths) > 5 {
+				more = fmt.Sprintf(" and %d more", len(paths)-5)
+				paths = paths[:5]
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | `%s`%s |\n", req.File, mark, by, strings.Join(paths, "`, `"), more)
+		}
+	}
+	for _, c := range st.Files {
+		if c.Blocked != "" {
+			fmt.Fprintf(&b, "\n`%s` cannot be approved: %s\n", c.Path, c.Blocked)
+		}
+	}
+	if !st.Approved && len(st.Suggested) > 0 {
+		ask := make([]string, len(st.Suggested))
+		for i, s := range st.Suggested {
+			ask[i] = "@" + s
+		}
+		fmt.Fprintf(&b, "\nTo approve the rest, ask %s: an owner comments `/approve` or approves a review.\n", strings.Join(ask, ", "))
+	}
+	if len(st.NotCounted) > 0 {
+		b.WriteString("\nNot counted:\n")
+		for _, n := range st.NotCounted {
+			fmt.Fprintf(&b, "- %s: %s\n", n.Login, n.Reason)
+		}
+	}
+	if o.Hold.Held {
+		release := "`/hold cancel` releases it"
+		if strings.HasSuffix(o.Hold.By, " label") {
+			release = "removing the label releases it"
+		}
+		fmt.Fprintf(&b, "\n🛑 Held by %s: %s.\n", o.Hold.By, release)
+	}
+	if !o.Policy.Merge.Enabled {
+		b.WriteString("\nMerging is off in this repository's policy; a maintainer merges.\n")
+	}
+	binding := "Approvals count for the commit they were given on."
+	if o.Policy.Owners.StickyApprovals {
+		binding = "Approvals stay across pushes."
+	}
+	fmt.Fprintf(&b, "\n<sub>Commands: `/approve`, `/approve cancel`, `/hold`, `/hold cancel`, `/recheck`. %s</sub>\n", binding)
+	return b.String()
+}
+
+// Document is the JSON form of an outcome and its decision.
+type Document struct {
+	BaseSHA string `json:"baseSHA"`
+	HeadSHA string `json:"headSHA"`
+	checks.Report
+	// Policy lists the problems of an invalid policy, which stop the
+	// checks from running at all.
+	Policy   []checks.Finding `json:"policy,omitempty"`
+	Hold     *Hold            `json:"hold,omitempty"`
+	Decision *policy.Decision `json:"decision,omitempty"`
+}
+
+// Doc is the outcome and d as a Document.
+func (o *Outcome) Doc(d policy.Decision) Document {
+	doc := Document{BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, Report: o.Report, Policy: o.PolicyFindings}
+	if doc.Results == nil {
+		doc.Results = []checks.Result{}
+	}
+	if o.Hold.Held {
+		h := o.Hold
+		doc.Hold = &h
+	}
+	if o.Valid() {
+		doc.Decision = &d
+	}
+	return doc
+}
+
+// WriteText prints the conclusion of every check with the rest of its
+// summary (whom to ask, what was validated), its findings when findings is
+// set, and the decision.
+func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error {
+	var b strings.Builder
+	if !o.Valid() {
+		b.WriteString("the policy is invalid; no check ran:\n")
+		if findings {
+			if err := checks.WriteText(&b, o.PolicyFindings, ""); err != nil {
+				return err
+			}
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	for _, res := range o.Report.Results {
+		summary, rest, _ := strings.Cut(strings.TrimSpace(res.Summary), "\n")
+		fmt.Fprintf(&b, "%s: %s: %s\n", res.Name, res.Conclusion, summary)
+		// The summary is Markdown, read here as plain text.
+		for _, line := range strings.Split(rest, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(line, "`", ""))
+			}
+		}
+		if findings {
+			if err := checks.WriteText(&b, res.Findings, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if d.Merge {
+		fmt.Fprintf(&b, "mergeable at %s\n", o.HeadSHA)
+	} else {
+		b.WriteString("not mergeable:\n")
+		for _, r := range d.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", r)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Outputs are the verdicts a workflow branches on.
+type Outputs struct {
+	// Valid: no check but owners failed, and the policy is valid.
+	Valid bool
+	// Approved: the owners check passed.
+	Approved bool
+	// Mergeable: the decision says merge.
+	Mergeable bool
+}
+
+// Outputs are o's verdicts under d.
+func (o *Outcome) Outputs(d policy.Decision) Outputs {
+	out := Outputs{Valid: o.Valid(), Approved: o.Approved(), Mergeable: o.Valid() && d.Merge}
+	for _, res := range o.Report.Results {
+		if res.Name != pipeline.OwnersName && res.Conclusion == checks.Failure {
+			out.Valid = false
+		}
+	}
+	return out
+}
+
+// JobSummary is the Markdown job summary of the check: the verdict with
+// every reason against merging, the report and its findings (placed under
+// dir, the repository relative to the workspace), and where approvals came
+// from, so that a missing approval is not mistaken for a missing token.
+func (o *Outcome) JobSummary(w io.Writer, d policy.Decision, dir string) error {
+	rep := o.Report
+	if !o.Valid() {
+		rep = checks.Report{Results: []checks.Result{{
+			Name:       "policy",
+			Conclusion: checks.Failure,
+			Findings:   o.PolicyFindings,
+			Summary:    InvalidPolicy(nil, ForCheck),
+		}}}
+	}
+	return checks.WriteGitHubSummary(w, checks.GitHubSummary{
+		Title:  "catalogbot check",
+		Intro:  o.intro(d),
+		Report: rep,
+		Notes:  o.notes(),
+		Dir:    dir,
+	})
+}
+
+func (o *Outcome) intro(d policy.Decision) string {
+	var b strings.Builder
+	switch {
+	case !o.Valid():
+		b.WriteString("**Not checked**: the repository policy is invalid.")
+	case d.Merge:
+		fmt.Fprintf(&b, "**Mergeable** at `%s`.", change.ShortSHA(o.HeadSHA))
+	default:
+		fmt.Fprintf(&b, "**Not mergeable** at `%s`:\n", change.ShortSHA(o.HeadSHA))
+		for _, r := range d.Reasons {
+			fmt.Fprintf(&b, "\n- %s", r)
+		}
+	}
+	fmt.Fprintf(&b, "\n\nBase `%s`, head `%s`.", change.ShortSHA(o.BaseSHA), change.ShortSHA(o.HeadSHA))
+	return b.String()
+}
+
+func (o *Outcome) notes() string {
+	if !o.Valid() {
+		return ""
+	}
+	var notes []string
+	if o.eventsRead >= 0 {
+		notes = append(notes, fmt.Sprintf("Approvals counted: the author's, and those given in the pull request's %s.",
+			checks.Count(o.eventsRead, "review or comment", "reviews and comments")))
+	} else if o.noEventsWhy != "" {
+		notes = append(notes, o.noEventsWhy)
+	}
+	if o.Draft {
+		notes = append(notes, "The pull request is a draft.")
+	}
+	if o.Hold.Held {
+		notes = append(notes, "The pull request is held by "+o.Hold.By+".")
+	}
+	return strings.Join(notes, "\n\n")
+}

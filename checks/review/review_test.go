@@ -1,0 +1,264 @@
+package review
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+const (
+	baseSHA = "b000000000000000000000000000000000000000"
+	headSHA = "a111111111111111111111111111111111111111"
+)
+
+// repo is the base tree every case starts from: packages foo (alice) and
+// bar (bob) under catalog/, and a policy with one bot of its own.
+func repo() fstest.MapFS {
+	bar := strings.ReplaceAll(fbctest.Foo, "foo", "bar")
+	return fstest.MapFS{
+		".catalogbot.yaml":          {Data: []byte("owners:\n  bots: [policy-robot]\n")},
+		"OWNERS":                    {Data: []byte("approvers: [root-owner]\n")},
+		"catalog/foo/OWNERS":        {Data: []byte("approvers: [alice]\n")},
+		"catalog/foo/catalog.yaml":  {Data: []byte(fbctest.Foo)},
+		"catalog/bar/OWNERS":        {Data: []byte("approvers: [bob]\n")},
+		"catalog/bar/catalog.yaml":  {Data: []byte(bar)},
+		"catalog/foo/.indexignore":  {Data: []byte("OWNERS\nnotes\n")},
+		"catalog/bar/.indexignore":  {Data: []byte("OWNERS\nnotes\n")},
+		"catalog/foo/notes/README":  {Data: []byte("notes\n")},
+		"catalog/bar/notes/README2": {Data: []byte("notes\n")},
+	}
+}
+
+// edit is a change of one file in foo, by author.
+func edit(author string) (*change.Change, fstest.MapFS, fstest.MapFS) {
+	base, head := repo(), repo()
+	head["catalog/foo/notes/README"] = &fstest.MapFile{Data: []byte("more notes\n")}
+	c := &change.Change{Number: 7, Author: author, BaseSHA: baseSHA, HeadSHA: headSHA,
+		Files: []change.File{{Path: "catalog/foo/notes/README", Status: change.Modified}}}
+	return c, base, head
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func comment(user, body string, minutes int) owners.Event {
+	return owners.Event{User: user, Body: body, Time: t0.Add(time.Duration(minutes) * time.Minute), CommitSHA: headSHA}
+}
+
+// TestEvaluate is the table of the rules the review core owns; each case
+// is one rule, run the same way whichever front end fills the PR.
+func TestEvaluate(t *testing.T) {
+	cases := []struct {
+		name     string
+		pr       func() *PR
+		approved bool
+		hold     Hold
+		merge    bool
+		reasons  []string
+	}{
+		{
+			name:     "an owner's change merges",
+			pr:       func() *PR { c, b, h := edit("alice"); return &PR{Change: c, Base: b, Head: h} },
+			approved: true, merge: true,
+		},
+		{
+			name:    "a non-owner's change waits",
+			pr:      func() *PR { c, b, h := edit("mallory"); return &PR{Change: c, Base: b, Head: h} },
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "an owner's /approve approves",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{comment("alice", "/approve", 1)}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			name: "an owner's review approves",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "", 1)
+				ev.ReviewState = owners.ReviewApproved
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			name: "the hold label holds in any case",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				return &PR{Change: c, Base: b, Head: h, Labels: []string{"Do-Not-Merge/Hold"}}
+			},
+			approved: true, hold: Hold{Held: true, By: "the Do-Not-Merge/Hold label"},
+			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
+		},
+		{
+			name: "a /hold holds, its cancel lifts it",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{comment("carol", "/hold", 1)}}
+			},
+			approved: true, hold: Hold{Held: true, By: "a /hold from carol"},
+			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
+		},
+		{
+			name: "a lifted hold",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true,
+					Events: []owners.Event{comment("carol", "/hold", 1), comment("carol", "/hold cancel", 2)}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			name: "a bot of the policy neither holds nor approves",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true,
+					Events: []owners.Event{comment("policy-robot", "/hold", 1), comment("policy-robot", "/approve", 2)}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "a bot of the front end neither holds nor approves",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				return &PR{Change: c, Base: b, Head: h, Bots: []string{"service-robot"}, EventsRead: true,
+					Events: []owners.Event{comment("service-robot", "/hold", 1), comment("service-robot", "/approve", 2)}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "an approval given outside the conversation comes after it",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true,
+					Events:    []owners.Event{comment("alice", "/approve cancel", 30)},
+					Approvals: []owners.Approval{{User: "alice", SHA: headSHA}}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			name: "a rename across two packages needs both owners",
+			pr: func() *PR {
+				base, head := repo(), repo()
+				head["catalog/foo/notes/README2"] = head["catalog/bar/notes/README2"]
+				delete(head, "catalog/bar/notes/README2")
+				c := &change.Change{Number: 7, Author: "alice", BaseSHA: baseSHA, HeadSHA: headSHA,
+					Files: []change.File{{Path: "catalog/foo/notes/README2", PreviousPath: "catalog/bar/notes/README2", Status: change.Renamed}}}
+				return &PR{Change: c, Base: base, Head: head}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "an invalid policy checks nothing",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				b[".catalogbot.yaml"] = &fstest.MapFile{Data: []byte("owners:\n  selfApprove: yes\n")}
+				return &PR{Change: c, Base: b, Head: h}
+			},
+			reasons: []string{"the repository policy on the base branch is invalid"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Evaluate(context.Background(), tc.pr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := o.Approved(); got != tc.approved {
+				t.Errorf("Approved() = %v, want %v; owners: %+v", got, tc.approved, o.Owners)
+			}
+			if o.Hold != tc.hold {
+				t.Errorf("Hold = %+v, want %+v", o.Hold, tc.hold)
+			}
+			d := o.Decide(Forge{Local: true})
+			if d.Merge != tc.merge || !reflect.DeepEqual(d.Reasons, tc.reasons) {
+				t.Errorf("Decide = merge %v, reasons %q; want %v, %q", d.Merge, d.Reasons, tc.merge, tc.reasons)
+			}
+			if d.SHA != headSHA {
+				t.Errorf("the decision is pinned to %q, want the checked head %q", d.SHA, headSHA)
+			}
+		})
+	}
+}
+
+// TestTouchedRenames: both sides of a rename are touched, for the owners
+// and for the base-moved overlap alike.
+func TestTouchedRenames(t *testing.T) {
+	c := &change.Change{Files: []change.File{
+		{Path: "catalog/foo/a.yaml", Status: change.Modified},
+		{Path: "catalog/foo/b.yaml", PreviousPath: "catalog/bar/b.yaml", Status: change.Renamed},
+	}}
+	want := []string{"catalog/foo/a.yaml", "catalog/foo/b.yaml", "catalog/bar/b.yaml"}
+	if got := c.Paths(); !slices.Equal(got, want) {
+		t.Errorf("Paths() = %q, want %q", got, want)
+	}
+	base, head := repo(), repo()
+	head["catalog/foo/b.yaml"] = &fstest.MapFile{Data: []byte("---\n")}
+	head["catalog/foo/.indexignore"] = &fstest.MapFile{Data: []byte("OWNERS\nnotes\nb.yaml\n")}
+	c.BaseSHA, c.HeadSHA, c.Author = baseSHA, headSHA, "alice"
+	c.Files = c.Files[1:]
+	o, err := Evaluate(context.Background(), &PR{Change: c, Base: base, Head: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The base changed bar since the check: the rename's old side
+	// overlaps, so the decision asks for a recheck.
+	yes := true
+	d := o.Decide(Forge{Head: headSHA, Mergeable: &yes, Checks: map[string]checks.Conclusion{},
+		BaseMoved: true, BaseChangedPaths: []string{"catalog/bar/catalog.yaml"}})
+	if !d.Recheck {
+		t.Errorf("a base change to the rename's old package did not ask for a recheck: %+v", d)
+	}
+}
+
+// TestDecideForge: what only the forge knows is judged only when the forge
+// is asked, and what it says now adds to what was checked.
+func TestDecideForge(t *testing.T) {
+	c, b, h := edit("alice")
+	b[".catalogbot.yaml"] = &fstest.MapFile{Data: []byte("merge:\n  enabled: true\n  requiredChecks: [e2e]\n")}
+	o, err := Evaluate(context.Background(), &PR{Change: c, Base: b, Head: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	ready := func() Forge {
+		return Forge{Head: headSHA, Mergeable: &yes, Checks: map[string]checks.Conclusion{"e2e": checks.Success}}
+	}
+	cases := []struct {
+		name    string
+		forge   func(*Forge)
+		merge   bool
+		recheck bool
+	}{
+		{"ready", nil, true, false},
+		{"required check missing", func(f *Forge) { f.Checks = map[string]checks.Conclusion{} }, false, false},
+		{"checks not read yet: can only say no", func(f *Forge) { f.Checks = nil }, true, false},
+		{"head moved", func(f *Forge) { f.Head = baseSHA }, false, true},
+		{"labelled hold since", func(f *Forge) { f.Labels = []string{"DO-NOT-MERGE/HOLD"} }, false, false},
+		{"draft since", func(f *Forge) { f.Draft = true }, false, false},
+		{"mergeability unknown", func(f *Forge) { f.Mergeable = nil }, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := ready()
+			if tc.forge != nil {
+				tc.forge(&f)
+			}
+			d := o.Decide(f)
+			if d.Merge != tc.merge || d.Recheck != tc.recheck {
+				t.Errorf("Decide = %+v, want merge %v recheck %v", d, tc.merge, tc.recheck)
+			}
+		})
+	}
+}
