@@ -101,11 +101,11 @@ func findings(probs []problem) []checks.Finding {
 		if msg == "" {
 			msg = p.opm
 		}
-		// Findings are one line each; multi-line texts (opm's pretty-printed
-		// JSON errors) keep their first line, which names the problem.
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
+		// A multi-line text (opm's pretty-printed JSON errors, a blob
+		// quoted with its trailing newline) stays whole: its last line
+		// may be the one that names the problem ("is missing root schema
+		// field"). The reporters keep it readable: text indents the
+		// continuation lines, annotations escape the breaks.
 		out = append(out, checks.Finding{
 			Rule:     p.rule,
 			Severity: checks.SeverityError,

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -65,60 +62,39 @@ func (f *checkFormat) Set(s string) error {
 }
 
 func newCheckCmd(a *app) *cobra.Command {
-	f := checkFlags{repo: ".", format: formatText, images: true, render: true}
+	f := checkFlags{repo: ".", images: true, render: true}
 	var extra string
 	cmd := &cobra.Command{
 		Use:   "check --base REV --head REV [--author LOGIN] [--approve LOGIN[@REV]]...",
 		Short: "Run every check of a pull request on a change between two commits",
-		Long: `Run the checks a pull request goes through on the change from --base to
---head in the git repository --repo, and say whether it could merge.
+		Long: `Run the checks of a pull request on the change from --base to --head in
+the git repository --repo, and say whether it could merge. The policy
+(.catalogbot.yaml) and OWNERS are read from --base only.
 
-The policy (.catalogbot.yaml) and the OWNERS files are read from --base
-only, so a change cannot relax the rules it is judged by. The checks are:
+Checks: owners (every changed path approved by its owners: --author, and
+each --approve LOGIN[@REV], default REV --head); fbc (the catalog is valid
+where the change can affect it; errors already on --base are warnings);
+references (the catalog.yaml entries the change adds or changes render to
+a valid catalog, from registries only; --render=false skips); images (the
+images the change adds or changes exist and meet the policy; --all-images
+checks every one, --images=false none; registries are asked anonymously
+unless --registry-credentials).
 
-  owners  every changed path is approved by its owners; --author approves
-          the files they own unless the policy says otherwise, and each
-          --approve LOGIN[@REV] is one approval of REV (default --head)
-  fbc         the catalog under each catalog root of the policy is valid
-              where the change can affect it: the package directories it
-              touches and those of the packages they hold; errors already
-              on --base are reported as warnings
-  references  the catalog.yaml reference list parses, and every entry the
-              change adds or changes renders to a valid catalog (registry
-              images only; --render=false skips rendering)
-  images      the bundle, related and reference images the change adds or
-              changes exist and meet the policy's image rules (--all-images:
-              every image of the catalog; --images=false: no registry is
-              asked). Registries are asked anonymously unless
-              --registry-credentials lets the docker config.json keychain
-              answer
+The decision is the policy's, less what only the forge knows (merging
+enabled, other tools' checks, a clean merge), which are taken as given.
 
-The merge decision is the policy's, less what only the forge can judge:
-whether merging is enabled, the checks of other tools, and whether the
-branches merge cleanly are taken as given.
+Output (-o): text; json ({"baseSHA", "headSHA", "results": [{"name",
+"conclusion", "summary", "findings"}], "policy", "hold", "decision":
+{"merge", "method", "sha", "reasons", "recheck"}}); sarif (SARIF 2.1.0);
+github (annotations, the job summary in $GITHUB_STEP_SUMMARY, and the
+outputs valid, approved, mergeable, merge-enabled and merge-method in
+$GITHUB_OUTPUT).
 
-Output formats (-o):
-  text    one line per check with its findings, then the decision
-  json    {"baseSHA", "headSHA", "results": [{"name", "conclusion",
-          "findings", "summary"}], "hold", "decision": {"merge",
-          "method", "sha", "reasons", "recheck"}}
-  sarif   the findings as a SARIF 2.1.0 log, for code scanning
-  github  GitHub Actions: findings as annotations, the report as the job
-          summary, and the step outputs valid, approved and mergeable
-
-Inside GitHub Actions (GITHUB_ACTIONS=true) the format defaults to github,
-and the change comes from the pull request event in $GITHUB_EVENT_PATH
-whatever the format: --base, --head, --author and --number default to its
-base and head commits, its author and its number (pull_request,
-pull_request_target and pull_request_review events carry them), and --repo
-to $GITHUB_WORKSPACE. A draft pull request, or one with the policy's hold
-label, is not mergeable. With GITHUB_TOKEN set, the reviews and /approve
-comments of the pull request ($GITHUB_REPOSITORY, read through
-$GITHUB_API_URL) count as approvals besides --approve, and a /hold stops
-the merge; without it only the author's approval is considered. The
-summary is appended to $GITHUB_STEP_SUMMARY and the outputs to
-$GITHUB_OUTPUT: valid (no check but owners failed), approved (the owners
-check passed) and mergeable.
+Inside GitHub Actions (GITHUB_ACTIONS=true) the pull request event in
+$GITHUB_EVENT_PATH supplies the defaults of --base, --head, --author,
+--number and (from $GITHUB_WORKSPACE) --repo; its draft flag and hold label
+count. With GITHUB_TOKEN, reviews and /approve, /hold comments count too,
+each bound to the head it was given on.
 
 Exit status: 0 the change could merge, 1 it could not (or the policy is
 invalid), 2 usage or I/O error.`,
@@ -141,8 +117,11 @@ invalid), 2 usage or I/O error.`,
 			for _, name := range []string{"repo", "base", "head", "author", "number", "output"} {
 				f.set[name] = cmd.Flags().Changed(name)
 			}
-			if !f.set["output"] && os.Getenv("GITHUB_ACTIONS") == "true" {
-				f.format = formatGitHub
+			if !f.set["output"] {
+				f.format = formatText
+				if os.Getenv("GITHUB_ACTIONS") == "true" {
+					f.format = formatGitHub
+				}
 			}
 			return a.runCheck(cmd.Context(), cmd.CommandPath(), f)
 		},
@@ -159,7 +138,7 @@ invalid), 2 usage or I/O error.`,
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list entries the change adds or changes")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
-	fl.VarP(&f.format, "output", "o", "output format: text, json, sarif or github; github by default inside GitHub Actions")
+	fl.VarP(&f.format, "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
 	// flag splits it into the flags it holds.
@@ -328,7 +307,7 @@ func (a *app) writeGitHub(out *review.Outcome, d policy.Decision, gh *ghapi.Acti
 		return err
 	}
 	if gh.SummaryFile != "" {
-		err := appendFile(gh.SummaryFile, "$GITHUB_STEP_SUMMARY", func(w io.Writer) error { return out.JobSummary(w, d, dir) })
+		err := ghapi.AppendStepFile(gh.SummaryFile, "$GITHUB_STEP_SUMMARY", func(w io.Writer) error { return out.JobSummary(w, d, dir) })
 		if err != nil {
 			return err
 		}
@@ -349,32 +328,5 @@ func (a *app) writeGitHub(out *review.Outcome, d policy.Decision, gh *ghapi.Acti
 			checks.GitHubOutput{Name: "merge-enabled", Value: strconv.FormatBool(out.Policy.Merge.Enabled)},
 			checks.GitHubOutput{Name: "merge-method", Value: out.Policy.Merge.Method})
 	}
-	return appendFile(gh.OutputFile, "$GITHUB_OUTPUT", func(w io.Writer) error { return checks.WriteGitHubOutputs(w, outputs) })
-}
-
-// appendFile appends what write writes to the file at path, which the
-// runner created for the step, and names it (by its variable) on failure.
-// The text is built in memory first, so a failure leaves no half entry.
-func appendFile(path, name string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return fmt.Errorf("%s (%s): %w", name, path, err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrPermission) {
-		// The runner creates these files as its own user; a container
-		// running as another (non-root) user cannot write them.
-		return fmt.Errorf("open %s: %w (running as uid %d; the step's files belong to the runner's user)", name, err, os.Getuid())
-	}
-	if err != nil {
-		return fmt.Errorf("open %s: %w", name, err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s (%s): %w", name, path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s (%s): %w", name, path, err)
-	}
-	return nil
+	return ghapi.AppendStepFile(gh.OutputFile, "$GITHUB_OUTPUT", func(w io.Writer) error { return checks.WriteGitHubOutputs(w, outputs) })
 }

@@ -199,3 +199,27 @@ func TestOutputGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiLineMessagesStayWhole: opm's message for an object without a
+// schema quotes the object with its trailing newline, so the words that
+// name the problem come after a line break. Every output keeps them.
+func TestMultiLineMessagesStayWhole(t *testing.T) {
+	dir := t.TempDir()
+	// The shape of the reference lists in the kubedoop catalog: YAML that
+	// is no catalog object.
+	data := "name: zncdata-catalogs\nrepo: quay.io/example/catalogs\n"
+	if err := os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json", "sarif"} {
+		t.Run(format, func(t *testing.T) {
+			r := cli(t, nil, "validate", "-o", format, dir)
+			if r.code != exitInvalid {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitInvalid, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "is missing root schema field") {
+				t.Errorf("-o %s lost the end of the message:\n%s", format, r.stdout)
+			}
+		})
+	}
+}

@@ -1,10 +1,14 @@
 package ghapi
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -236,4 +240,32 @@ func SplitWords(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
+}
+
+// AppendStepFile appends what write writes to the step file at path
+// ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT), which the runner created for the
+// step, and names it (by its variable) on failure.
+// The text is built in memory first, so a failure leaves no half entry.
+func AppendStepFile(path, name string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return fmt.Errorf("%s (%s): %w", name, path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) {
+		// The runner creates these files as its own user; a container
+		// running as another (non-root) user cannot write them.
+		return fmt.Errorf("open %s: %w (running as uid %d; the step's files belong to the runner's user)", name, err, os.Getuid())
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", name, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s (%s): %w", name, path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s (%s): %w", name, path, err)
+	}
+	return nil
 }
