@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
@@ -27,6 +28,7 @@ var mergeableWaits = []time.Duration{time.Second, 2 * time.Second}
 // mergeInput is what a merge decision starts from: the check just made.
 type mergeInput struct {
 	outcome    *review.Outcome
+	pre        policy.Decision   // on what was known before asking GitHub more
 	conclusion checks.Conclusion // of the catalogbot check run written
 	snap       *gitcache.Snapshot
 	src        gitcache.Source
@@ -41,12 +43,10 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	a := r.a
 	checked := in.snap.HeadSHA
 	log := r.log.With("sha", checked)
-	// Decide first on what is known already, so that GitHub and the
-	// git cache are only asked more about pull requests that could merge:
-	// other tools' checks are not read yet, so this can only say no.
-	clean := true
-	if d := in.outcome.Decide(review.Forge{Head: checked, Mergeable: &clean}); !d.Merge {
-		log.Info("not merging", "reasons", d.Reasons)
+	// GitHub and the git cache are only asked more about pull requests
+	// that could merge on what is known already.
+	if !in.pre.Merge {
+		log.Info("not merging", "reasons", in.pre.Reasons)
 		return false, nil
 	}
 

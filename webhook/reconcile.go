@@ -163,12 +163,17 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	log.Info("checked", "conclusion", out.Conclusion, "approved", outcome.Approved())
 
-	changed, err := r.syncComment(ctx, outcome.StatusComment())
+	// What is known already decides most pull requests; the comment says
+	// why one does not merge. Other tools' checks are read only when
+	// nothing else stands in the way (merge).
+	clean := true
+	pre := outcome.Decide(review.Forge{Head: head, Mergeable: &clean})
+	changed, err := r.syncComment(ctx, outcome.StatusComment(pre))
 	if err != nil {
 		return false, a.fail("comment", err)
 	}
 
-	again, err = r.merge(ctx, mergeInput{outcome: outcome, conclusion: out.Conclusion, snap: snap, src: src, base: pr.GetBase().GetRef()})
+	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, conclusion: out.Conclusion, snap: snap, src: src, base: pr.GetBase().GetRef()})
 	if err != nil || again {
 		return again, err
 	}

@@ -108,9 +108,10 @@ func TooLarge() (string, string) {
 // StatusComment is the text of the one status comment on a pull request:
 // the approval verdict, every OWNERS file whose approvers must approve and
 // who did, whom to ask for the rest, approvals that do not count and why,
-// and a hold. It holds nothing that changes unless the state does (no
-// times), so that an unchanged state never rewrites the comment.
-func (o *Outcome) StatusComment() string {
+// a hold, and every reason d gives against merging. It holds nothing that
+// changes unless the state does (no times), so that an unchanged state
+// never rewrites the comment.
+func (o *Outcome) StatusComment(d policy.Decision) string {
 	var b strings.Builder
 	if !o.Valid() {
 		b.WriteString("### ❌ Not checked\n\n")
@@ -174,8 +175,11 @@ func (o *Outcome) StatusComment() string {
 		}
 		fmt.Fprintf(&b, "\n🛑 Held by %s: %s.\n", o.Hold.By, release)
 	}
-	if !o.Policy.Merge.Enabled {
-		b.WriteString("\nMerging is off in this repository's policy; a maintainer merges.\n")
+	if len(d.Reasons) > 0 {
+		b.WriteString("\n**Not merging yet:**\n")
+		for _, r := range d.Reasons {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
 	}
 	binding := "Approvals count for the commit they were given on."
 	if o.Policy.Owners.StickyApprovals {
@@ -189,6 +193,9 @@ func (o *Outcome) StatusComment() string {
 type Document struct {
 	BaseSHA string `json:"baseSHA"`
 	HeadSHA string `json:"headSHA"`
+	// Conclusion and Title are the verdict, as the check run shows it.
+	Conclusion checks.Conclusion `json:"conclusion"`
+	Title      string            `json:"title"`
 	checks.Report
 	// Policy lists the problems of an invalid policy, which stop the
 	// checks from running at all.
@@ -200,6 +207,7 @@ type Document struct {
 // Doc is the outcome and d as a Document.
 func (o *Outcome) Doc(d policy.Decision) Document {
 	doc := Document{BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, Report: o.Report, Policy: o.PolicyFindings}
+	doc.Conclusion, doc.Title = o.Verdict()
 	if doc.Results == nil {
 		doc.Results = []checks.Result{}
 	}

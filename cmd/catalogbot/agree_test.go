@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/githubtest"
+)
+
+// The front ends agree, by test: every scenario runs once through the App
+// against the fake GitHub and once through "catalogbot check -o json" in
+// GitHub Actions mode against the same fake, and both must reach the same
+// conclusion, for the same reasons, with the same findings.
+
+// agreeScenario is one pull request and what happens on it.
+type agreeScenario struct {
+	name string
+	// base adds to (or, with githubtest.Delete, removes from) the
+	// default branch.
+	base   map[string]string
+	author string
+	// head is the pull request's change.
+	head map[string]string
+	// then acts on the open pull request: comments, reviews, labels.
+	then func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR)
+	// want is the verdict both must give; reason, when set, one of the
+	// reasons against merging, and finding a finding they both report.
+	want            checks.Conclusion
+	reason, finding string
+}
+
+func agreeScenarios() []agreeScenario {
+	bump := map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v1.0.1", 1)}
+	bar := strings.ReplaceAll(fbctest.Foo, "foo", "bar")
+	// Comments come a minute after the push they are about: GitHub's
+	// clock is in whole seconds, and a comment in the push's own second
+	// cannot be told to be after it.
+	comment := func(user, body string) func(*githubtest.Server, *githubtest.Repo, *githubtest.PR) {
+		return func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+			s.Advance(time.Minute)
+			r.Comment(pr.Number, user, body)
+		}
+	}
+	return []agreeScenario{
+		{name: "an owner's change", author: "alice", head: bump, want: checks.Success},
+		{name: "a non-owner's change", author: "mallory", head: bump, want: checks.Failure, reason: "the pull request is not approved"},
+		{name: "approved by /approve", author: "mallory", head: bump, then: comment("alice", "/approve"), want: checks.Success},
+		{name: "approved by review", author: "mallory", head: bump, want: checks.Success,
+			then: func(_ *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.Review(pr.Number, "alice", "APPROVED", "", pr.HeadSHA())
+			}},
+		{name: "held by a label in another case", author: "alice", head: bump, want: checks.Success, reason: "the pull request is held (do-not-merge/hold label or /hold)",
+			then: func(_ *githubtest.Server, _ *githubtest.Repo, pr *githubtest.PR) { pr.SetLabels("Do-Not-Merge/Hold") }},
+		{name: "held by a comment", author: "alice", head: bump, then: comment("carol", "/hold"), want: checks.Success,
+			reason: "the pull request is held (do-not-merge/hold label or /hold)"},
+		{name: "a hold lifted", author: "alice", head: bump, want: checks.Success,
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				comment("carol", "/hold")(s, r, pr)
+				comment("carol", "/hold cancel")(s, r, pr)
+			}},
+		{name: "a bot's approval", author: "mallory", head: bump, want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				comment("renovate[bot]", "/approve")(s, r, pr)
+				comment("ci-robot", "/approve")(s, r, pr)
+			}},
+		{name: "a rename across two packages", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
+			base: map[string]string{"catalog/bar/OWNERS": "approvers:\n  - bob\n", "catalog/bar/catalog.yaml": bar, "catalog/bar/notes.md": "notes\n"},
+			head: map[string]string{"catalog/bar/notes.md": githubtest.Delete, "catalog/foo/notes.md": "notes\n"}},
+		{name: "an invalid policy", author: "alice", head: bump, want: checks.Failure, finding: ".catalogbot.yaml:5 error P2",
+			base: map[string]string{".catalogbot.yaml": agreePolicy + "surprise: true\n"}},
+		{name: "an error already on the base", author: "alice", want: checks.Success, finding: "catalog/bar/catalog.yaml:4 warning M5",
+			base: map[string]string{"catalog/bar/OWNERS": "approvers:\n  - alice\n",
+				"catalog/bar/catalog.yaml": strings.Replace(bar, "defaultChannel: stable", "defaultChannel: beta", 1)},
+			head: map[string]string{"catalog/bar/notes.md": "notes\n"}},
+	}
+}
+
+// agreePolicy turns merging on and names a bot of the repository's own.
+const agreePolicy = "merge:\n  enabled: true\nowners:\n  bots: [ci-robot]\n"
+
+// verdict is what a front end said about a pull request.
+type verdict struct {
+	Conclusion checks.Conclusion
+	Title      string
+	Reasons    []string
+	Findings   []string
+}
+
+func TestFrontEndsAgree(t *testing.T) {
+	for _, sc := range agreeScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			gh := githubtest.New(t)
+			files := map[string]string{
+				".catalogbot.yaml":         agreePolicy,
+				"OWNERS":                   "approvers:\n  - root-admin\n",
+				"catalog/.indexignore":     "OWNERS\n*.md\n",
+				"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
+				"catalog/foo/catalog.yaml": fbctest.Foo,
+			}
+			for k, v := range sc.base {
+				files[k] = v
+			}
+			repo := gh.AddRepo("acme", "catalog", files)
+			repo.Commit("change", sc.head, "change by "+sc.author)
+			pr := repo.OpenPR(sc.author, "change", "main")
+			if sc.then != nil {
+				sc.then(gh, repo, pr)
+			}
+
+			// The Action first: it only reads, and the App may merge.
+			action := actionVerdict(t, gh, repo, pr)
+			app := appVerdict(t, gh, repo, pr)
+			if action.Conclusion != sc.want {
+				t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.want)
+			}
+			if tc := sc.reason; tc != "" && !slices.Contains(action.Reasons, tc) {
+				t.Errorf("the Action's reasons %q lack %q", action.Reasons, tc)
+			}
+			if tc := sc.finding; tc != "" && !slices.ContainsFunc(action.Findings, func(f string) bool { return strings.HasPrefix(f, tc) }) {
+				t.Errorf("the Action's findings %q lack %q", action.Findings, tc)
+			}
+			if app.Conclusion != action.Conclusion || app.Title != action.Title {
+				t.Errorf("conclusions differ:\n  App:    %s %q\n  Action: %s %q", app.Conclusion, app.Title, action.Conclusion, action.Title)
+			}
+			if !slices.Equal(app.Reasons, action.Reasons) {
+				t.Errorf("reasons differ:\n  App:    %q\n  Action: %q", app.Reasons, action.Reasons)
+			}
+			if !slices.Equal(app.Findings, action.Findings) {
+				t.Errorf("findings differ:\n  App:    %q\n  Action: %q", app.Findings, action.Findings)
+			}
+		})
+	}
+}
+
+// actionVerdict runs check -o json as the Action runs it: on a checkout of
+// the repository, with the pull_request event, GITHUB_TOKEN and
+// GITHUB_API_URL pointing at the fake.
+func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	repo.Clone(t, ws)
+	event := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(event, gh.Payload("pull_request", "synchronize", githubtest.PayloadArgs{Repo: repo, PR: pr.Number}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inActions(t, ws, event)
+	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
+	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
+	t.Setenv("GITHUB_API_URL", gh.URL)
+	res := ownersCLI(t, ws, "check", "-o", "json", "--images=false", "--render=false")
+	if res.code == exitError {
+		t.Fatalf("check: exit %d\n%s", res.code, res.stderr)
+	}
+	var doc review.Document
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("check -o json: %v\n%s", err, res.stdout)
+	}
+	v := verdict{Conclusion: doc.Conclusion, Title: doc.Title}
+	if doc.Decision != nil && !doc.Decision.Merge {
+		v.Reasons = doc.Decision.Reasons
+	}
+	findings := doc.Policy
+	for _, r := range doc.Results {
+		findings = append(findings, r.Findings...)
+	}
+	// The App can only annotate what has a file and a line; that is the
+	// list both must agree on.
+	for _, a := range checks.Annotations(findings) {
+		if a.File != "" && a.Line > 0 {
+			v.Findings = append(v.Findings, fmt.Sprintf("%s:%d %s %s: %s", a.File, a.Line, a.Level, a.Title, a.Message))
+		}
+	}
+	return v
+}
+
+// appVerdict runs the App on the pull request and reads what it wrote: the
+// catalogbot check run and the status comment.
+func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
+	t.Helper()
+	app, err := webhook.NewApp(webhook.AppOptions{
+		HTTPClient: &http.Client{},
+		Config: &webhook.Config{
+			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
+		},
+		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	head := pr.HeadSHA()
+	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
+		Event: "pull_request", Delivery: "agree-1", Installation: gh.InstallationID(repo)}
+	if err := app.Process(context.Background(), job); err != nil {
+		t.Fatalf("the App: %v", err)
+	}
+	var run *githubtest.CheckRun
+	for _, r := range repo.CheckRuns(head) {
+		if r.Name == webhook.CheckRunName && (run == nil || r.ID > run.ID) {
+			run = &r
+		}
+	}
+	if run == nil {
+		t.Fatalf("the App wrote no check run at %s", head)
+	}
+	v := verdict{Conclusion: checks.Conclusion(run.Conclusion), Title: run.Title}
+	for _, a := range run.Annotations {
+		level := a.AnnotationLevel
+		if level == "failure" {
+			level = "error"
+		}
+		v.Findings = append(v.Findings, fmt.Sprintf("%s:%d %s %s: %s", a.Path, a.StartLine, level, a.Title, a.Message))
+	}
+	for _, c := range repo.IssueComments(pr.Number) {
+		if !strings.Contains(c.Body, webhook.StatusMarker) {
+			continue
+		}
+		_, reasons, ok := strings.Cut(c.Body, "**Not merging yet:**\n")
+		if !ok {
+			break
+		}
+		for _, line := range strings.Split(reasons, "\n") {
+			r, ok := strings.CutPrefix(line, "- ")
+			if !ok {
+				break
+			}
+			v.Reasons = append(v.Reasons, r)
+		}
+	}
+	return v
+}
