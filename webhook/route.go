@@ -3,12 +3,11 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/catalogbot/catalogbot/webhook/internal/jsonscan"
 )
 
 // Kinds of work.
@@ -258,17 +257,17 @@ func routeRepo(event string, p routePayload) (string, error) {
 // lower case); for a key given twice the last wins; a null object is absent.
 func parseRoutePayload(body []byte) (routePayload, error) {
 	var p routePayload
-	s := &jsonReader{b: body}
-	s.ws()
-	if s.peek() != '{' {
-		return p, s.errorf("want a JSON object")
+	s := jsonscan.New(body)
+	s.WS()
+	if s.Peek() != '{' {
+		return p, s.Errorf("want a JSON object")
 	}
 	// Members given twice behave as with encoding/json: the later one is
 	// decoded into what the earlier one left, and a null object clears it.
-	err := s.object(0, func(key []byte) error {
+	err := s.Object(0, func(key []byte) error {
 		switch string(key) {
 		case "action":
-			v, null, err := s.str()
+			v, null, err := s.Str()
 			if null {
 				p.Action = nil
 			} else if err == nil {
@@ -276,30 +275,30 @@ func parseRoutePayload(body []byte) (routePayload, error) {
 			}
 			return err
 		case "after":
-			return s.strInto(&p.After)
+			return s.StrInto(&p.After)
 		case "installation":
 			inst := cmp.Or(p.Installation, &struct{ ID int64 }{})
-			present, err := s.objectOrNull(1, func(k []byte) error {
+			present, err := s.ObjectOrNull(1, func(k []byte) error {
 				if string(k) == "id" {
-					return s.int64Into(&inst.ID)
+					return s.Int64Into(&inst.ID)
 				}
-				return s.skip(2)
+				return s.Skip(2)
 			})
 			p.Installation = nilUnless(present, inst)
 			return err
 		case "repository":
 			repo := cmp.Or(p.Repository, &struct{ FullName string }{})
-			present, err := s.objectOrNull(1, func(k []byte) error {
+			present, err := s.ObjectOrNull(1, func(k []byte) error {
 				if string(k) == "full_name" {
-					return s.strInto(&repo.FullName)
+					return s.StrInto(&repo.FullName)
 				}
-				return s.skip(2)
+				return s.Skip(2)
 			})
 			p.Repository = nilUnless(present, repo)
 			return err
 		case "pull_request":
 			pr := cmp.Or(p.PullRequest, &routePR{})
-			present, err := s.pr(1, pr)
+			present, err := readPR(s, 1, pr)
 			p.PullRequest = nilUnless(present, pr)
 			return err
 		case "issue":
@@ -307,15 +306,15 @@ func parseRoutePayload(body []byte) (routePayload, error) {
 				Number int
 				IsPR   bool
 			}{})
-			present, err := s.objectOrNull(1, func(k []byte) error {
+			present, err := s.ObjectOrNull(1, func(k []byte) error {
 				switch string(k) {
 				case "number":
-					return s.intInto(&issue.Number)
+					return s.IntInto(&issue.Number)
 				case "pull_request":
-					s.ws()
-					issue.IsPR = s.peek() == '{'
+					s.WS()
+					issue.IsPR = s.Peek() == '{'
 				}
-				return s.skip(2)
+				return s.Skip(2)
 			})
 			p.Issue = nilUnless(present, issue)
 			return err
@@ -325,20 +324,20 @@ func parseRoutePayload(body []byte) (routePayload, error) {
 				dst = &p.CheckSuite
 			}
 			c := cmp.Or(*dst, &routeCheck{})
-			present, err := s.objectOrNull(1, func(k []byte) error {
+			present, err := s.ObjectOrNull(1, func(k []byte) error {
 				switch string(k) {
 				case "head_sha":
-					return s.strInto(&c.HeadSHA)
+					return s.StrInto(&c.HeadSHA)
 				case "pull_requests":
-					s.ws()
-					if s.peek() == 'n' {
+					s.WS()
+					if s.Peek() == 'n' {
 						c.PullRequests = nil
 					} else {
 						c.PullRequests = c.PullRequests[:0]
 					}
-					return s.arrayOrNull(2, func() error {
+					return s.ArrayOrNull(2, func() error {
 						var pr routePR
-						present, err := s.pr(3, &pr)
+						present, err := readPR(s, 3, &pr)
 						if present {
 							c.PullRequests = append(c.PullRequests, pr)
 						} else {
@@ -347,385 +346,39 @@ func parseRoutePayload(body []byte) (routePayload, error) {
 						return err
 					})
 				}
-				return s.skip(2)
+				return s.Skip(2)
 			})
 			*dst = nilUnless(present, c)
 			return err
 		}
-		return s.skip(1)
+		return s.Skip(1)
 	})
 	if err != nil {
 		return routePayload{}, err
 	}
-	s.ws()
-	if s.i != len(s.b) {
-		return routePayload{}, s.errorf("data after the top-level value")
+	if !s.AtEnd() {
+		return routePayload{}, s.Errorf("data after the top-level value")
 	}
 	return p, nil
 }
 
-// maxJSONDepth bounds nesting, as encoding/json does, so that a deep body
-// cannot exhaust the stack.
-const maxJSONDepth = 10000
-
-// jsonReader is a cursor over a JSON text.
-type jsonReader struct {
-	b []byte
-	i int
-}
-
-func (s *jsonReader) errorf(format string, args ...any) error {
-	return fmt.Errorf("invalid JSON at byte %d: %s", s.i, fmt.Sprintf(format, args...))
-}
-
-func (s *jsonReader) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *jsonReader) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
 // pr reads a pull request object: number and head.sha.
-func (s *jsonReader) pr(depth int, pr *routePR) (bool, error) {
-	return s.objectOrNull(depth, func(k []byte) error {
+func readPR(s *jsonscan.Reader, depth int, pr *routePR) (bool, error) {
+	return s.ObjectOrNull(depth, func(k []byte) error {
 		switch string(k) {
 		case "number":
-			return s.intInto(&pr.Number)
+			return s.IntInto(&pr.Number)
 		case "head":
-			_, err := s.objectOrNull(depth+1, func(k []byte) error {
+			_, err := s.ObjectOrNull(depth+1, func(k []byte) error {
 				if string(k) == "sha" {
-					return s.strInto(&pr.HeadSHA)
+					return s.StrInto(&pr.HeadSHA)
 				}
-				return s.skip(depth + 2)
+				return s.Skip(depth + 2)
 			})
 			return err
 		}
-		return s.skip(depth + 1)
+		return s.Skip(depth + 1)
 	})
-}
-
-// objectOrNull reads an object, calling field with the cursor on each
-// member's value (field must consume it), or a null; it reports whether
-// there was an object.
-func (s *jsonReader) objectOrNull(depth int, field func(key []byte) error) (bool, error) {
-	s.ws()
-	if s.peek() == 'n' {
-		return false, s.literal("null")
-	}
-	if s.peek() != '{' {
-		return false, s.errorf("want an object")
-	}
-	return true, s.object(depth, field)
-}
-
-func (s *jsonReader) object(depth int, field func(key []byte) error) error {
-	if depth > maxJSONDepth {
-		return s.errorf("nested too deeply")
-	}
-	s.i++ // {
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		s.ws()
-		if s.peek() != '"' {
-			return s.errorf("want a member name")
-		}
-		key, err := s.key()
-		if err != nil {
-			return err
-		}
-		s.ws()
-		if s.peek() != ':' {
-			return s.errorf("want ':' after a member name")
-		}
-		s.i++
-		s.ws()
-		if err := field(key); err != nil {
-			return err
-		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.errorf("want ',' or '}' in an object")
-		}
-	}
-}
-
-func (s *jsonReader) arrayOrNull(depth int, elem func() error) error {
-	s.ws()
-	switch s.peek() {
-	case 'n':
-		return s.literal("null")
-	case '[':
-	default:
-		return s.errorf("want an array")
-	}
-	if depth > maxJSONDepth {
-		return s.errorf("nested too deeply")
-	}
-	s.i++
-	s.ws()
-	if s.peek() == ']' {
-		s.i++
-		return nil
-	}
-	for {
-		s.ws()
-		if err := elem(); err != nil {
-			return err
-		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.errorf("want ',' or ']' in an array")
-		}
-	}
-}
-
-// skip checks and passes over one value of any kind.
-func (s *jsonReader) skip(depth int) error {
-	s.ws()
-	switch c := s.peek(); {
-	case c == '{':
-		return s.object(depth, func([]byte) error { return s.skip(depth + 1) })
-	case c == '[':
-		return s.arrayOrNull(depth, func() error { return s.skip(depth + 1) })
-	case c == '"':
-		_, _, err := s.strRaw()
-		return err
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		_, err := s.number()
-		return err
-	case c == 0 && s.i >= len(s.b):
-		return s.errorf("unexpected end of input")
-	}
-	return s.errorf("unexpected character %q", s.peek())
-}
-
-func (s *jsonReader) literal(word string) error {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return s.errorf("want %s", word)
-	}
-	s.i += len(word)
-	return nil
-}
-
-// strRaw passes over a string, checking its escapes, and returns its bytes
-// between the quotes and whether it holds an escape.
-func (s *jsonReader) strRaw() ([]byte, bool, error) {
-	start := s.i + 1
-	escaped := false
-	for i := start; i < len(s.b); {
-		// Most bytes need no attention: pass over them in a tight loop.
-		for i < len(s.b) && plainStringByte[s.b[i]] {
-			i++
-		}
-		if i == len(s.b) {
-			break
-		}
-		switch c := s.b[i]; {
-		case c == '"':
-			s.i = i + 1
-			return s.b[start:i], escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(s.b) {
-				s.i = i
-				return nil, false, s.errorf("unterminated string")
-			}
-			switch s.b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(s.b) || !isHex4(s.b[i+2:i+6]) {
-					s.i = i
-					return nil, false, s.errorf("bad \\u escape")
-				}
-				i += 6
-			default:
-				s.i = i
-				return nil, false, s.errorf("bad escape")
-			}
-		case c < 0x20:
-			s.i = i
-			return nil, false, s.errorf("control character in a string")
-		default:
-			i++
-		}
-	}
-	s.i = len(s.b)
-	return nil, false, s.errorf("unterminated string")
-}
-
-// plainStringByte marks the bytes a string holds as they are: not the
-// quote, the backslash or a control character.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-// key reads a member name. Unescaped names (all of GitHub's) are returned
-// as a slice of the body, not copied: the callers only compare them, and
-// comparing string(key) does not allocate.
-func (s *jsonReader) key() ([]byte, error) {
-	at := s.i
-	raw, escaped, err := s.strRaw()
-	if err != nil || (!escaped && utf8.Valid(raw)) {
-		return raw, err
-	}
-	s.i = at
-	v, _, err := s.str()
-	return []byte(v), err
-}
-
-// str reads a string or null (null reports "", true).
-func (s *jsonReader) str() (string, bool, error) {
-	s.ws()
-	switch s.peek() {
-	case 'n':
-		return "", true, s.literal("null")
-	case '"':
-	default:
-		return "", false, s.errorf("want a string")
-	}
-	at := s.i
-	raw, escaped, err := s.strRaw()
-	if err != nil || (!escaped && utf8.Valid(raw)) {
-		return string(raw), false, err
-	}
-	// Escapes and invalid UTF-8 (which encoding/json replaces with U+FFFD)
-	// are rare in the fields routing reads; let the standard library decode
-	// them exactly.
-	var v string
-	if err := json.Unmarshal(s.b[at:s.i], &v); err != nil {
-		return "", false, fmt.Errorf("invalid JSON string at byte %d: %w", at, err)
-	}
-	return v, false, nil
-}
-
-// number passes over a number per the JSON grammar and returns its text.
-func (s *jsonReader) number() ([]byte, error) {
-	start := s.i
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.peek() == '-' {
-		s.i++
-	}
-	switch {
-	case s.peek() == '0':
-		s.i++
-	case s.peek() >= '1' && s.peek() <= '9':
-		digits()
-	default:
-		return nil, s.errorf("bad number")
-	}
-	if s.peek() == '.' {
-		s.i++
-		if digits() == 0 {
-			return nil, s.errorf("bad number")
-		}
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if digits() == 0 {
-			return nil, s.errorf("bad number")
-		}
-	}
-	return s.b[start:s.i], nil
-}
-
-// int64Into reads a whole number into *dst; a null leaves it as it was.
-func (s *jsonReader) int64Into(dst *int64) error {
-	s.ws()
-	if s.peek() == 'n' {
-		return s.literal("null")
-	}
-	if c := s.peek(); c != '-' && (c < '0' || c > '9') {
-		return s.errorf("want a number")
-	}
-	at := s.i
-	text, err := s.number()
-	if err != nil {
-		return err
-	}
-	n, err := strconv.ParseInt(string(text), 10, 64)
-	if err != nil {
-		s.i = at
-		return s.errorf("%s is not a whole number", text)
-	}
-	*dst = n
-	return nil
-}
-
-func (s *jsonReader) intInto(dst *int) error {
-	n := int64(*dst)
-	if err := s.int64Into(&n); err != nil {
-		return err
-	}
-	if int64(int(n)) != n {
-		return s.errorf("%d is out of range", n)
-	}
-	*dst = int(n)
-	return nil
-}
-
-// strInto reads a string into *dst; a null leaves it as it was.
-func (s *jsonReader) strInto(dst *string) error {
-	v, null, err := s.str()
-	if err == nil && !null {
-		*dst = v
-	}
-	return err
 }
 
 // nilUnless returns v when present, else nil.
