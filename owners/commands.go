@@ -23,16 +23,20 @@ type Command struct {
 	Line int    `json:"line"` // 1-based line of the comment it is on
 }
 
-// ParseCommands finds the commands in a comment body. A command starts a
-// line: "/approve" quoted ("> /approve") or inside a sentence does not
-// count. Names are case-insensitive. "/approve" takes any arguments (such as
-// Prow's no-issue), and is a cancellation when one of them says "cancel", as
-// is "/remove-approve"; "/hold" likewise, with "/unhold" and "/remove-hold".
+// ParseCommands finds the commands in a comment body, read as a person
+// reads the rendered Markdown: a command starts a line of plain text of its
+// own. "/approve" inside a sentence, a block quote, a fenced or indented
+// code block, an HTML block or comment, a code span, or a table does not
+// count (see commandLines). Names are case-insensitive. "/approve" takes
+// any arguments (such as Prow's no-issue), and is a cancellation when one
+// of them says "cancel", as is "/remove-approve"; "/hold" likewise, with "/unhold" and "/remove-hold".
 func ParseCommands(body string) []Command {
 	var out []Command
-	for i, line := range strings.Split(body, "\n") {
+	lines := strings.Split(body, "\n")
+	counts := commandLines(lines)
+	for i, line := range lines {
 		line = strings.TrimRight(line, " \t\r")
-		if !strings.HasPrefix(line, "/") {
+		if !counts[i] || !strings.HasPrefix(line, "/") {
 			continue
 		}
 		name, args := line[1:], ""
