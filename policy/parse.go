@@ -2,12 +2,9 @@ package policy
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -41,8 +38,19 @@ var Rules = []checks.Rule{
 
 // parser collects findings for one file.
 type parser struct {
+	*yamlnode.Reader
 	name     string
 	findings []checks.Finding
+}
+
+// problemRules maps what the shared reader finds to the policy's rule ids.
+var problemRules = map[yamlnode.Problem]string{
+	yamlnode.Syntax:       RuleSyntax,
+	yamlnode.Type:         RuleType,
+	yamlnode.UnknownKey:   RuleUnknownKey,
+	yamlnode.DuplicateKey: RuleDuplicate,
+	yamlnode.YAML11:       RuleYAML11,
+	yamlnode.Empty:        RuleValue,
 }
 
 func (p *parser) errorf(line int, rule, format string, args ...any) {
@@ -61,26 +69,14 @@ func (p *parser) errorf(line int, rule, format string, args ...any) {
 // (or one holding only comments or null) is the default policy.
 func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	p := &parser{name: name}
+	p.Reader = &yamlnode.Reader{Report: func(line int, pr yamlnode.Problem, msg string) {
+		p.errorf(line, problemRules[pr], "%s", msg)
+	}}
 	pol := Default()
 
-	var doc yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&doc); err != nil {
-		if !errors.Is(err, io.EOF) {
-			p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
-		}
+	root := p.Document(data, name)
+	if root == nil {
 		return pol, p.findings
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.errorf(extra.Line, RuleSyntax, "a second YAML document; %s holds exactly one", name)
-	} else if !errors.Is(err, io.EOF) {
-		p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
-	}
-
-	root := yamlnode.Resolve(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = yamlnode.Resolve(root.Content[0])
 	}
 	if yamlnode.IsNull(root) {
 		return pol, p.findings
@@ -89,7 +85,7 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		p.errorf(root.Line, RuleType, "the top level is %s; want a mapping", yamlnode.Describe(root))
 		return pol, p.findings
 	}
-	p.mapping(root, "", map[string]func(*yaml.Node){
+	p.Mapping(root, "", map[string]func(*yaml.Node){
 		"catalog": func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
 		"owners":  func(v *yaml.Node) { p.owners(v, pol) },
 		"images":  func(v *yaml.Node) { p.images(v, pol) },
@@ -104,9 +100,9 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 }
 
 func (p *parser) catalog(v *yaml.Node, c *Catalog) {
-	p.mapping(v, "catalog.", map[string]func(*yaml.Node){
+	p.Mapping(v, "catalog.", map[string]func(*yaml.Node){
 		"roots": func(v *yaml.Node) {
-			roots, ok := p.strs(v, "catalog.roots")
+			roots, ok := p.Strs(v, "catalog.roots")
 			if ok && len(roots) == 0 {
 				p.errorf(v.Line, RuleValue, "catalog.roots is empty; want at least one directory")
 				return
@@ -135,7 +131,7 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 			}
 		},
 		"referenceList": func(v *yaml.Node) {
-			s, ok := p.str(v, "catalog.referenceList")
+			s, ok := p.Str(v, "catalog.referenceList")
 			if !ok {
 				return
 			}
@@ -147,19 +143,19 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 }
 
 func (p *parser) owners(v *yaml.Node, pol *Policy) {
-	p.mapping(v, "owners.", map[string]func(*yaml.Node){
+	p.Mapping(v, "owners.", map[string]func(*yaml.Node){
 		"selfApproval": func(v *yaml.Node) {
-			if b, ok := p.boolean(v, "owners.selfApproval"); ok {
+			if b, ok := p.Bool(v, "owners.selfApproval"); ok {
 				pol.Owners.NoSelfApproval = !b
 			}
 		},
 		"stickyApprovals": func(v *yaml.Node) {
-			if b, ok := p.boolean(v, "owners.stickyApprovals"); ok {
+			if b, ok := p.Bool(v, "owners.stickyApprovals"); ok {
 				pol.Owners.StickyApprovals = b
 			}
 		},
 		"bots": func(v *yaml.Node) {
-			if s, ok := p.strs(v, "owners.bots"); ok {
+			if s, ok := p.Strs(v, "owners.bots"); ok {
 				pol.Owners.Bots = s
 			}
 		},
@@ -171,12 +167,12 @@ var imageKinds = []images.Kind{images.KindBundle, images.KindRelated, images.Kin
 
 func (p *parser) images(v *yaml.Node, pol *Policy) {
 	ip := &pol.Images
-	p.mapping(v, "images.", map[string]func(*yaml.Node){
+	p.Mapping(v, "images.", map[string]func(*yaml.Node){
 		"pin": func(v *yaml.Node) {
 			fields := map[string]func(*yaml.Node){}
 			for _, k := range imageKinds {
 				fields[string(k)] = func(v *yaml.Node) {
-					if b, ok := p.boolean(v, "images.pin."+string(k)); ok {
+					if b, ok := p.Bool(v, "images.pin."+string(k)); ok {
 						if ip.Pin == nil {
 							ip.Pin = map[images.Kind]bool{}
 						}
@@ -184,10 +180,10 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 					}
 				}
 			}
-			p.mapping(v, "images.pin.", fields)
+			p.Mapping(v, "images.pin.", fields)
 		},
 		"allowRegistries": func(v *yaml.Node) {
-			list, ok := p.strs(v, "images.allowRegistries")
+			list, ok := p.Strs(v, "images.allowRegistries")
 			for i, a := range list {
 				if a == "" {
 					continue // reported by strs
@@ -208,12 +204,12 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 			}
 		},
 		"singleManifestBundles": func(v *yaml.Node) {
-			if b, ok := p.boolean(v, "images.singleManifestBundles"); ok {
+			if b, ok := p.Bool(v, "images.singleManifestBundles"); ok {
 				ip.SingleManifestBundles = b
 			}
 		},
 		"catalogLabel": func(v *yaml.Node) {
-			if b, ok := p.boolean(v, "images.catalogLabel"); ok {
+			if b, ok := p.Bool(v, "images.catalogLabel"); ok {
 				ip.CatalogLabel = b
 			}
 		},
@@ -226,14 +222,14 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 }
 
 func (p *parser) merge(v *yaml.Node, m *Merge) {
-	p.mapping(v, "merge.", map[string]func(*yaml.Node){
+	p.Mapping(v, "merge.", map[string]func(*yaml.Node){
 		"enabled": func(v *yaml.Node) {
-			if b, ok := p.boolean(v, "merge.enabled"); ok {
+			if b, ok := p.Bool(v, "merge.enabled"); ok {
 				m.Enabled = b
 			}
 		},
 		"method": func(v *yaml.Node) {
-			s, ok := p.str(v, "merge.method")
+			s, ok := p.Str(v, "merge.method")
 			if !ok {
 				return
 			}
@@ -245,12 +241,12 @@ func (p *parser) merge(v *yaml.Node, m *Merge) {
 			}
 		},
 		"holdLabel": func(v *yaml.Node) {
-			if s, ok := p.str(v, "merge.holdLabel"); ok {
+			if s, ok := p.Str(v, "merge.holdLabel"); ok {
 				m.HoldLabel = s
 			}
 		},
 		"requiredChecks": func(v *yaml.Node) {
-			list, ok := p.strs(v, "merge.requiredChecks")
+			list, ok := p.Strs(v, "merge.requiredChecks")
 			seen := map[string]bool{}
 			for i, s := range list {
 				if s != "" && seen[s] {
@@ -267,9 +263,9 @@ func (p *parser) merge(v *yaml.Node, m *Merge) {
 }
 
 func (p *parser) publish(v *yaml.Node, pub *Publish) {
-	p.mapping(v, "publish.", map[string]func(*yaml.Node){
+	p.Mapping(v, "publish.", map[string]func(*yaml.Node){
 		"image": func(v *yaml.Node) {
-			s, ok := p.str(v, "publish.image")
+			s, ok := p.Str(v, "publish.image")
 			if !ok {
 				return
 			}
@@ -280,7 +276,7 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 			pub.Image = s
 		},
 		"base": func(v *yaml.Node) {
-			s, ok := p.str(v, "publish.base")
+			s, ok := p.Str(v, "publish.base")
 			if !ok {
 				return
 			}
@@ -300,108 +296,9 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 	})
 }
 
-// mapping calls the field's function for each key of the mapping v,
-// reporting what is not a mapping, unknown keys and keys given twice (which
-// YAML forbids and decoders resolve differently). A null value is an absent
-// section.
-func (p *parser) mapping(v *yaml.Node, prefix string, fields map[string]func(*yaml.Node)) {
-	v = yamlnode.Resolve(v)
-	if yamlnode.IsNull(v) {
-		return
-	}
-	if v.Kind != yaml.MappingNode {
-		p.errorf(v.Line, RuleType, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), yamlnode.Describe(v))
-		return
-	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := yamlnode.Resolve(v.Content[i]), v.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			p.errorf(k.Line, RuleUnknownKey, "a key that is %s; keys are field names", yamlnode.Describe(k))
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			p.errorf(k.Line, RuleDuplicate, "key %s%s given twice, first at line %d", prefix, k.Value, line)
-			continue
-		}
-		seen[k.Value] = k.Line
-		fn, ok := fields[k.Value]
-		if !ok {
-			p.errorf(k.Line, RuleUnknownKey, "unknown key %s%s; %s has %s", prefix, k.Value, yamlnode.Where(prefix), yamlnode.KnownKeys(fields))
-			continue
-		}
-		fn(val)
-	}
-}
-
-// boolean returns the value of a true/false field. YAML 1.1's yes, no, on
-// and off are refused: the parser here reads them as strings, opm's as
-// booleans, and a policy must not mean two things.
-func (p *parser) boolean(v *yaml.Node, field string) (bool, bool) {
-	v = yamlnode.Resolve(v)
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-		b, err := strconv.ParseBool(v.Value)
-		if err == nil {
-			return b, true
-		}
-		// goyaml.v3 tags True and TRUE as booleans as well.
-		return strings.EqualFold(v.Value, "true"), true
-	}
-	if v.Kind == yaml.ScalarNode && yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
-		p.errorf(v.Line, RuleYAML11, "%s is %s, which YAML 1.1 and 1.2 read differently; write true or false", field, v.Value)
-		return false, false
-	}
-	p.errorf(v.Line, RuleType, "%s is %s; want true or false", field, describeValue(v))
-	return false, false
-}
-
-// str returns the value of a string field. Numbers, booleans and null are
-// refused rather than converted, and so are plain yes/no/on/off, which
-// YAML 1.1 readers take for booleans.
-func (p *parser) str(v *yaml.Node, field string) (string, bool) {
-	v = yamlnode.Resolve(v)
-	switch {
-	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-		if yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
-			p.errorf(v.Line, RuleYAML11, "%s is %s, a boolean to YAML 1.1 readers; quote it if you mean the string", field, v.Value)
-			return "", false
-		}
-		if strings.TrimSpace(v.Value) == "" {
-			p.errorf(v.Line, RuleValue, "%s is empty", field)
-			return "", false
-		}
-		return v.Value, true
-	case v.Kind == yaml.ScalarNode && !yamlnode.IsNull(v):
-		p.errorf(v.Line, RuleType, "%s is %s; want a string (quote it)", field, describeValue(v))
-	default:
-		p.errorf(v.Line, RuleType, "%s is %s; want a string", field, describeValue(v))
-	}
-	return "", false
-}
-
-// strs returns the values of a list of strings. A null is an empty list.
-func (p *parser) strs(v *yaml.Node, field string) ([]string, bool) {
-	v = yamlnode.Resolve(v)
-	if yamlnode.IsNull(v) {
-		return []string{}, true
-	}
-	if v.Kind != yaml.SequenceNode {
-		p.errorf(v.Line, RuleType, "%s is %s; want a list of strings", field, describeValue(v))
-		return nil, false
-	}
-	out := make([]string, 0, len(v.Content))
-	ok := true
-	for i, item := range v.Content {
-		s, good := p.str(item, fmt.Sprintf("%s[%d]", field, i))
-		ok = ok && good
-		out = append(out, s)
-	}
-	return out, ok
-}
-
 // platforms returns a list of os/arch[/variant] platforms.
 func (p *parser) platforms(v *yaml.Node, field string) ([]string, bool) {
-	list, ok := p.strs(v, field)
+	list, ok := p.Strs(v, field)
 	for i, s := range list {
 		if s == "" {
 			continue // reported by strs
@@ -430,13 +327,4 @@ func (p *parser) relPath(line int, field, s string) (string, bool) {
 		return clean, true
 	}
 	return "", false
-}
-
-// describeValue names a node's kind and, for scalars, its value.
-func describeValue(n *yaml.Node) string {
-	d := yamlnode.Describe(n)
-	if n.Kind == yaml.ScalarNode && !yamlnode.IsNull(n) {
-		return fmt.Sprintf("%s %q", d, n.Value)
-	}
-	return d
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -104,7 +103,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading config: %w", err)
 		}
-		p := &configParser{name: path}
+		p := newConfigParser(path)
 		p.parse(data, c)
 		if err := p.err(); err != nil {
 			return nil, err
@@ -187,8 +186,19 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 
 // configParser walks the YAML nodes, collecting "file:line: message" errors.
 type configParser struct {
+	*yamlnode.Reader
 	name string
 	errs []configError
+}
+
+// newConfigParser reads the config file name; the config's errors carry no
+// rule ids, so what the shared reader finds is reported as it says it.
+func newConfigParser(name string) *configParser {
+	p := &configParser{name: name}
+	p.Reader = &yamlnode.Reader{Report: func(line int, _ yamlnode.Problem, msg string) {
+		p.errorf(line, "%s", msg)
+	}}
+	return p
 }
 
 type configError struct {
@@ -214,23 +224,9 @@ func (p *configParser) err() error {
 }
 
 func (p *configParser) parse(data []byte, c *Config) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&doc); err != nil {
-		if !errors.Is(err, io.EOF) {
-			p.errorf(yamlnode.SyntaxLine(err), "%s", yamlnode.SyntaxMessage(err))
-		}
+	root := p.Document(data, "a config file")
+	if root == nil {
 		return
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.errorf(extra.Line, "a second YAML document; a config file holds exactly one")
-	} else if !errors.Is(err, io.EOF) {
-		p.errorf(yamlnode.SyntaxLine(err), "%s", yamlnode.SyntaxMessage(err))
-	}
-	root := yamlnode.Resolve(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = yamlnode.Resolve(root.Content[0])
 	}
 	if yamlnode.IsNull(root) {
 		return
@@ -239,7 +235,7 @@ func (p *configParser) parse(data []byte, c *Config) {
 		p.errorf(root.Line, "the top level is %s; want a mapping", yamlnode.Describe(root))
 		return
 	}
-	p.mapping(root, "", map[string]func(*yaml.Node){
+	p.Mapping(root, "", map[string]func(*yaml.Node){
 		"appID": func(v *yaml.Node) {
 			if n, ok := p.integer(v, "appID", 1, 1<<53-1); ok {
 				c.AppID = n
@@ -247,7 +243,7 @@ func (p *configParser) parse(data []byte, c *Config) {
 		},
 		"privateKeyFile": func(v *yaml.Node) { p.str(v, "privateKeyFile", &c.PrivateKeyFile) },
 		"webhookSecrets": func(v *yaml.Node) {
-			if list, ok := p.strs(v, "webhookSecrets", true); ok {
+			if list, ok := p.Secret().Strs(v, "webhookSecrets"); ok {
 				c.WebhookSecrets = list
 			}
 		},
@@ -301,15 +297,15 @@ func (p *configParser) parse(data []byte, c *Config) {
 		},
 		"cacheDir": func(v *yaml.Node) { p.str(v, "cacheDir", &c.CacheDir) },
 		"bots": func(v *yaml.Node) {
-			if list, ok := p.strs(v, "bots", false); ok {
+			if list, ok := p.Strs(v, "bots"); ok {
 				c.Bots = list
 			}
 		},
 		"publish": func(v *yaml.Node) {
-			p.mapping(v, "publish.", map[string]func(*yaml.Node){
+			p.Mapping(v, "publish.", map[string]func(*yaml.Node){
 				"authFile": func(v *yaml.Node) { p.str(v, "publish.authFile", &c.Publish.AuthFile) },
 				"insecure": func(v *yaml.Node) {
-					list, ok := p.strs(v, "publish.insecure", false)
+					list, ok := p.Strs(v, "publish.insecure")
 					for i, h := range list {
 						if h != "" && (strings.Contains(h, "/") || strings.ContainsAny(h, " \t")) {
 							p.errorf(yamlnode.Resolve(v).Content[i].Line, "publish.insecure[%d] %q: want a registry host[:port], without scheme or path", i, h)
@@ -325,102 +321,20 @@ func (p *configParser) parse(data []byte, c *Config) {
 	})
 }
 
-// mapping calls the field's function for each key of the mapping v,
-// reporting what is not a mapping, unknown keys and keys given twice. A
-// null value is an absent section.
-func (p *configParser) mapping(v *yaml.Node, prefix string, fields map[string]func(*yaml.Node)) {
-	v = yamlnode.Resolve(v)
-	if yamlnode.IsNull(v) {
-		return
-	}
-	if v.Kind != yaml.MappingNode {
-		p.errorf(v.Line, "%s is %s; want a mapping", strings.TrimSuffix(prefix, "."), yamlnode.Describe(v))
-		return
-	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := yamlnode.Resolve(v.Content[i]), v.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			p.errorf(k.Line, "a key that is %s; keys are field names", yamlnode.Describe(k))
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			p.errorf(k.Line, "key %s%s given twice, first at line %d", prefix, k.Value, line)
-			continue
-		}
-		seen[k.Value] = k.Line
-		fn, ok := fields[k.Value]
-		if !ok {
-			p.errorf(k.Line, "unknown key %s%s; %s has %s", prefix, k.Value, yamlnode.Where(prefix), yamlnode.KnownKeys(fields))
-			continue
-		}
-		fn(val)
-	}
-}
-
-// str sets *dst to a string field's value. Numbers, booleans and null are
-// refused rather than converted, and so are plain yes/no/on/off, which
-// YAML 1.1 readers (sigs.k8s.io/yaml) take for booleans.
+// str sets *dst to a string field's value (see yamlnode.Reader.Str).
 func (p *configParser) str(v *yaml.Node, field string, dst *string) bool {
-	s, ok := p.strValue(v, field, false)
+	s, ok := p.Str(v, field)
 	if ok {
 		*dst = s
 	}
 	return ok
 }
 
-// strValue returns a string field's value; secret keeps the value out of
-// the messages.
-func (p *configParser) strValue(v *yaml.Node, field string, secret bool) (string, bool) {
-	v = yamlnode.Resolve(v)
-	switch {
-	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-		if yamlnode.IsPlain(v) && yamlnode.YAML11Bool(v.Value) {
-			if secret {
-				p.errorf(v.Line, "%s is a word YAML 1.1 readers take for a boolean; quote it", field)
-			} else {
-				p.errorf(v.Line, "%s is %s, a boolean to YAML 1.1 readers; quote it if you mean the string", field, v.Value)
-			}
-			return "", false
-		}
-		if strings.TrimSpace(v.Value) == "" {
-			p.errorf(v.Line, "%s is empty", field)
-			return "", false
-		}
-		return v.Value, true
-	case v.Kind == yaml.ScalarNode && !yamlnode.IsNull(v):
-		p.errorf(v.Line, "%s is %s; want a string (quote it)", field, p.describe(v, secret))
-	default:
-		p.errorf(v.Line, "%s is %s; want a string", field, p.describe(v, secret))
-	}
-	return "", false
-}
-
-// strs returns the values of a list of strings. A null is an empty list.
-func (p *configParser) strs(v *yaml.Node, field string, secret bool) ([]string, bool) {
-	v = yamlnode.Resolve(v)
-	if yamlnode.IsNull(v) {
-		return []string{}, true
-	}
-	if v.Kind != yaml.SequenceNode {
-		p.errorf(v.Line, "%s is %s; want a list of strings", field, p.describe(v, secret))
-		return nil, false
-	}
-	out := make([]string, 0, len(v.Content))
-	ok := true
-	for i, item := range v.Content {
-		s, good := p.strValue(item, fmt.Sprintf("%s[%d]", field, i), secret)
-		ok = ok && good
-		out = append(out, s)
-	}
-	return out, ok
-}
-
 // integer returns the value of a whole-number field within [lo, hi].
 func (p *configParser) integer(v *yaml.Node, field string, lo, hi int64) (int64, bool) {
 	v = yamlnode.Resolve(v)
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
-		p.errorf(v.Line, "%s is %s; want a whole number", field, p.describe(v, false))
+		p.errorf(v.Line, "%s is %s; want a whole number", field, p.Describe(v))
 		return 0, false
 	}
 	n, err := strconv.ParseInt(v.Value, 0, 64)
@@ -441,7 +355,7 @@ func (p *configParser) integer(v *yaml.Node, field string, lo, hi int64) (int64,
 func (p *configParser) duration(v *yaml.Node, field string, min time.Duration) (time.Duration, bool) {
 	v = yamlnode.Resolve(v)
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-		p.errorf(v.Line, "%s is %s; want a duration such as 10m or 1h30m", field, p.describe(v, false))
+		p.errorf(v.Line, "%s is %s; want a duration such as 10m or 1h30m", field, p.Describe(v))
 		return 0, false
 	}
 	d, err := time.ParseDuration(v.Value)
@@ -454,14 +368,4 @@ func (p *configParser) duration(v *yaml.Node, field string, min time.Duration) (
 		return 0, false
 	}
 	return d, true
-}
-
-// describe names a node's kind and, for scalars that are not secret, its
-// value.
-func (p *configParser) describe(n *yaml.Node, secret bool) string {
-	d := yamlnode.Describe(n)
-	if n.Kind == yaml.ScalarNode && !yamlnode.IsNull(n) && !secret {
-		return fmt.Sprintf("%s %q", d, n.Value)
-	}
-	return d
 }

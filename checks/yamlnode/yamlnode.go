@@ -1,8 +1,11 @@
-// Package yamlnode holds the helpers that strict, position-reporting YAML
-// readers share (the policy file, catalog.yaml reference lists): syntax
-// errors split into line and message, aliases resolved, nodes described in
-// words for findings, and the YAML 1.1 booleans that a YAML 1.2 parser reads
-// as strings.
+// Package yamlnode is the one strict, position-reporting YAML reader that
+// the policy file, catalog.yaml reference lists and the service config
+// share: Reader decodes exactly one document and reads typed fields
+// (mappings with known keys, strings, lists of strings, booleans),
+// refusing conversions and the YAML 1.1 booleans that a YAML 1.2 parser
+// reads as strings, and reports each problem at its line. The helpers
+// below it split syntax errors into line and message, resolve aliases and
+// describe nodes in words for messages.
 package yamlnode
 
 import (

@@ -18,9 +18,7 @@ package catalogyaml
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -87,8 +85,19 @@ var Rules = []checks.Rule{
 
 // parser collects findings for one file.
 type parser struct {
+	*yamlnode.Reader
 	path     string
 	findings []checks.Finding
+}
+
+// problemRules maps what the shared reader finds to catalog.yaml's rule ids.
+var problemRules = map[yamlnode.Problem]string{
+	yamlnode.Syntax:       RuleSyntax,
+	yamlnode.Type:         RuleFieldType,
+	yamlnode.UnknownKey:   RuleUnknownField,
+	yamlnode.DuplicateKey: RuleUnknownField,
+	yamlnode.YAML11:       RuleFieldType,
+	yamlnode.Empty:        RuleMissingField,
 }
 
 func (p *parser) errorf(line int, rule, format string, args ...any) {
@@ -106,50 +115,39 @@ func (p *parser) errorf(line int, rule, format string, args ...any) {
 // can go on with the entries that are fine. A file with findings is invalid.
 func Parse(path string, data []byte) (*File, []checks.Finding) {
 	p := &parser{path: path}
+	p.Reader = &yamlnode.Reader{Report: func(line int, pr yamlnode.Problem, msg string) {
+		p.errorf(line, problemRules[pr], "%s", msg)
+	}}
 	f := &File{Path: path}
 
-	var doc yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	root := p.Document(data, "catalog.yaml")
+	if root == nil {
+		if len(p.findings) == 0 {
 			p.errorf(0, RuleSyntax, "the file is empty; want a mapping with name and references")
-		} else {
-			p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
 		}
 		return f, p.findings
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.errorf(extra.Line, RuleSyntax, "a second YAML document; catalog.yaml holds exactly one")
-	} else if !errors.Is(err, io.EOF) {
-		p.errorf(yamlnode.SyntaxLine(err), RuleSyntax, "%s", yamlnode.SyntaxMessage(err))
-	}
-
-	root := yamlnode.Resolve(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = yamlnode.Resolve(root.Content[0])
 	}
 	if root.Kind != yaml.MappingNode {
 		p.errorf(root.Line, RuleFieldType, "the top level is %s; want a mapping with name and references", yamlnode.Describe(root))
 		return f, p.findings
 	}
 
-	p.fields(root, "", func(key string, k, v *yaml.Node) {
+	p.Fields(root, "", func(key string, k, v *yaml.Node) {
 		switch key {
 		case "name":
-			f.Name, f.NameLine = p.str(k, v, "name"), v.Line
+			f.Name, f.NameLine = p.str(v, "name"), v.Line
 			if f.Name != "" {
 				p.dirName(v.Line, "catalog name", f.Name)
 			}
 		case "repo":
-			f.Repo, f.RepoLine = p.str(k, v, "repo"), v.Line
+			f.Repo, f.RepoLine = p.str(v, "repo"), v.Line
 			if f.Repo != "" {
 				if _, err := name.NewRepository(f.Repo); err != nil {
 					p.errorf(v.Line, RuleImage, "repo %q is not a valid image repository%s", f.Repo, imageHint(f.Repo))
 				}
 			}
 		case "tag":
-			f.Tag, f.TagLine = p.str(k, v, "tag"), v.Line
+			f.Tag, f.TagLine = p.str(v, "tag"), v.Line
 			if f.Tag != "" {
 				if _, err := name.NewTag("example.com/x:" + f.Tag); err != nil || strings.ContainsAny(f.Tag, ":/@") {
 					p.errorf(v.Line, RuleImage, "tag %q is not a valid image tag", f.Tag)
@@ -222,16 +220,16 @@ func (p *parser) references(v *yaml.Node) []Reference {
 		}
 		r := Reference{Line: item.Line}
 		seenName := false
-		p.fields(item, where+".", func(key string, k, v *yaml.Node) {
+		p.Fields(item, where+".", func(key string, k, v *yaml.Node) {
 			switch key {
 			case "name":
 				seenName = true
-				r.Name = p.str(k, v, where+".name")
+				r.Name = p.str(v, where+".name")
 				if r.Name != "" {
 					p.dirName(v.Line, "reference name", r.Name)
 				}
 			case "image":
-				r.Image, r.ImageLine = p.str(k, v, where+".image"), v.Line
+				r.Image, r.ImageLine = p.str(v, where+".image"), v.Line
 				if r.Image == "" {
 					return
 				}
@@ -262,52 +260,11 @@ func (p *parser) references(v *yaml.Node) []Reference {
 	return refs
 }
 
-// fields calls fn for each key of the mapping m, reporting keys that are not
-// plain strings and keys given twice (which YAML forbids and decoders
-// resolve differently).
-func (p *parser) fields(m *yaml.Node, prefix string, fn func(key string, k, v *yaml.Node)) {
-	seen := map[string]int{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := yamlnode.Resolve(m.Content[i]), m.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			p.errorf(k.Line, RuleUnknownField, "a key that is %s; keys are field names", yamlnode.Describe(k))
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			p.errorf(k.Line, RuleUnknownField, "field %s%s given twice, first at line %d", prefix, k.Value, line)
-			continue
-		}
-		seen[k.Value] = k.Line
-		fn(k.Value, k, v)
-	}
-}
-
-// str returns the string value of v, reporting anything that is not a
-// string. Scalars that YAML reads as numbers, booleans or null are refused
-// rather than converted: "tag: 1.10" is the float 1.1 to most YAML tools.
-func (p *parser) str(k, v *yaml.Node, field string) string {
-	v = yamlnode.Resolve(v)
-	switch {
-	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-		if strings.TrimSpace(v.Value) == "" {
-			p.errorf(v.Line, RuleMissingField, "%s is empty", field)
-			return ""
-		}
-		if v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlnode.YAML11Bool(v.Value) {
-			// YAML 1.2 reads these as strings, YAML 1.1 (opm's
-			// sigs.k8s.io/yaml among others) as booleans.
-			p.errorf(v.Line, RuleFieldType, "%s is %q, a boolean to YAML 1.1 readers; quote it", field, v.Value)
-			return ""
-		}
-		return v.Value
-	case v.Kind == yaml.ScalarNode && yamlnode.IsNull(v):
-		p.errorf(k.Line, RuleMissingField, "%s is empty", field)
-	case v.Kind == yaml.ScalarNode:
-		p.errorf(v.Line, RuleFieldType, "%s is %s %q, not a string; quote it", field, yamlnode.Describe(v), v.Value)
-	default:
-		p.errorf(v.Line, RuleFieldType, "%s is %s; want a string", field, yamlnode.Describe(v))
-	}
-	return ""
+// str returns the value of a string field, or "" when it is not one (and
+// that is reported).
+func (p *parser) str(v *yaml.Node, field string) string {
+	s, _ := p.Str(v, field)
+	return s
 }
 
 // dirName reports a name that cannot be used as one directory name. The rule
