@@ -97,15 +97,67 @@ type Event struct {
 type Activity struct {
 	// Approvals are the approvals and withdrawals, in time order.
 	Approvals []Approval `json:"approvals"`
-	// Hold is set while the latest /hold has not been cancelled.
+	// Hold is set while a /hold stands, and HoldBy names who placed
+	// it, as HoldState(nil) decides: only a placer lifts their own hold.
+	// A caller that knows who else may lift one (the approvers of the
+	// touched paths) asks HoldState itself.
 	Hold   bool   `json:"hold"`
 	HoldBy string `json:"holdBy,omitempty"`
+	// Holds are the /hold and /hold cancel commands, in time order.
+	Holds []HoldCommand `json:"holds,omitempty"`
 	// Recheck is the time of the latest /recheck, zero if none.
 	Recheck time.Time `json:"recheck,omitzero"`
 }
 
+// HoldCommand is one /hold, or with Cancel one /hold cancel (/unhold).
+type HoldCommand struct {
+	User   string    `json:"user"`
+	Cancel bool      `json:"cancel,omitempty"`
+	Time   time.Time `json:"time"`
+}
+
+// HoldState replays the hold commands (spec/owners.md section 2, rule 13).
+// A /hold holds the change; a /hold cancel lifts every hold when mayLift
+// says its author may (an approver of a touched path, a collaborator),
+// and otherwise only the author's own hold. Anyone else's lift is ignored
+// and returned, so that it can be reported: a passer-by must not be able
+// to release a hold an owner placed. by is the latest placer whose hold
+// stands.
+func (a Activity) HoldState(mayLift func(login string) bool) (held bool, by string, ignored []string) {
+	var placers []string // in order of placing, each once
+	for _, h := range a.Holds {
+		user := NormLogin(h.User)
+		i := slices.Index(placers, user)
+		switch {
+		case !h.Cancel:
+			if i >= 0 {
+				placers = slices.Delete(placers, i, i+1)
+			}
+			placers = append(placers, user)
+		case mayLift != nil && mayLift(user):
+			placers = nil
+		case i >= 0:
+			placers = slices.Delete(placers, i, i+1)
+		case len(placers) > 0:
+			ignored = append(ignored, h.User)
+		}
+	}
+	if len(placers) == 0 {
+		return false, "", ignored
+	}
+	last := placers[len(placers)-1]
+	for i := len(a.Holds) - 1; i >= 0; i-- {
+		if NormLogin(a.Holds[i].User) == last {
+			return true, a.Holds[i].User, ignored
+		}
+	}
+	return true, last, ignored
+}
+
 // ReadEvents turns comments and reviews into approvals and requests.
-// Events by bots (see IsBot) are ignored entirely. Within an event the
+// Events by bots (see IsBot) are ignored entirely, and so are dismissed
+// reviews, their bodies' commands included: a dismissal takes back the
+// whole review (spec/owners.md section 2, rule 10). Within an event the
 // commands of the body apply first, then the review state: APPROVED
 // approves and CHANGES_REQUESTED withdraws. Evaluate keeps each user's
 // latest intent.
@@ -114,7 +166,7 @@ func ReadEvents(events []Event, bots []string) Activity {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
 	var act Activity
 	for _, e := range events {
-		if IsBot(e.User, bots) || NormLogin(e.User) == "" {
+		if IsBot(e.User, bots) || NormLogin(e.User) == "" || strings.EqualFold(e.ReviewState, ReviewDismissed) {
 			continue
 		}
 		via := ViaComment
@@ -131,9 +183,9 @@ func ReadEvents(events []Event, bots []string) Activity {
 			case CmdApproveCancel:
 				act.Approvals = append(act.Approvals, approval(true))
 			case CmdHold:
-				act.Hold, act.HoldBy = true, e.User
+				act.Holds = append(act.Holds, HoldCommand{User: e.User, Time: e.Time})
 			case CmdHoldCancel:
-				act.Hold, act.HoldBy = false, ""
+				act.Holds = append(act.Holds, HoldCommand{User: e.User, Cancel: true, Time: e.Time})
 			case CmdRecheck:
 				act.Recheck = e.Time
 			}
@@ -145,5 +197,6 @@ func ReadEvents(events []Event, bots []string) Activity {
 			act.Approvals = append(act.Approvals, approval(true))
 		}
 	}
+	act.Hold, act.HoldBy, _ = act.HoldState(nil)
 	return act
 }

@@ -68,6 +68,10 @@ func TestReadEvents(t *testing.T) {
 			{User: "bob", SHA: "h2", Time: at(4), Via: owners.ViaReview},
 			{User: "bob", SHA: "h2", Time: at(4), Cancel: true, Via: owners.ViaReview},
 		},
+		Holds: []owners.HoldCommand{
+			{User: "carol", Time: at(2)},
+			{User: "carol", Cancel: true, Time: at(5)},
+		},
 		Recheck: at(7),
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -77,5 +81,40 @@ func TestReadEvents(t *testing.T) {
 	held := owners.ReadEvents([]owners.Event{{User: "carol", Body: "/hold", Time: at(1)}}, nil)
 	if !held.Hold || held.HoldBy != "carol" {
 		t.Errorf("hold = %+v, want held by carol", held)
+	}
+}
+
+// TestHoldState: a hold is lifted by its placer, or by someone the caller
+// says may lift it (an approver of a touched path); anyone else's lift is
+// ignored and reported (spec/owners.md section 2, rule 13).
+func TestHoldState(t *testing.T) {
+	hold := func(u string) owners.HoldCommand { return owners.HoldCommand{User: u} }
+	lift := func(u string) owners.HoldCommand { return owners.HoldCommand{User: u, Cancel: true} }
+	owner := func(login string) bool { return login == "olive" }
+	tests := []struct {
+		name    string
+		holds   []owners.HoldCommand
+		mayLift func(string) bool
+		held    bool
+		by      string
+		ignored []string
+	}{
+		{"none", nil, owner, false, "", nil},
+		{"held", []owners.HoldCommand{hold("carol")}, owner, true, "carol", nil},
+		{"the placer lifts it", []owners.HoldCommand{hold("carol"), lift("Carol")}, owner, false, "", nil},
+		{"a passer-by cannot", []owners.HoldCommand{hold("olive"), lift("mallory")}, owner, true, "olive", []string{"mallory"}},
+		{"a passer-by's own hold and lift leave the owner's", []owners.HoldCommand{hold("olive"), hold("mallory"), lift("mallory")}, owner, true, "olive", nil},
+		{"an approver lifts every hold", []owners.HoldCommand{hold("carol"), hold("dave"), lift("olive")}, owner, false, "", nil},
+		{"without approvers only the placer", []owners.HoldCommand{hold("carol"), lift("olive")}, nil, true, "carol", []string{"olive"}},
+		{"held again after a lift", []owners.HoldCommand{hold("carol"), lift("carol"), hold("dave")}, owner, true, "dave", nil},
+		{"a lift with no hold is nothing to report", []owners.HoldCommand{lift("mallory")}, owner, false, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			held, by, ignored := owners.Activity{Holds: tt.holds}.HoldState(tt.mayLift)
+			if held != tt.held || by != tt.by || !reflect.DeepEqual(ignored, tt.ignored) {
+				t.Errorf("HoldState = %v, %q, %q; want %v, %q, %q", held, by, ignored, tt.held, tt.by, tt.ignored)
+			}
+		})
 	}
 }

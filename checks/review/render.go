@@ -175,6 +175,10 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 		}
 		fmt.Fprintf(&b, "\n🛑 Held by %s: %s.\n", o.Hold.By, release)
 	}
+	if len(o.Hold.IgnoredLifts) > 0 {
+		fmt.Fprintf(&b, "\nNot counted: `/hold cancel` from %s. Only the user who placed a hold or an approver of a touched path may lift it.\n",
+			strings.Join(o.Hold.IgnoredLifts, ", "))
+	}
 	if len(d.Reasons) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
 		for _, r := range d.Reasons {

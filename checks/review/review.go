@@ -69,6 +69,9 @@ type Hold struct {
 	// By names what holds it: "the do-not-merge/hold label" or "a /hold
 	// from alice".
 	By string `json:"by,omitempty"`
+	// IgnoredLifts are the users whose /hold cancel did not count: only
+	// the hold's placer and the approvers of a touched path may lift one.
+	IgnoredLifts []string `json:"ignoredLifts,omitempty"`
 }
 
 // Outcome is everything a review concluded about one head commit.
@@ -130,7 +133,6 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 
 	bots := Bots(pol, pr.Bots)
 	o.Activity = owners.ReadEvents(pr.Events, bots)
-	o.Hold = holdOf(pol, pr.Labels, o.Activity)
 
 	in := &pipeline.Input{
 		Change:       pr.Change,
@@ -147,6 +149,7 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 	if st, err := pipeline.EvaluateOwners(in); err == nil {
 		o.Owners, in.Owners = st, st
 	}
+	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
 	o.Report = pipeline.Run(ctx, in)
 	return o, nil
 }
@@ -165,19 +168,40 @@ func Bots(pol *policy.Policy, own []string) []string {
 }
 
 // holdOf says what holds the pull request: the hold label (in any case)
-// first, since it is what a maintainer sees, then a /hold that stands.
-func holdOf(pol *policy.Policy, labels []string, act owners.Activity) Hold {
+// first, since it is what a maintainer sees, then a /hold that stands. A
+// /hold is lifted by its placer or by an approver of a touched path
+// (spec/owners.md section 2, rule 13); without an OWNERS state only the
+// placer may, which fails closed.
+func holdOf(pol *policy.Policy, labels []string, act owners.Activity, st *owners.State) Hold {
+	held, placer, ignored := act.HoldState(func(login string) bool { return approvesTouched(st, login) })
+	h := Hold{IgnoredLifts: ignored}
 	if l := pol.Merge.HoldingLabel(labels); l != "" {
-		return Hold{Held: true, By: "the " + l + " label"}
+		h.Held, h.By = true, "the "+l+" label"
+		return h
 	}
-	if act.Hold {
-		by := "a /hold"
-		if act.HoldBy != "" {
-			by += " from " + act.HoldBy
+	if held {
+		h.Held, h.By = true, "a /hold"
+		if placer != "" {
+			h.By += " from " + placer
 		}
-		return Hold{Held: true, By: by}
 	}
-	return Hold{}
+	return h
+}
+
+// approvesTouched says whether login may approve any path the change
+// touches.
+func approvesTouched(st *owners.State, login string) bool {
+	if st == nil {
+		return false
+	}
+	for _, f := range st.Files {
+		for _, a := range f.Approvers {
+			if owners.NormLogin(a) == login {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // approvals puts the extra approvals after the conversation's: each is

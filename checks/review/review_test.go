@@ -120,6 +120,35 @@ func TestEvaluate(t *testing.T) {
 			approved: true, merge: true,
 		},
 		{
+			name: "a passer-by cannot lift an owner's hold",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true,
+					Events: []owners.Event{comment("bob", "/hold", 1), comment("mallory", "/unhold", 2)}}
+			},
+			approved: true, hold: Hold{Held: true, By: "a /hold from bob", IgnoredLifts: []string{"mallory"}},
+			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
+		},
+		{
+			name: "an approver of a touched path lifts anyone's hold",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true,
+					Events: []owners.Event{comment("carol", "/hold", 1), comment("alice", "/hold cancel", 2)}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			name: "a dismissed review's /approve counts for nothing",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "/approve", 1)
+				ev.ReviewState = owners.ReviewDismissed
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
 			name: "a bot of the policy neither holds nor approves",
 			pr: func() *PR {
 				c, b, h := edit("mallory")
@@ -178,7 +207,7 @@ func TestEvaluate(t *testing.T) {
 			if got := o.Approved(); got != tc.approved {
 				t.Errorf("Approved() = %v, want %v; owners: %+v", got, tc.approved, o.Owners)
 			}
-			if o.Hold != tc.hold {
+			if !reflect.DeepEqual(o.Hold, tc.hold) {
 				t.Errorf("Hold = %+v, want %+v", o.Hold, tc.hold)
 			}
 			d := o.Decide(Forge{Local: true})
