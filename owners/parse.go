@@ -345,12 +345,21 @@ func (p *parser) aliases(data []byte) Aliases {
 			lines[name] = g.line
 			a[name] = p.list(g.value, fmt.Sprintf("alias %q", g.key), true)
 		}
+		// An alias name is never a login (spec/owners.md section 2, rule
+		// 14): a member that names an alias, itself included, is left
+		// out rather than read as a user who might register that name.
 		for _, g := range groups {
 			name := NormLogin(g.key)
+			members := a[name][:0:0]
 			for _, m := range a[name] {
-				if _, nested := a[m]; nested && m != name {
-					p.warnf(RuleNestedAlias, g.line, "alias %q lists %q, which is itself an alias; aliases are expanded one level only, so %q is read as a login", g.key, m, m)
+				if _, nested := a[m]; nested {
+					p.warnf(RuleNestedAlias, g.line, "alias %q lists %q, which is itself an alias; aliases are expanded one level only and an alias name is never a login, so %q is left out", g.key, m, m)
+					continue
 				}
+				members = append(members, m)
+			}
+			if _, ok := a[name]; ok {
+				a[name] = members
 			}
 		}
 	}

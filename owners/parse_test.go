@@ -325,9 +325,9 @@ func TestParseAliases(t *testing.T) {
 			findings: []string{"OW6 warning 1: unknown key \"alias\" in OWNERS_ALIASES is ignored; did you mean \"aliases\"?"},
 		},
 		{
-			name:     "a nested alias is not expanded",
+			name:     "a nested alias is not expanded, and its name is not a login",
 			in:       "aliases:\n  a: [b, x]\n  b: [yy]\n",
-			want:     owners.Aliases{"a": {"b", "x"}, "b": {"yy"}},
+			want:     owners.Aliases{"a": {"x"}, "b": {"yy"}},
 			findings: []string{"OW10 warning 2: alias \"a\" lists \"b\", which is itself an alias"},
 		},
 		{
