@@ -145,8 +145,23 @@ var Rules = []checks.Rule{
 	{ID: RuleID(ClassPolicy), Name: "ImagePolicy", Description: "The image reference breaks the repository's image policy."},
 }
 
-// RuleID is the rule id of findings of a class: "image-not_found".
-func RuleID(c Class) string { return "image-" + string(c) }
+// RuleID is the rule id of findings of a class: IM1 for not found.
+func RuleID(c Class) string {
+	if id, ok := classRules[c]; ok {
+		return id
+	}
+	return "IM0"
+}
+
+// classRules numbers the failure classes for rule ids. The numbers are
+// part of the output and are never reused.
+var classRules = map[Class]string{
+	ClassNotFound:     "IM1",
+	ClassUnauthorized: "IM2",
+	ClassRateLimited:  "IM3",
+	ClassTransport:    "IM4",
+	ClassPolicy:       "IM5",
+}
 
 // Findings turns failing results into findings, one per location, for the
 // reporters that annotate files (SARIF, GitHub annotations). Failures that

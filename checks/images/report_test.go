@@ -39,7 +39,7 @@ var canned = []images.Result{
 		Locations: []images.Location{{Kind: images.KindBase}}},
 }
 
-var cannedFindings = []checks.Finding{{Rule: "catalog-yaml-duplicate-name", Severity: checks.SeverityError, File: "catalog.yaml", Line: 11,
+var cannedFindings = []checks.Finding{{Rule: "CY6", Severity: checks.SeverityError, File: "catalog.yaml", Line: 11,
 	Message: `duplicate reference name "bar", first used at line 6`}}
 
 func TestReportGolden(t *testing.T) {

@@ -196,7 +196,7 @@ func prefixed(findings []checks.Finding, root string) []checks.Finding {
 
 // RuleLayout is the rule of a package kept outside the directory of its
 // name.
-const RuleLayout = "fbc-layout"
+const RuleLayout = "PK1"
 
 // layoutFindings warns about the packages of the touched directories that
 // live in a directory of another name: a change to that package elsewhere

@@ -56,10 +56,10 @@ func TestImages(t *testing.T) {
 		{name: "an added image that exists", head: withBundle(reg.Ref("foo-bundle:v1.0.1")),
 			want: checks.Success, wantAsked: []string{"foo-bundle"}},
 		{name: "an added image that does not", head: withBundle(reg.Ref("foo-bundle:v9")),
-			want: checks.Failure, wantRules: []string{"image-not_found"}, wantAsked: []string{"foo-bundle"}},
+			want: checks.Failure, wantRules: []string{"IM1"}, wantAsked: []string{"foo-bundle"}},
 		{name: "an unpinned image under a digest policy", head: withBundle(reg.Ref("foo-bundle:v1.0.1")), policy: pinned,
 			// The registry is still asked, for the digest to pin to.
-			want: checks.Failure, wantRules: []string{"image-policy"}, wantAsked: []string{"foo-bundle"}},
+			want: checks.Failure, wantRules: []string{"IM5"}, wantAsked: []string{"foo-bundle"}},
 		{name: "no image changed", head: strings.Replace(fooCatalog, "defaultChannel: stable", "defaultChannel: \"stable\"", 1),
 			want: checks.Success},
 	}

@@ -121,9 +121,18 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 
 // Rule ids of the references check's own findings.
 const (
-	RuleReferenceRender   = "reference-render"
-	RuleReferenceNotImage = "reference-not-image"
+	RuleReferenceRender   = "RF1"
+	RuleReferenceNotImage = "RF2"
 )
+
+// Rules describes the rule ids of the pipeline's own findings, for
+// reporters that publish a catalogue. The checks report the engines'
+// rules besides (fbc, owners, images, catalog.yaml).
+var Rules = []checks.Rule{
+	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
+	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
+	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
+}
 
 // renderAndValidate renders each reference and validates what it renders
 // to. Findings are placed on the entry's image line in the list: the

@@ -288,7 +288,7 @@ func (a *app) writeCheck(format checkFormat, out *review.Outcome, d policy.Decis
 	case formatSARIF:
 		// Findings name files relative to the repository root, which is
 		// where code scanning resolves %SRCROOT%.
-		return checks.WriteSARIF(a.stdout, "catalogbot", a.version, nil, out.Findings(), "")
+		return checks.WriteSARIF(a.stdout, "catalogbot", a.version, review.Rules(), out.Findings(), "")
 	case formatGitHub:
 		return a.writeGitHub(out, d, gh, repo)
 	}

@@ -61,8 +61,8 @@ func TestCheckImagePolicy(t *testing.T) {
 		t.Fatalf("images = %+v, want one finding", img)
 	}
 	f := img.Findings[0]
-	if f.Rule != "image-policy" || f.File != "catalog/foo/catalog.yaml" || f.Line != 15 || !strings.Contains(f.Message, "digest") {
-		t.Errorf("finding = %+v, want image-policy at catalog/foo/catalog.yaml:15 asking for a digest", f)
+	if f.Rule != "IM5" || f.File != "catalog/foo/catalog.yaml" || f.Line != 15 || !strings.Contains(f.Message, "digest") {
+		t.Errorf("finding = %+v, want IM5 at catalog/foo/catalog.yaml:15 asking for a digest", f)
 	}
 	for _, req := range reg.Requests() {
 		if strings.Contains(req.Path, "v1.0.0") {

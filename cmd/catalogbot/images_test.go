@@ -173,7 +173,7 @@ func TestImagesVerifyJSONShape(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got[k], v)
 		}
 	}
-	if len(doc.Findings) != 1 || doc.Findings[0].Rule != "catalog-yaml-duplicate-name" {
+	if len(doc.Findings) != 1 || doc.Findings[0].Rule != "CY6" {
 		t.Errorf("findings %+v, want the duplicate name", doc.Findings)
 	}
 }

@@ -137,7 +137,7 @@ func TestRebuildUsage(t *testing.T) {
 		{"argument", []string{"rebuild", "--config", noTarget, "x"}, exitError, "takes no arguments"},
 		{"no target", []string{"rebuild", "--config", noTarget}, exitError, "needs --image"},
 		{"missing config", []string{"rebuild", "--config", filepath.Join(dir, "absent.yaml")}, exitError, "absent.yaml"},
-		{"invalid catalog.yaml", []string{"rebuild", "--config", bad, "--image", "oci:" + filepath.Join(dir, "out")}, exitInvalid, "catalog-yaml-image"},
+		{"invalid catalog.yaml", []string{"rebuild", "--config", bad, "--image", "oci:" + filepath.Join(dir, "out")}, exitInvalid, "CY7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,13 +63,13 @@ type Reference struct {
 
 // Rule ids of the findings Parse reports.
 const (
-	RuleSyntax       = "catalog-yaml-syntax"
-	RuleUnknownField = "catalog-yaml-unknown-field"
-	RuleFieldType    = "catalog-yaml-field-type"
-	RuleMissingField = "catalog-yaml-missing-field"
-	RuleName         = "catalog-yaml-name"
-	RuleDuplicate    = "catalog-yaml-duplicate-name"
-	RuleImage        = "catalog-yaml-image"
+	RuleSyntax       = "CY1"
+	RuleUnknownField = "CY2"
+	RuleFieldType    = "CY3"
+	RuleMissingField = "CY4"
+	RuleName         = "CY5"
+	RuleDuplicate    = "CY6"
+	RuleImage        = "CY7"
 )
 
 // Rules describes the rule ids, for reporters that publish a catalogue.
