@@ -14,6 +14,12 @@
 // so a name that could escape that directory, or that appears twice, is an
 // error rather than something to guess about. Every problem is reported with
 // its file and line, all of them at once.
+//
+// DiffLists compares two versions of a list entry by entry, reading only
+// what rendering reads, so that a change can be judged entry by entry even
+// when the strict parser refuses one side. Which paths own an entry is the
+// owners package's business; the format and its diff are this package's,
+// and exist nowhere else.
 package catalogyaml
 
 import (
