@@ -473,9 +473,10 @@ func (b *registryBundle) addMetadata(root fs.FS) (*annotations, error) {
 }
 
 // derivedProperties are the properties the parser adds to properties.yaml:
-// the package from the annotations, the CSV's olm.properties annotation and
-// the provided APIs, in that order. The order decides which olm.package wins
-// later: the last one.
+// the package from the annotations (its version and release split as
+// splitBuildMetadata says for a substituting bundle), the CSV's
+// olm.properties annotation and the provided APIs, in that order. The order
+// decides which olm.package wins later: the last one.
 func (b *registryBundle) derivedProperties(ann *annotations) ([]regProperty, error) {
 	var derived []regProperty
 	if props, ok := b.csv.Metadata.Annotations["olm.properties"]; ok {
@@ -491,6 +492,12 @@ func (b *registryBundle) derivedProperties(ann *annotations) ([]regProperty, err
 		release, err := b.release()
 		if err != nil {
 			return nil, err
+		}
+		if release == "" && b.csv.Metadata.Annotations[substitutesForAnnotation] != "" {
+			version, release, err = splitBuildMetadata(version)
+			if err != nil {
+				return nil, fmt.Errorf("bundle %q error: %v", b.name, err)
+			}
 		}
 		value, err := json.Marshal(property.Package{PackageName: ann.PackageName, Version: version, Release: release})
 		if err != nil {
@@ -510,6 +517,23 @@ func (b *registryBundle) derivedProperties(ann *annotations) ([]regProperty, err
 		derived = append(derived, regProperty{Type: property.TypeGVK, Value: value})
 	}
 	return propertySet(derived), nil
+}
+
+// substitutesForAnnotation names the CSV a bundle replaces in place. A
+// bundle that has it and no spec.release carries its release as the build
+// metadata of its version (0.14.0+0.1234 is version 0.14.0, release 0.1234),
+// the convention from before the release field existed.
+const substitutesForAnnotation = "olm.substitutesFor"
+
+// splitBuildMetadata splits a CSV version at its first "+" into the
+// version and the release, as opm does for a substituting bundle. A version
+// without build metadata is an error there, since the release would be lost.
+func splitBuildMetadata(version string) (string, string, error) {
+	v, release, ok := strings.Cut(version, "+")
+	if !ok {
+		return "", "", fmt.Errorf("no release version expressed as build metadata: %q", version)
+	}
+	return v, release, nil
 }
 
 // propertySet drops repeated properties, keeping the first.
