@@ -1,5 +1,6 @@
-// Package conformance holds the differential tests of checks/fbc against the
-// reference implementation, operator-framework/operator-registry v1.65.0.
+// Package conformance holds the differential tests of checks/fbc and
+// publisher/render against the reference implementation,
+// operator-framework/operator-registry v1.65.0.
 //
 // It is a separate Go module so that the main module never depends on
 // operator-framework code; the main module's `go test ./...` does not enter
@@ -8,6 +9,11 @@
 //	cd checks/fbc/conformance && go test ./...
 //
 // (add -short to validate only three versions of the real corpus).
+//
+// The render test links operator-registry's alpha/action, and with it
+// containers/image and go-sqlite3, so it needs cgo (gcc) and the gpgme
+// headers (Debian's libgpgme-dev), or -tags containers_image_openpgp to
+// use the pure Go OpenPGP code instead of gpgme.
 //
 // Packages:
 //
@@ -25,6 +31,16 @@
 //   - TestCorpusParity: ../shared/corpus/community-operators-prod.tar.zst
 //     (skipped when ../shared is absent).
 //   - TestMutationParity: thousands of mutated catalogs.
+//
+// And in render_test.go:
+//
+//   - TestRenderBundleDirParity: every bundle directory (manifests/ and
+//     metadata/) of the operator-registry v1.65.0 module, found in the
+//     module cache, and of publisher/render/testdata, rendered by
+//     alpha/action.Render and by publisher/render in json and yaml, with
+//     no migration, each migration level opm knows, and --migrate, each
+//     with and without an image reference template. Output bytes, and for
+//     directories opm refuses the error message, must be equal.
 //
 // The golden file and the spec describe opm master; v1.65.0 differs on a few
 // rules (spec §9). Those are listed in the tests and handled explicitly.
