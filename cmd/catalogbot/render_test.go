@@ -12,10 +12,12 @@ import (
 // Render fixtures and opm's recorded outputs, relative to the repository
 // root; see publisher/render/testdata/README.md.
 const (
-	renderData   = "publisher/render/testdata"
-	bundleDir    = renderData + "/foo-bundle"
-	catalogDir   = renderData + "/fbcdir"
-	renderGolden = renderData + "/golden"
+	renderData = "publisher/render/testdata"
+	bundleDir  = renderData + "/foo-bundle"
+	catalogDir = renderData + "/fbcdir"
+	// A CSV version with build metadata and olm.substitutesFor.
+	substitutesDir = renderData + "/substitutes/build-metadata"
+	renderGolden   = renderData + "/golden"
 )
 
 func renderGoldenFile(t *testing.T, name, host string) string {
@@ -59,6 +61,11 @@ func TestRender(t *testing.T) {
 		{"bundle image", []string{host + "/example/foo-bundle:v0.2.0", "-o", "yaml"}, "bundle-image.yaml"},
 		{"catalog directory as JSON", []string{catalogDir, "-o", "json"}, "fbc-dir.json"},
 		{"catalog directory as YAML", []string{catalogDir, "-o", "yaml"}, "fbc-dir.yaml"},
+		// Release from the version's build metadata, as opm derives it.
+		{"substituting bundle as YAML", []string{substitutesDir, "-o", "yaml"}, "substitutes-build-metadata.yaml"},
+		{"substituting bundle migrated with an image template", []string{substitutesDir, "-o", "json",
+			"--migrate-level", "bundle-object-to-csv-metadata",
+			"--alpha-image-ref-template", "quay.io/example/{{.Package}}-bundle:v{{.Version}}"}, "substitutes-build-metadata-migrated.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
