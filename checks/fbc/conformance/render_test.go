@@ -193,8 +193,8 @@ func opmRender(t *testing.T, dir string, f renderFlags) renderOutcome {
 	return renderOutcome{out: out}
 }
 
-// catalogbotRender renders dir as `catalogbot render DIR -o FORMAT` with
-// the same flags does.
+// catalogbotRender renders dir as `catalogbot render DIR -o FORMAT` would
+// with the same flags.
 func catalogbotRender(t *testing.T, dir string, f renderFlags) renderOutcome {
 	t.Helper()
 	opts := render.Options{MigrateLevel: f.migrateLevel, ImageRefTemplate: f.template}
@@ -243,8 +243,8 @@ func (noPullRegistry) Labels(context.Context, image.Reference) (map[string]strin
 }
 func (noPullRegistry) Destroy() error { return nil }
 
-// moduleDir is the directory of a module this module requires, from the
-// module cache (go mod download fetches it when it is missing).
+// moduleDir is the directory of a module this module requires, in the
+// module cache, where building this test has put it.
 func moduleDir(t *testing.T, path string) string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
