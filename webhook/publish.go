@@ -18,7 +18,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
@@ -158,9 +158,9 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	}
 	defer os.RemoveAll(work)
 
-	keychain := images.DefaultKeychain()
+	keychain := registry.DefaultKeychain()
 	if a.cfg.Publish.AuthFile != "" {
-		keychain = images.ContainersKeychain(a.cfg.Publish.AuthFile)
+		keychain = registry.ContainersKeychain(a.cfg.Publish.AuthFile)
 	}
 	dir, findings, err := a.catalogDir(ctx, tree, pol, work, keychain)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
@@ -143,7 +144,7 @@ func TestE2E(t *testing.T) {
 			t.Fatalf("fixture catalog.yaml: %v", findings)
 		}
 		uses := append(images.FromFBC("catalog", res.Images), images.FromCatalogYAML(file)...)
-		o := images.Options{Policy: images.DefaultPolicy(), Keychain: images.ContainersKeychain()}
+		o := images.Options{Policy: images.DefaultPolicy(), Keychain: registry.ContainersKeychain()}
 		o.Policy.Platforms = []string{"linux/amd64"}
 		v, err := images.New(o)
 		if err != nil {
@@ -229,7 +230,7 @@ func TestE2E(t *testing.T) {
 		if err := json.Unmarshal(out, &info); err != nil {
 			t.Fatal(err)
 		}
-		v, err := images.New(images.Options{Keychain: images.ContainersKeychain()})
+		v, err := images.New(images.Options{Keychain: registry.ContainersKeychain()})
 		if err != nil {
 			t.Fatal(err)
 		}

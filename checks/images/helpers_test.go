@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 )
 
 // fakeClock makes retries instant and records the waits asked for.
@@ -45,7 +46,7 @@ func (c *fakeClock) Waits() []time.Duration {
 
 // testBackoff gives waits of 100 ms, 200 ms, 400 ms with the jitter fixed
 // at 1 (the upper end).
-var testBackoff = images.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Factor: 2}
+var testBackoff = registry.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Factor: 2}
 
 // options are Verifier options for tests: anonymous, instant retries, a
 // debug log into buf when buf is not nil.

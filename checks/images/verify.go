@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/catalogbot/catalogbot/checks/registry"
 )
 
 // Options configure a Verifier. The zero value of each field means its
@@ -42,14 +44,14 @@ type Options struct {
 	// Attempts is how often a request is tried in all before its failure
 	// counts (default 4).
 	Attempts int
-	// Backoff spaces the retries (default DefaultBackoff). A Retry-After
+	// Backoff spaces the retries (default registry.DefaultBackoff). A Retry-After
 	// sent with a 429 or 503 takes its place, unless it asks for more
 	// than MaxRetryAfter (default 1 minute).
-	Backoff       Backoff
+	Backoff       registry.Backoff
 	MaxRetryAfter time.Duration
 
 	// Keychain finds the credentials for a repository (default
-	// DefaultKeychain()).
+	// registry.DefaultKeychain()).
 	Keychain authn.Keychain
 	// Insecure lists registry hosts (host or host:port) that are reached
 	// over plain HTTP, or over HTTPS without certificate verification:
@@ -69,7 +71,7 @@ type Options struct {
 
 	// Clock and Jitter replace the time source and the random part of
 	// backoffs, for tests (default: real time, math/rand).
-	Clock  Clock
+	Clock  registry.Clock
 	Jitter func() float64
 
 	// Log receives a debug record per request and per reference. It never
@@ -104,23 +106,17 @@ func New(opts Options) (*Verifier, error) {
 	if opts.Attempts <= 0 {
 		opts.Attempts = 4
 	}
-	if opts.Backoff == (Backoff{}) {
-		opts.Backoff = DefaultBackoff
+	if opts.Backoff == (registry.Backoff{}) {
+		opts.Backoff = registry.DefaultBackoff
 	}
 	if opts.MaxRetryAfter <= 0 {
 		opts.MaxRetryAfter = time.Minute
-	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
-	if opts.Jitter == nil {
-		opts.Jitter = defaultJitter
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Keychain == nil {
-		opts.Keychain = DefaultKeychain()
+		opts.Keychain = registry.DefaultKeychain()
 	}
 	pol, err := compilePolicy(opts.Policy)
 	if err != nil {
@@ -141,16 +137,15 @@ func New(opts Options) (*Verifier, error) {
 	if len(insecure) > 0 {
 		base = &insecureTransport{secure: base, insecure: insecure, skipVerify: skipVerify(base)}
 	}
-	var rt http.RoundTripper = &retryTransport{
-		next:          base,
-		attempts:      opts.Attempts,
-		timeout:       opts.Timeout,
-		backoff:       opts.Backoff,
-		maxRetryAfter: opts.MaxRetryAfter,
-		clock:         opts.Clock,
-		jitter:        opts.Jitter,
-		log:           opts.Log,
-	}
+	rt := registry.NewRetryTransport(base, registry.RetryOptions{
+		Attempts:      opts.Attempts,
+		Timeout:       opts.Timeout,
+		Backoff:       opts.Backoff,
+		MaxRetryAfter: opts.MaxRetryAfter,
+		Clock:         opts.Clock,
+		Jitter:        opts.Jitter,
+		Log:           opts.Log,
+	})
 	rt = transport.NewUserAgent(rt, opts.UserAgent)
 	return &Verifier{
 		opts:      opts,
@@ -345,9 +340,9 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	defer close(h.done)
 	auth, err := authn.Resolve(ctx, r.v.keychain, repo)
 	if err != nil {
-		var cerr *credentialError
+		var cerr *registry.CredentialError
 		if !errors.As(err, &cerr) {
-			err = &credentialError{registry: repo.RegistryStr(), err: err}
+			err = &registry.CredentialError{Registry: repo.RegistryStr(), Err: err}
 		}
 		h.err = err
 		return nil, err
@@ -357,7 +352,7 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	// top of ours.
 	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, r.v.transport, []string{repo.Scope(transport.PullScope)})
 	if h.err != nil && ctx.Err() == nil {
-		if class, _ := classify(h.err); class == ClassTransport || class == ClassRateLimited {
+		if class, _ := registry.Classify(h.err); class == ClassTransport || class == ClassRateLimited {
 			r.mu.Lock()
 			r.down[host] = h.err
 			r.mu.Unlock()
@@ -376,7 +371,7 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 	repo := parsed.Context()
 
 	fail := func(err error, what string) Result {
-		res.Class, res.Message = classify(err)
+		res.Class, res.Message = registry.Classify(err)
 		if what != "" {
 			res.Message = what + ": " + res.Message
 		}
@@ -656,7 +651,7 @@ func incompleteHead(err error) bool {
 	var terr *transport.Error
 	var uerr *url.Error
 	var nerr net.Error
-	var cerr *credentialError
+	var cerr *registry.CredentialError
 	return !errors.As(err, &terr) && !errors.As(err, &uerr) && !errors.As(err, &nerr) && !errors.As(err, &cerr) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -266,7 +267,7 @@ func fillFromEvent(gh *ghapi.Actions, f *checkFlags) error {
 func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error {
 	keychain := authn.NewMultiKeychain() // nothing matches: anonymous
 	if f.registryCredentials {
-		keychain = images.DefaultKeychain()
+		keychain = registry.DefaultKeychain()
 	}
 	if f.images || f.allImages {
 		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: "catalogbot/" + a.version, Log: a.log}

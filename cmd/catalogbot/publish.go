@@ -12,7 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -116,7 +116,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	a.log.Debug("validated", "dir", f.catalog, "took", time.Since(start))
 
 	ropts := []remote.Option{
-		remote.WithAuthFromKeychain(images.ContainersKeychain()),
+		remote.WithAuthFromKeychain(registry.ContainersKeychain()),
 		remote.WithUserAgent("catalogbot/" + a.version),
 	}
 	start = time.Now()

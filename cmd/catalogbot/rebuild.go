@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
@@ -117,7 +117,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		Epoch:              epoch,
 		CacheDir:           f.cacheDir,
 		InsecureRegistries: f.insecure,
-		Keychain:           images.ContainersKeychain(),
+		Keychain:           registry.ContainersKeychain(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
 	})

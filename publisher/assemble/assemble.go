@@ -33,7 +33,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -425,7 +425,7 @@ func (a *Assembler) resolve(ctx context.Context, image string) (string, error) {
 	}
 	desc, err := remote.Head(ref, ropts...)
 	var terr *transport.Error
-	if errors.As(err, &terr) && classOf(err) == images.ClassTransport {
+	if errors.As(err, &terr) && classOf(err) == registry.ClassTransport {
 		// Some registries and proxies answer HEAD with an error they would
 		// not give a GET; a GET of the manifest still downloads no layer.
 		d, gerr := remote.Get(ref, ropts...)

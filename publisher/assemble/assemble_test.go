@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
@@ -187,7 +187,7 @@ references:
 			for _, f := range aerr.Failures {
 				got[f.Name] = f.Class
 			}
-			want := map[string]Class{"missing": images.ClassNotFound, "unreachable": images.ClassTransport}
+			want := map[string]Class{"missing": registry.ClassNotFound, "unreachable": registry.ClassTransport}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("failures = %v, want %v", got, want)
 			}
@@ -347,16 +347,16 @@ func TestClassify(t *testing.T) {
 		err  error
 		want Class
 	}{
-		{&transport.Error{StatusCode: http.StatusNotFound}, images.ClassNotFound},
-		{&transport.Error{StatusCode: http.StatusNotFound, Errors: []transport.Diagnostic{{Code: transport.DeniedErrorCode}}}, images.ClassUnauthorized},
-		{&transport.Error{StatusCode: http.StatusUnauthorized}, images.ClassUnauthorized},
-		{&transport.Error{StatusCode: http.StatusForbidden}, images.ClassUnauthorized},
-		{&transport.Error{StatusCode: http.StatusTooManyRequests}, images.ClassRateLimited},
-		{&transport.Error{StatusCode: http.StatusBadGateway}, images.ClassTransport},
-		{&transport.Error{StatusCode: http.StatusBadRequest, Errors: []transport.Diagnostic{{Code: transport.ManifestUnknownErrorCode}}}, images.ClassNotFound},
-		{context.DeadlineExceeded, images.ClassTransport},
-		{&render.RefError{Ref: "x", Kind: render.KindImage, Err: errors.New("image type could not be determined")}, images.ClassPolicy},
-		{&render.RefError{Ref: "x", Kind: render.KindImage, Err: fmt.Errorf("wrapped: %w", &transport.Error{StatusCode: 404})}, images.ClassNotFound},
+		{&transport.Error{StatusCode: http.StatusNotFound}, registry.ClassNotFound},
+		{&transport.Error{StatusCode: http.StatusNotFound, Errors: []transport.Diagnostic{{Code: transport.DeniedErrorCode}}}, registry.ClassUnauthorized},
+		{&transport.Error{StatusCode: http.StatusUnauthorized}, registry.ClassUnauthorized},
+		{&transport.Error{StatusCode: http.StatusForbidden}, registry.ClassUnauthorized},
+		{&transport.Error{StatusCode: http.StatusTooManyRequests}, registry.ClassRateLimited},
+		{&transport.Error{StatusCode: http.StatusBadGateway}, registry.ClassTransport},
+		{&transport.Error{StatusCode: http.StatusBadRequest, Errors: []transport.Diagnostic{{Code: transport.ManifestUnknownErrorCode}}}, registry.ClassNotFound},
+		{context.DeadlineExceeded, registry.ClassTransport},
+		{&render.RefError{Ref: "x", Kind: render.KindImage, Err: errors.New("image type could not be determined")}, registry.ClassPolicy},
+		{&render.RefError{Ref: "x", Kind: render.KindImage, Err: fmt.Errorf("wrapped: %w", &transport.Error{StatusCode: 404})}, registry.ClassNotFound},
 		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, ClassInvalid},
 	}
 	for _, tt := range tests {

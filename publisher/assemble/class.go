@@ -9,20 +9,20 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
-// Class is why a reference failed: the classes of checks/images, so that a
+// Class is why a reference failed: the classes of checks/registry, so that a
 // failed assembly and a failed image check read alike, plus ClassInvalid.
-type Class = images.Class
+type Class = registry.Class
 
 // ClassInvalid: the image was fetched but its content cannot be rendered,
 // such as a catalog that does not load. The fix is in the image.
 const ClassInvalid Class = "invalid"
 
 // Classify puts a reference's failure into its class. Access is decided
-// before existence, as in checks/images: a registry that answers 404 for
+// before existence, as in checks/registry: a registry that answers 404 for
 // a private repository together with DENIED is refusing access, and the
 // image may well exist.
 func Classify(err error) (Class, string) {
@@ -34,26 +34,26 @@ func Classify(err error) (Class, string) {
 	var perr *name.ErrBadName
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return images.ClassTransport, msg
+		return registry.ClassTransport, msg
 	case errors.As(err, &perr), errors.Is(err, render.ErrNotAllowed):
-		return images.ClassPolicy, msg
+		return registry.ClassPolicy, msg
 	}
 	var nerr net.Error
 	var uerr *url.Error
 	if errors.As(err, &nerr) || errors.As(err, &uerr) {
-		return images.ClassTransport, msg
+		return registry.ClassTransport, msg
 	}
 	var rerr *render.RefError
 	if errors.As(err, &rerr) && rerr.Kind == render.KindImage {
 		// Reached the image, but it is not one that can be rendered:
 		// a reference opm refuses, or one without the catalog label.
-		return images.ClassPolicy, msg
+		return registry.ClassPolicy, msg
 	}
 	return ClassInvalid, msg
 }
 
-// classOf is the class checks/images gives a registry error.
+// classOf is the class checks/registry gives a registry error.
 func classOf(err error) Class {
-	class, _ := images.ClassifyError(err)
+	class, _ := registry.Classify(err)
 	return class
 }

@@ -1,4 +1,4 @@
-package images
+package registry
 
 import (
 	"context"
@@ -65,21 +65,62 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// retryTransport gives every request a timeout and retries the ones that
-// failed for reasons that may pass: timeouts, dropped connections, 408,
-// 429, 500, 502, 503 and 504. It honours Retry-After on 429 and 503 and
-// otherwise backs off exponentially with jitter.
-//
-// It sits below go-containerregistry's authentication, so token requests
-// are retried the same way, and it replaces go-containerregistry's own
-// retries, which neither honour Retry-After nor can be observed.
-type retryTransport struct {
-	next     http.RoundTripper
-	attempts int           // in all, the first included
-	timeout  time.Duration // per attempt, until the response headers and body are read
-	backoff  Backoff
-	// maxRetryAfter caps how long a Retry-After is waited for; a registry
+// RetryOptions configure NewRetryTransport.
+type RetryOptions struct {
+	// Attempts is how often a request is tried in all, the first
+	// included.
+	Attempts int
+	// Timeout bounds each attempt, until the response headers and body
+	// are read.
+	Timeout time.Duration
+	Backoff Backoff
+	// MaxRetryAfter caps how long a Retry-After is waited for; a registry
 	// asking for longer gets its answer passed on instead, as a failure.
+	MaxRetryAfter time.Duration
+	// Clock and Jitter replace the time source and the random part of
+	// backoffs, for tests (default: real time, math/rand).
+	Clock  Clock
+	Jitter func() float64
+	// Log receives a debug record per attempt (default: discard).
+	Log *slog.Logger
+}
+
+// NewRetryTransport gives every request through next a timeout and retries
+// the ones that failed for reasons that may pass: timeouts, dropped
+// connections, 408, 429, 500, 502, 503 and 504. It honours Retry-After on
+// 429 and 503 and otherwise backs off exponentially with jitter.
+//
+// It belongs below go-containerregistry's authentication, so token
+// requests are retried the same way, and it replaces go-containerregistry's
+// own retries, which neither honour Retry-After nor can be observed.
+func NewRetryTransport(next http.RoundTripper, o RetryOptions) http.RoundTripper {
+	t := &retryTransport{
+		next:          next,
+		attempts:      o.Attempts,
+		timeout:       o.Timeout,
+		backoff:       o.Backoff,
+		maxRetryAfter: o.MaxRetryAfter,
+		clock:         o.Clock,
+		jitter:        o.Jitter,
+		log:           o.Log,
+	}
+	if t.clock == nil {
+		t.clock = realClock{}
+	}
+	if t.jitter == nil {
+		t.jitter = rand.Float64
+	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	return t
+}
+
+type retryTransport struct {
+	next          http.RoundTripper
+	attempts      int
+	timeout       time.Duration
+	backoff       Backoff
 	maxRetryAfter time.Duration
 	clock         Clock
 	jitter        func() float64
@@ -233,5 +274,3 @@ func (e *timeoutError) Error() string {
 func (e *timeoutError) Timeout() bool   { return true }
 func (e *timeoutError) Temporary() bool { return true }
 func (e *timeoutError) Unwrap() error   { return context.DeadlineExceeded }
-
-var defaultJitter = rand.Float64

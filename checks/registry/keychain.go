@@ -1,4 +1,4 @@
-package images
+package registry
 
 import (
 	"encoding/base64"
@@ -77,7 +77,7 @@ func (k *containersKeychain) Resolve(target authn.Resource) (authn.Authenticator
 	for _, path := range k.files {
 		entries, err := readAuthFile(path)
 		if err != nil {
-			return nil, &credentialError{registry: target.RegistryStr(), err: err}
+			return nil, &CredentialError{Registry: target.RegistryStr(), Err: err}
 		}
 		for _, key := range keys {
 			e, ok := entries[key]
@@ -86,7 +86,7 @@ func (k *containersKeychain) Resolve(target authn.Resource) (authn.Authenticator
 			}
 			cfg, err := e.config()
 			if err != nil {
-				return nil, &credentialError{registry: target.RegistryStr(), err: fmt.Errorf("%s, entry %q: %w", path, key, err)}
+				return nil, &CredentialError{Registry: target.RegistryStr(), Err: fmt.Errorf("%s, entry %q: %w", path, key, err)}
 			}
 			return authn.FromConfig(cfg), nil
 		}

@@ -1,4 +1,4 @@
-package images
+package registry
 
 import (
 	"context"
@@ -42,21 +42,17 @@ const (
 // Classes lists every class, ok first, in the order reports count them.
 var Classes = []Class{ClassOK, ClassNotFound, ClassUnauthorized, ClassRateLimited, ClassTransport, ClassPolicy}
 
-// ClassifyError puts an error from a registry request into its class, with a
-// message a maintainer can act on. Other code that talks to registries
-// (catalog assembly) uses it so that its failures read like the image
-// check's.
-func ClassifyError(err error) (Class, string) { return classify(err) }
-
-// classify puts a registry error into its class and says what happened in
-// words a catalog maintainer can act on. Messages never quote request
+// Classify puts an error from a registry request into its class and says
+// what happened in words a catalog maintainer can act on. Everything that
+// talks to registries (the image check, catalog assembly, publishing) uses
+// it, so that their failures read alike. Messages never quote request
 // headers or bodies sent, so credentials cannot leak through them.
-func classify(err error) (Class, string) {
+func Classify(err error) (Class, string) {
 	var terr *transport.Error
 	if errors.As(err, &terr) {
 		return classifyHTTP(terr)
 	}
-	var cerr *credentialError
+	var cerr *CredentialError
 	if errors.As(err, &cerr) {
 		return ClassUnauthorized, cerr.Error()
 	}
@@ -140,14 +136,14 @@ func redactURL(s string) string {
 	return u.String()
 }
 
-// credentialError is a failure to read the credentials for a registry.
-type credentialError struct {
-	registry string
-	err      error
+// CredentialError is a failure to read the credentials for a registry.
+type CredentialError struct {
+	Registry string
+	Err      error
 }
 
-func (e *credentialError) Error() string {
-	return fmt.Sprintf("could not read the credentials for %s: %v", e.registry, e.err)
+func (e *CredentialError) Error() string {
+	return fmt.Sprintf("could not read the credentials for %s: %v", e.Registry, e.Err)
 }
 
-func (e *credentialError) Unwrap() error { return e.err }
+func (e *CredentialError) Unwrap() error { return e.Err }
