@@ -158,10 +158,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	}
 	defer os.RemoveAll(work)
 
-	keychain := registry.DefaultKeychain()
-	if a.cfg.Publish.AuthFile != "" {
-		keychain = registry.ContainersKeychain(a.cfg.Publish.AuthFile)
-	}
+	keychain := registry.Keychain(a.cfg.Publish.AuthFile)
 	dir, findings, err := a.catalogDir(ctx, tree, pol, work, keychain)
 	if err != nil {
 		return failed("Could not assemble the catalog", fmt.Sprintf("Assembling the catalog at %s failed:\n\n```\n%v\n```\n", sha, err), findings)

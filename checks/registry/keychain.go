@@ -10,18 +10,108 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/docker/cli/cli/config"
+	"github.com/docker/cli/cli/config/types"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
-// DefaultKeychain finds credentials the way container tools on the same
-// machine do: first in the containers auth files that podman, skopeo and
-// buildah write (see ContainersAuthFiles), then in docker's config.json,
-// including its credential helpers and credsStore, in $DOCKER_CONFIG or
-// ~/.docker.
-func DefaultKeychain() authn.Keychain {
+// DefaultKeychain is Keychain with no auth file of its own: the one
+// keychain of every command.
+func DefaultKeychain() authn.Keychain { return Keychain("") }
+
+// Keychain finds credentials the way container tools on the same machine
+// do, and in this order, the first file with an entry for the repository
+// or its registry winning:
+//
+//  1. authFile, or $REGISTRY_AUTH_FILE when authFile is empty;
+//  2. the containers auth files podman, skopeo and buildah write:
+//     $XDG_RUNTIME_DIR/containers/auth.json, then
+//     ${XDG_CONFIG_HOME:-~/.config}/containers/auth.json;
+//  3. docker's config.json in $DOCKER_CONFIG or ~/.docker, with its
+//     credHelpers and credsStore (docker-credential-NAME on PATH).
+//
+// A repository none of them names is reached anonymously. The environment
+// is read when the keychain is made.
+func Keychain(authFile string) authn.Keychain {
 	home, _ := os.UserHomeDir()
-	return authn.NewMultiKeychain(ContainersKeychain(ContainersAuthFiles(os.Getenv, home)...), authn.DefaultKeychain)
+	return newKeychain(os.Getenv, home, authFile)
+}
+
+func newKeychain(getenv func(string) string, home, authFile string) authn.Keychain {
+	if authFile != "" {
+		getenv = overrideEnv(getenv, "REGISTRY_AUTH_FILE", authFile)
+	}
+	dockerDir := getenv("DOCKER_CONFIG")
+	if dockerDir == "" && home != "" {
+		dockerDir = filepath.Join(home, ".docker")
+	}
+	return authn.NewMultiKeychain(
+		ContainersKeychain(ContainersAuthFiles(getenv, home)...),
+		&dockerKeychain{dir: dockerDir},
+	)
+}
+
+func overrideEnv(getenv func(string) string, key, value string) func(string) string {
+	return func(k string) string {
+		if k == key {
+			return value
+		}
+		return getenv(k)
+	}
+}
+
+// dockerKeychain reads docker's config.json in dir, as the docker CLI does:
+// an entry in auths, or the credential helper credHelpers names for the
+// registry, or the credsStore for all registries. Unlike
+// go-containerregistry's default keychain it never falls back to the
+// containers auth files, whose order Keychain decides.
+type dockerKeychain struct {
+	dir string
+}
+
+func (k *dockerKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	if k.dir == "" {
+		return authn.Anonymous, nil
+	}
+	path := filepath.Join(k.dir, config.ConfigFileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return authn.Anonymous, nil
+	}
+	cf, err := config.Load(k.dir)
+	if err != nil {
+		// The parser's errors may quote the file's content: say only
+		// which file.
+		return nil, &CredentialError{Registry: target.RegistryStr(), Err: fmt.Errorf("%s is not a readable docker config", path)}
+	}
+	// A repository's own auths entry is honoured, as go-containerregistry
+	// does; but a credential helper for the registry comes first, as in
+	// docker, so credsStore is not asked for the repository before it.
+	keys := []string{target.String(), target.RegistryStr()}
+	if _, ok := cf.CredentialHelpers[target.RegistryStr()]; ok {
+		keys = keys[1:]
+	}
+	for _, key := range keys {
+		if key == name.DefaultRegistry {
+			key = authn.DefaultAuthKey
+		}
+		cfg, err := cf.GetAuthConfig(key)
+		if err != nil {
+			// A helper's error goes unquoted too: it is its output.
+			return nil, &CredentialError{Registry: target.RegistryStr(), Err: fmt.Errorf("the credential helper for %s in %s failed", key, path)}
+		}
+		cfg.ServerAddress = ""
+		if cfg != (types.AuthConfig{}) {
+			return authn.FromConfig(authn.AuthConfig{
+				Username:      cfg.Username,
+				Password:      cfg.Password,
+				Auth:          cfg.Auth,
+				IdentityToken: cfg.IdentityToken,
+				RegistryToken: cfg.RegistryToken,
+			}), nil
+		}
+	}
+	return authn.Anonymous, nil
 }
 
 // ContainersAuthFiles lists the containers auth files in the order they are
@@ -54,7 +144,7 @@ func ContainersAuthFiles(getenv func(string) string, home string) []string {
 // Keys name a registry, or a namespace or repository in it; the most
 // specific key that matches wins, and the first file with a match wins.
 // Credential helpers named in these files are not run: configure them in
-// docker's config.json, which DefaultKeychain also reads.
+// docker's config.json, which Keychain also reads.
 func ContainersKeychain(files ...string) authn.Keychain {
 	return &containersKeychain{files: files}
 }

@@ -116,7 +116,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	a.log.Debug("validated", "dir", f.catalog, "took", time.Since(start))
 
 	ropts := []remote.Option{
-		remote.WithAuthFromKeychain(registry.ContainersKeychain()),
+		remote.WithAuthFromKeychain(registry.DefaultKeychain()),
 		remote.WithUserAgent("catalogbot/" + a.version),
 	}
 	start = time.Now()

@@ -117,7 +117,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		Epoch:              epoch,
 		CacheDir:           f.cacheDir,
 		InsecureRegistries: f.insecure,
-		Keychain:           registry.ContainersKeychain(),
+		Keychain:           registry.DefaultKeychain(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
 	})

@@ -62,8 +62,8 @@ type Options struct {
 	// plain HTTP. Loopback and private addresses always are.
 	InsecureRegistries []string
 
-	// Keychain resolves registry credentials; nil means the docker
-	// config.json keychain with its credential helpers.
+	// Keychain resolves registry credentials; nil means
+	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
 	// Transport carries registry requests; nil means go-containerregistry's
@@ -92,7 +92,7 @@ func New(opts Options) (*Assembler, error) {
 		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Keychain == nil {
-		opts.Keychain = authn.DefaultKeychain
+		opts.Keychain = registry.DefaultKeychain()
 	}
 	r, err := render.New(render.Options{
 		InsecureRegistries: opts.InsecureRegistries,

@@ -41,6 +41,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
+	"github.com/catalogbot/catalogbot/checks/registry"
 )
 
 // Options configure a Renderer. The zero value renders as `opm render` with
@@ -59,8 +60,8 @@ type Options struct {
 	// plain HTTP. Loopback and private addresses always are.
 	InsecureRegistries []string
 
-	// Keychain resolves registry credentials; nil means the docker
-	// config.json keychain with its credential helpers.
+	// Keychain resolves registry credentials; nil means
+	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
 	// Transport carries registry requests; nil means go-containerregistry's
@@ -104,7 +105,7 @@ func New(opts Options) (*Renderer, error) {
 		r.insecure[h] = true
 	}
 	if r.opts.Keychain == nil {
-		r.opts.Keychain = authn.DefaultKeychain
+		r.opts.Keychain = registry.DefaultKeychain()
 	}
 	return r, nil
 }
