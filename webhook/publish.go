@@ -6,24 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
-	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
@@ -146,59 +140,65 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 	return nil
 }
 
-// buildAndPush does the publishing proper, reporting the outcome as a
-// check run output and a Publishes result.
+// buildAndPush publishes through the one publish flow, translating the
+// policy into its source and options, and reports the outcome as a check
+// run output and a Publishes result.
 func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
-	work, err := os.MkdirTemp("", "catalogbot-publish-")
-	if err != nil {
-		return failed("Could not publish", fmt.Sprintf("Creating a work directory failed: %v", err), nil)
+	src := publish.Source{Tree: tree, Roots: pol.Catalog.Roots}
+	// The policy's reference list, else a catalog.yaml at the root, else
+	// the catalog roots.
+	src.ReferenceList = pol.Catalog.ReferenceList
+	if src.ReferenceList == "" {
+		if _, err := fs.Stat(tree, "catalog.yaml"); err == nil {
+			src.ReferenceList = "catalog.yaml"
+		}
 	}
-	defer os.RemoveAll(work)
-
-	keychain := registry.Keychain(a.cfg.Publish.AuthFile)
-	dir, findings, err := a.catalogDir(ctx, tree, pol, work, keychain)
-	if err != nil {
-		return failed("Could not assemble the catalog", fmt.Sprintf("Assembling the catalog at %s failed:\n\n```\n%v\n```\n", sha, err), findings)
-	}
-	if len(findings) > 0 {
-		return failed("The reference list is invalid", "The catalog.yaml reference list has errors; nothing was published.", findings)
-	}
-
-	res, err := fbc.Validate(ctx, os.DirFS(dir), fbc.Options{})
-	if err != nil {
-		return failed("Could not validate the catalog", err.Error(), nil)
-	}
-	if !res.Valid() {
-		return failed("The catalog is invalid", fmt.Sprintf("The catalog at %s does not validate; nothing was published.\n\n%s", sha, res.OPMMessage), res.Findings)
-	}
-
-	ropts := []remote.Option{remote.WithAuthFromKeychain(keychain), remote.WithUserAgent("catalogbot")}
-	img, err := build.Build(ctx, dir, build.Options{
+	res, err := publish.Publish(ctx, src, publish.Options{
+		Image:     pol.Publish.Image,
 		Base:      pol.Publish.Base,
 		Platforms: pol.Publish.Platforms,
-		Insecure:  a.cfg.Publish.Insecure,
-		Remote:    ropts,
+		// Repository directories are owner/name.git, and no owner
+		// starts with a dot.
+		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),
+		InsecureRegistries: a.cfg.Publish.Insecure,
+		Keychain:           registry.Keychain(a.cfg.Publish.AuthFile),
+		UserAgent:          "catalogbot",
 	})
 	if err != nil {
-		return failed("Could not build the catalog image", fmt.Sprintf("Building the catalog image of %s failed:\n\n```\n%v\n```\n", sha, err), nil)
+		var aerr *assemble.Error
+		if errors.As(err, &aerr) {
+			return failed("Could not assemble the catalog", fmt.Sprintf("Assembling the catalog at %s failed:\n\n```\n%v\n```\n", sha, err), nil)
+		}
+		return failed("Could not publish the catalog image", fmt.Sprintf("Publishing the catalog at %s to `%s` failed:\n\n```\n%v\n```\n", sha, pol.Publish.Image, err), nil)
 	}
-	pushed, err := build.Push(ctx, img, pol.Publish.Image, build.PushOptions{Insecure: a.cfg.Publish.Insecure, Remote: ropts})
-	if err != nil {
-		return failed("Could not push the catalog image", fmt.Sprintf("Pushing to `%s` failed:\n\n```\n%v\n```\n", pol.Publish.Image, err), nil)
+	switch {
+	case res.ListFindings != nil:
+		return failed("The reference list is invalid", "The catalog.yaml reference list has errors; nothing was published.", res.ListFindings)
+	case res.Status == publish.Invalid:
+		return failed("The catalog is invalid", fmt.Sprintf("The catalog at %s does not validate; nothing was published.\n\n%s", sha, res.Findings.OPMMessage), res.Findings.Findings)
 	}
 	result, verb := PublishPushed, "Published"
-	if pushed.Unchanged {
+	if res.Status == publish.Unchanged {
 		result, verb = PublishUnchanged, "Unchanged"
 	}
 	summary := fmt.Sprintf("The catalog at %s is `%s@%s`.\n\n| | |\n|---|---|\n| image | `%s` |\n| digest | `%s` |\n| base | `%s` |\n",
-		sha, repoOf(pol.Publish.Image), pushed.Digest, pol.Publish.Image, pushed.Digest, pol.Publish.Base)
-	if pushed.Unchanged {
+		sha, repoOf(pol.Publish.Image), res.Digest, pol.Publish.Image, res.Digest, res.Base())
+	if res.Previous != "" && res.Previous != res.Digest {
+		summary += fmt.Sprintf("| previous | `%s` |\n", res.Previous)
+	}
+	if len(res.Drift) > 0 {
+		summary += "\nMoved since the last publication:\n\n"
+		for _, d := range res.Drift {
+			summary += fmt.Sprintf("- %s\n", d)
+		}
+	}
+	if res.Status == publish.Unchanged {
 		summary += "\nThe tag already pointed at this digest; nothing was pushed.\n"
 	}
-	return checkOutput{Conclusion: checks.Success, Title: fmt.Sprintf("%s %s", verb, pushed.Digest), Summary: summary}, result
+	return checkOutput{Conclusion: checks.Success, Title: fmt.Sprintf("%s %s", verb, res.Digest), Summary: summary}, result
 }
 
 // repoOf strips the tag from an image reference.
@@ -207,106 +207,4 @@ func repoOf(ref string) string {
 		return ref[:i]
 	}
 	return ref
-}
-
-// catalogDir writes the catalog to publish under work and returns its
-// directory: assembled from the reference list when the repository has one
-// (the policy's, or catalog.yaml at the root), else the catalog roots'
-// packages gathered in one directory. Findings are the reference list's.
-func (a *App) catalogDir(ctx context.Context, tree fs.FS, pol *policy.Policy, work string, keychain authn.Keychain) (string, []checks.Finding, error) {
-	list := pol.Catalog.ReferenceList
-	if list == "" {
-		if _, err := fs.Stat(tree, "catalog.yaml"); err == nil {
-			list = "catalog.yaml"
-		}
-	}
-	if list != "" {
-		data, err := fs.ReadFile(tree, list)
-		if err == nil {
-			f, findings := catalogyaml.Parse(list, data)
-			if len(findings) > 0 {
-				return "", findings, nil
-			}
-			asm, err := assemble.New(assemble.Options{
-				// Repository directories are owner/name.git, and no
-				// owner starts with a dot.
-				CacheDir:           filepath.Join(a.cache.Dir(), ".render"),
-				InsecureRegistries: a.cfg.Publish.Insecure,
-				Keychain:           keychain,
-			})
-			if err != nil {
-				return "", nil, err
-			}
-			res, err := asm.Assemble(ctx, f, filepath.Join(work, "assembled"))
-			if err != nil {
-				return "", nil, err
-			}
-			return res.Dir, nil, nil
-		}
-		if pol.Catalog.ReferenceList != "" || !errors.Is(err, fs.ErrNotExist) {
-			return "", nil, fmt.Errorf("read %s: %w", list, err)
-		}
-	}
-
-	out := filepath.Join(work, "catalog")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", nil, err
-	}
-	found := false
-	for _, root := range pol.Catalog.Roots {
-		info, err := fs.Stat(tree, root)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		found = true
-		if err := copyTree(tree, root, out); err != nil {
-			return "", nil, fmt.Errorf("write the catalog root %s: %w", root, err)
-		}
-	}
-	if !found {
-		return "", nil, fmt.Errorf("no catalog root of the policy (%s) exists", strings.Join(pol.Catalog.Roots, ", "))
-	}
-	return out, nil, nil
-}
-
-// copyTree writes the regular files under root in fsys to dir. Only data
-// is written: modes are fixed, links were resolved by the tree.
-func copyTree(fsys fs.FS, root, dir string) error {
-	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-		if root == "." {
-			rel = p
-		}
-		if rel == "." || rel == "" {
-			return nil
-		}
-		if strings.HasPrefix(path.Base(p), ".") && root == "." {
-			// The repository's own dot files (.catalogbot.yaml,
-			// .github) are not catalog content.
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			// A link inside the tree reads as its target; one to a
-			// directory is not followed (WalkDir would not either).
-			info, err := fs.Stat(fsys, p)
-			if err != nil || !info.Mode().IsRegular() {
-				return nil
-			}
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

@@ -2,23 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/publisher/publish"
 )
 
 // publishFlags are the command line of publish.
 type publishFlags struct {
 	catalog   string
+	config    string
 	image     string
 	base      string
 	opmImage  string
@@ -30,11 +34,20 @@ type publishFlags struct {
 func newPublishCmd(a *app) *cobra.Command {
 	f := publishFlags{base: build.BaseOPM, opmImage: build.DefaultOPMImage}
 	cmd := &cobra.Command{
-		Use:   "publish --catalog DIR --image REF",
+		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF",
 		Short: "Build the catalog image and push it, without a container daemon",
 		Long: `Validate the File-Based Catalog in DIR, build its catalog image and push it
 to REF, a registry reference, or to oci:LAYOUT_DIR[:TAG], an OCI image
-layout directory (created if missing; the tag defaults to latest).
+layout directory (created if missing; the tag defaults to latest). With
+--config, the catalog is first assembled from a catalog.yaml reference list
+and the digest of every reference is recorded, as rebuild does.
+
+Registry credentials are found as container tools find them, in this
+order: $REGISTRY_AUTH_FILE, the containers auth.json files
+($XDG_RUNTIME_DIR/containers/auth.json, then
+${XDG_CONFIG_HOME:-~/.config}/containers/auth.json), then docker's
+config.json in $DOCKER_CONFIG or ~/.docker with its credHelpers and
+credsStore.
 
 The image is the base plus one /configs layer holding the catalog and the
 label operators.operatorframework.io.index.configs.v1=/configs. Bases
@@ -50,16 +63,21 @@ The build is reproducible: file times, owners, modes and order are fixed,
 and so is the image's created time (the Unix epoch, or SOURCE_DATE_EPOCH),
 so the same catalog on the same base digest gives the same digest. The
 image is annotated with the base it was built on and with the reference
-digests given with --reference-digest.
+digests given with --reference-digest. The base is logged as name@digest
+on every run: pin it (--opm-image IMAGE@sha256:...) for builds that must
+not move when opm releases.
 
 Blobs and the manifest are pushed before the tag moves. When the tag
 already points at the digest, nothing is pushed and the result is
 "unchanged". An invalid catalog is never published.
 
-Output: the digest and "published" or "unchanged".
+Output: the digest and "published" or "unchanged"; on stderr a log line
+with the image, the digest and the resolved base.
 
 Exit status: 0 published or unchanged, 1 the catalog is invalid (its
-findings are printed), 2 usage, registry or I/O error.`,
+findings are printed), a reference could not be rendered, or a registry
+refused access ("unauthorized", the registry named), 2 usage, other
+registry or I/O error.`,
 		Example: `  catalogbot publish --catalog catalog --image quay.io/example/catalog:latest
   catalogbot publish --catalog catalog --image oci:out:v1 --base scratch
   catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64`,
@@ -67,8 +85,8 @@ findings are printed), 2 usage, registry or I/O error.`,
 			if len(args) > 0 {
 				return usageErrorf(cmd.CommandPath(), "publish takes no arguments, got %q; name the catalog with --catalog", args[0])
 			}
-			if f.catalog == "" || f.image == "" {
-				return usageErrorf(cmd.CommandPath(), "publish needs --catalog and --image")
+			if (f.catalog == "") == (f.config == "") || f.image == "" {
+				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config")
 			}
 			return nil
 		},
@@ -78,6 +96,7 @@ findings are printed), 2 usage, registry or I/O error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.catalog, "catalog", "", "the catalog `DIR` to publish")
+	fl.StringVar(&f.config, "config", "", "assemble the catalog from this catalog.yaml reference list (`CATALOG_YAML`) instead")
 	fl.StringVar(&f.image, "image", "", "where to publish: an image `REF`erence or oci:LAYOUT_DIR[:TAG]")
 	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
@@ -93,59 +112,106 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	if err != nil {
 		return usageErrorf(cmdPath, "%v", err)
 	}
-	info, err := os.Stat(f.catalog)
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("%q is not a directory", f.catalog)
+	var src publish.Source
+	what := f.catalog
+	if f.config != "" {
+		if len(f.refs) > 0 {
+			return usageErrorf(cmdPath, "--reference-digest is for --catalog; a catalog.yaml records the digests its references resolve to")
+		}
+		file, err := a.readCatalogYAML(f.config)
+		if err != nil {
+			return err
+		}
+		src.List, what = file, "the catalog assembled from "+f.config
+	} else {
+		info, err := os.Stat(f.catalog)
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("%q is not a directory", f.catalog)
+		}
+		src.Dir = f.catalog
 	}
 
 	start := time.Now()
-	res, err := a.validate(ctx, os.DirFS(f.catalog), fbc.Options{})
-	if err != nil {
-		return fmt.Errorf("validate %s: %w", f.catalog, err)
-	}
-	if !res.Valid() {
-		if err := fbcreport.Write(a.stdout, fbcreport.Text, res, fbcreport.Options{Version: a.version}); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stderr, "catalogbot: %s is invalid; not published\n", f.catalog)
-		return errInvalid
-	}
-	a.log.Debug("validated", "dir", f.catalog, "took", time.Since(start))
-
-	ropts := []remote.Option{
-		remote.WithAuthFromKeychain(registry.DefaultKeychain()),
-		remote.WithUserAgent("catalogbot/" + a.version),
-	}
-	start = time.Now()
-	img, err := build.Build(ctx, f.catalog, build.Options{
-		Base:       f.base,
-		OPMImage:   f.opmImage,
-		Platforms:  f.platforms,
-		Epoch:      epoch,
-		Insecure:   f.insecure,
-		References: f.refs,
-		Remote:     ropts,
+	res, err := publish.Publish(ctx, src, publish.Options{
+		Image:              f.image,
+		Base:               f.base,
+		OPMImage:           f.opmImage,
+		Platforms:          f.platforms,
+		Epoch:              epoch,
+		References:         f.refs,
+		InsecureRegistries: f.insecure,
+		Keychain:           registry.DefaultKeychain(),
+		UserAgent:          "catalogbot/" + a.version,
+		Validate:           a.validate,
+		Progress:           assemble.LogProgress(a.stderr),
 	})
 	if err != nil {
-		return fmt.Errorf("build: %w", err)
+		return a.publishError(ctx, err)
 	}
-	a.log.Debug("built", "digest", img.Digest, "base", img.BaseName, "base-digest", img.BaseDigest, "took", time.Since(start))
+	return a.reportPublish(res, what, f.image, start)
+}
 
-	start = time.Now()
-	pushed, err := build.Push(ctx, img, f.image, build.PushOptions{Insecure: f.insecure, Remote: ropts})
-	if err != nil {
-		return err
+// publishError is what publish and rebuild make of a failed publish: a
+// reference that could not be rendered or a registry that refused the
+// credentials are the user's to fix, exit status 1, like an invalid
+// catalog; anything else kept the command from a verdict.
+func (a *app) publishError(ctx context.Context, err error) error {
+	var aerr *assemble.Error
+	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
+		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
+		return errInvalid
 	}
-	status := "published"
-	if pushed.Unchanged {
-		status = "unchanged"
+	if class, msg := registry.Classify(err); class == registry.ClassUnauthorized {
+		fmt.Fprintf(a.stderr, "catalogbot: %s: %s: %v\n", class, msg, err)
+		return errInvalid
 	}
-	a.log.Info(status, "image", f.image, "digest", pushed.Digest, "took", time.Since(start))
-	fmt.Fprintf(a.stdout, "%s %s\n", pushed.Digest, status)
+	return err
+}
+
+// reportPublish prints the outcome of a publish: the findings of an
+// invalid catalog, else the drift, a log line naming the resolved base,
+// and the digest with its status.
+func (a *app) reportPublish(res *publish.Result, what, image string, start time.Time) error {
+	if res.Status == publish.Invalid {
+		if len(res.ListFindings) > 0 {
+			for _, fd := range res.ListFindings {
+				fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
+			}
+		} else if err := fbcreport.Write(a.stdout, fbcreport.Text, res.Findings, fbcreport.Options{Version: a.version}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: %s is invalid; not published\n", what)
+		return errInvalid
+	}
+	for _, d := range res.Drift {
+		fmt.Fprintf(a.stdout, "drift: %s\n", d)
+	}
+	// The base is named with the digest it resolved to on every run, so
+	// that an unpinned base (the default opm image is :latest) is visible
+	// and can be pinned.
+	a.log.Info(string(res.Status), "image", image, "digest", res.Digest, "previous", res.Previous,
+		"base", res.Base(), "drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
 	return nil
+}
+
+// readCatalogYAML reads and parses a catalog.yaml, printing its findings.
+func (a *app) readCatalogYAML(path string) (*catalogyaml.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	file, findings := catalogyaml.Parse(filepath.ToSlash(path), data)
+	if len(findings) > 0 {
+		for _, fd := range findings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
+		}
+		return nil, errInvalid
+	}
+	return file, nil
 }
 
 // sourceDateEpoch is the time SOURCE_DATE_EPOCH sets, the convention of

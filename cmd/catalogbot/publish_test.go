@@ -151,8 +151,9 @@ func TestPublishUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no catalog", "", []string{"publish", "--image", out}, "needs --catalog and --image"},
-		{"no image", "", []string{"publish", "--catalog", validDir}, "needs --catalog and --image"},
+		{"no catalog", "", []string{"publish", "--image", out}, "needs --image and one of --catalog and --config"},
+		{"no image", "", []string{"publish", "--catalog", validDir}, "needs --image and one of --catalog and --config"},
+		{"catalog and config", "", []string{"publish", "--catalog", validDir, "--config", "catalog.yaml", "--image", out}, "one of --catalog and --config"},
 		{"argument", "", []string{"publish", validDir}, "takes no arguments"},
 		{"missing dir", "", []string{"publish", "--catalog", "testdata/nope", "--image", out}, "no such file"},
 		{"bad platform", "", []string{"publish", "--catalog", validDir, "--image", out, "--base", "scratch", "--platform", "linux"}, "invalid platform"},

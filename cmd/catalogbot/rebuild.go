@@ -2,20 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
-	"github.com/catalogbot/catalogbot/publisher/rebuild"
+	"github.com/catalogbot/catalogbot/publisher/publish"
 )
 
 // rebuildFlags are the command line of rebuild.
@@ -52,11 +46,15 @@ An invalid catalog is never published: its findings are printed and the
 exit status is 1.
 
 Output: one "drift: ..." line per input that moved, then the digest and
-"published" or "unchanged".
+"published" or "unchanged"; on stderr a log line with the image, the
+digest and the resolved base (name@digest).
+
+Credentials are found as publish finds them: see catalogbot publish --help.
 
 Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
-catalog is invalid or a reference could not be rendered, 2 usage, registry
-or I/O error.`,
+catalog is invalid, a reference could not be rendered, or a registry
+refused access ("unauthorized", the registry named), 2 usage, other
+registry or I/O error.`,
 		Example: `  catalogbot rebuild --config catalog.yaml
   catalogbot rebuild --config catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
   catalogbot rebuild --config catalog.yaml --image oci:out:v1 --base scratch`,
@@ -89,16 +87,9 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 	if err != nil {
 		return usageErrorf(cmdPath, "%v", err)
 	}
-	data, err := os.ReadFile(f.config)
+	file, err := a.readCatalogYAML(f.config)
 	if err != nil {
 		return err
-	}
-	file, findings := catalogyaml.Parse(filepath.ToSlash(f.config), data)
-	if len(findings) > 0 {
-		for _, fd := range findings {
-			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
-		}
-		return errInvalid
 	}
 	target := f.image
 	if target == "" {
@@ -109,7 +100,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 	}
 
 	start := time.Now()
-	res, err := rebuild.Rebuild(ctx, file, rebuild.Options{
+	res, err := publish.Publish(ctx, publish.Source{List: file}, publish.Options{
 		Image:              target,
 		Base:               f.base,
 		OPMImage:           f.opmImage,
@@ -118,29 +109,12 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		CacheDir:           f.cacheDir,
 		InsecureRegistries: f.insecure,
 		Keychain:           registry.DefaultKeychain(),
+		UserAgent:          "catalogbot/" + a.version,
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
 	})
-	var aerr *assemble.Error
-	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
-		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
-		return errInvalid
-	}
 	if err != nil {
-		return err
+		return a.publishError(ctx, err)
 	}
-	if res.Status == rebuild.Invalid {
-		if err := fbcreport.Write(a.stdout, fbcreport.Text, res.Findings, fbcreport.Options{Version: a.version}); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stderr, "catalogbot: the catalog assembled from %s is invalid; not published\n", f.config)
-		return errInvalid
-	}
-	for _, d := range res.Drift {
-		fmt.Fprintf(a.stdout, "drift: %s\n", d)
-	}
-	a.log.Info(string(res.Status), "image", target, "digest", res.Digest, "previous", res.Previous,
-		"drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
-	return nil
+	return a.reportPublish(res, "the catalog assembled from "+f.config, target, start)
 }

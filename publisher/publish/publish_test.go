@@ -1,4 +1,4 @@
-package rebuild_test
+package publish_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
-	"github.com/catalogbot/catalogbot/publisher/rebuild"
+	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -61,14 +61,14 @@ func headDigest(t *testing.T, ref string) string {
 	return d.Digest.String()
 }
 
-func options(target string) rebuild.Options {
-	return rebuild.Options{Image: target, Base: build.BaseScratch, Keychain: authn.NewMultiKeychain()}
+func options(target string) publish.Options {
+	return publish.Options{Image: target, Base: build.BaseScratch, Keychain: authn.NewMultiKeychain()}
 }
 
 // TestRebuildRegistry runs the scheduled job four times against one
 // registry, as a schedule would: publish, nothing moved, a tag moved, and
 // a reference that turned invalid.
-func TestRebuildRegistry(t *testing.T) {
+func TestPublishRegistry(t *testing.T) {
 	ctx := context.Background()
 	host := rendertest.NewRegistry(t)
 	certRef, kvRef := host+"/cert-rotator:v1", host+"/kv-store-operator:v1"
@@ -81,11 +81,11 @@ func TestRebuildRegistry(t *testing.T) {
 	// must still be noticed.
 	o.CacheDir = t.TempDir()
 
-	first, err := rebuild.Rebuild(ctx, f, o)
+	first, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Status != rebuild.Published || first.Previous != "" || first.Drift != nil {
+	if first.Status != publish.Published || first.Previous != "" || first.Drift != nil {
 		t.Fatalf("first run: status %s, previous %q, drift %v; want published, none, none", first.Status, first.Previous, first.Drift)
 	}
 	if got := headDigest(t, target); got != first.Digest {
@@ -95,7 +95,7 @@ func TestRebuildRegistry(t *testing.T) {
 	if !reflect.DeepEqual(first.References, want) {
 		t.Errorf("references = %v, want %v", first.References, want)
 	}
-	prev, err := rebuild.ReadPublished(ctx, target, nil, nil)
+	prev, err := publish.ReadPublished(ctx, target, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,25 +103,25 @@ func TestRebuildRegistry(t *testing.T) {
 		t.Errorf("published image has no %s annotation: %v", build.AnnReferences, prev.Annotations)
 	}
 
-	second, err := rebuild.Rebuild(ctx, f, o)
+	second, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Status != rebuild.Unchanged || second.Digest != first.Digest || len(second.Drift) != 0 {
+	if second.Status != publish.Unchanged || second.Digest != first.Digest || len(second.Drift) != 0 {
 		t.Fatalf("second run: status %s, digest %s, drift %v; want unchanged, %s, none", second.Status, second.Digest, second.Drift, first.Digest)
 	}
 
 	wasCert := want[certRef]
 	rendertest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", map[string]string{"revision": "2"}))
-	third, err := rebuild.Rebuild(ctx, f, o)
+	third, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDrift := []rebuild.Drift{{Kind: rebuild.DriftReference, Name: certRef, Was: wasCert, Now: headDigest(t, certRef)}}
+	wantDrift := []publish.Drift{{Kind: publish.DriftReference, Name: certRef, Was: wasCert, Now: headDigest(t, certRef)}}
 	if !reflect.DeepEqual(third.Drift, wantDrift) {
 		t.Errorf("drift = %v, want %v", third.Drift, wantDrift)
 	}
-	if third.Status != rebuild.Published || third.Digest == first.Digest || third.Previous != first.Digest {
+	if third.Status != publish.Published || third.Digest == first.Digest || third.Previous != first.Digest {
 		t.Fatalf("third run: status %s, digest %s, previous %s; want published, a new digest, %s", third.Status, third.Digest, third.Previous, first.Digest)
 	}
 	if got := headDigest(t, target); got != third.Digest {
@@ -129,11 +129,11 @@ func TestRebuildRegistry(t *testing.T) {
 	}
 
 	rendertest.Push(t, kvRef, catalogImage(t, "broken", "kv-store-operator", nil))
-	fourth, err := rebuild.Rebuild(ctx, f, o)
+	fourth, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fourth.Status != rebuild.Invalid || fourth.Findings == nil || fourth.Findings.Valid() {
+	if fourth.Status != publish.Invalid || fourth.Findings == nil || fourth.Findings.Valid() {
 		t.Fatalf("invalid catalog: status %s, findings %v; want invalid with findings", fourth.Status, fourth.Findings)
 	}
 	if got := headDigest(t, target); got != third.Digest {
@@ -142,7 +142,7 @@ func TestRebuildRegistry(t *testing.T) {
 }
 
 // TestRebuildLayout publishes to an OCI layout, the offline target.
-func TestRebuildLayout(t *testing.T) {
+func TestPublishLayout(t *testing.T) {
 	ctx := context.Background()
 	host := rendertest.NewRegistry(t)
 	rendertest.Push(t, host+"/cert-rotator:v1", catalogImage(t, "valid", "cert-rotator", nil))
@@ -151,8 +151,8 @@ func TestRebuildLayout(t *testing.T) {
 	target := "oci:" + filepath.Join(t.TempDir(), "out") + ":v1"
 
 	var digests []string
-	for i, want := range []rebuild.Status{rebuild.Published, rebuild.Unchanged} {
-		res, err := rebuild.Rebuild(ctx, f, options(target))
+	for i, want := range []publish.Status{publish.Published, publish.Unchanged} {
+		res, err := publish.Publish(ctx, publish.Source{List: f}, options(target))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestRebuildLayout(t *testing.T) {
 	if digests[0] != digests[1] {
 		t.Errorf("digests differ across runs: %v", digests)
 	}
-	prev, err := rebuild.ReadPublished(ctx, target, nil, nil)
+	prev, err := publish.ReadPublished(ctx, target, nil, nil)
 	if err != nil || prev == nil || prev.Digest != digests[0] {
 		t.Fatalf("ReadPublished = %v, %v; want digest %s", prev, err, digests[0])
 	}
@@ -176,7 +176,7 @@ func TestReadPublishedMissing(t *testing.T) {
 		host + "/nothing:latest",
 		"oci:" + filepath.Join(t.TempDir(), "absent"),
 	} {
-		img, err := rebuild.ReadPublished(context.Background(), target, nil, nil)
+		img, err := publish.ReadPublished(context.Background(), target, nil, nil)
 		if err != nil || img != nil {
 			t.Errorf("ReadPublished(%s) = %v, %v; want nil, nil", target, img, err)
 		}
@@ -191,7 +191,7 @@ func TestCompare(t *testing.T) {
 		refs     map[string]string
 		base     string
 		baseDig  string
-		want     []rebuild.Drift
+		want     []publish.Drift
 		wantNone bool
 	}{
 		{
@@ -205,16 +205,16 @@ func TestCompare(t *testing.T) {
 		{
 			name: "moved, added, removed", anns: map[string]string{build.AnnReferences: refs},
 			refs: map[string]string{"a:v1": "sha256:9", "c:v1": "sha256:3"},
-			want: []rebuild.Drift{
-				{Kind: rebuild.DriftReference, Name: "a:v1", Was: "sha256:1", Now: "sha256:9"},
-				{Kind: rebuild.DriftRemoved, Name: "b:v1", Was: "sha256:2"},
-				{Kind: rebuild.DriftAdded, Name: "c:v1", Now: "sha256:3"},
+			want: []publish.Drift{
+				{Kind: publish.DriftReference, Name: "a:v1", Was: "sha256:1", Now: "sha256:9"},
+				{Kind: publish.DriftRemoved, Name: "b:v1", Was: "sha256:2"},
+				{Kind: publish.DriftAdded, Name: "c:v1", Now: "sha256:3"},
 			},
 		},
 		{
 			name: "base moved", anns: map[string]string{build.AnnBaseName: "opm", build.AnnBaseDigest: "sha256:b"},
 			base: "opm", baseDig: "sha256:c",
-			want: []rebuild.Drift{{Kind: rebuild.DriftBase, Name: "opm", Was: "sha256:b", Now: "sha256:c"}},
+			want: []publish.Drift{{Kind: publish.DriftBase, Name: "opm", Was: "sha256:b", Now: "sha256:c"}},
 		},
 		{
 			name: "base renamed is configuration, not drift", anns: map[string]string{build.AnnBaseName: "opm", build.AnnBaseDigest: "sha256:b"},
@@ -223,7 +223,7 @@ func TestCompare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := rebuild.Compare(tt.anns, tt.refs, tt.base, tt.baseDig)
+			got := publish.Compare(tt.anns, tt.refs, tt.base, tt.baseDig)
 			if tt.wantNone {
 				if len(got) != 0 {
 					t.Errorf("drift = %v, want none", got)

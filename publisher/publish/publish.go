@@ -1,0 +1,512 @@
+// Package publish is the one publish flow of catalogbot: the App on a push
+// to the default branch, `catalogbot publish` and the scheduled
+// `catalogbot rebuild` all go through Publish, so that the same commit gives
+// the same image, and the same annotations, whichever of them publishes it.
+//
+// A source goes in: a catalog directory, a catalog.yaml reference list, or
+// a repository tree with the reference list or catalog roots its policy
+// names. The flow assembles the catalog when the source is a reference
+// list, validates it with the same opm-parity validator as every check,
+// builds the image, reads what the target holds and pushes only when the
+// digest changed, saying what moved since the last publication (drift).
+//
+// A scheduled run exists because a catalog.yaml names its references by
+// tag: when a referenced catalog image is re-pushed under the same tag, or
+// the base image gets a security fix, nothing in the repository changes and
+// no push event fires. The reproducible build makes a run with nothing
+// moved a no-op ("unchanged").
+//
+// The package knows nothing of policies, OWNERS or GitHub: a caller
+// translates its configuration into a Source and Options.
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/match"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/publisher/assemble"
+	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+)
+
+// Source is what is published. Exactly one of Dir, List and Tree is set.
+type Source struct {
+	// Dir is a catalog directory, published as it is.
+	Dir string
+	// List is a parsed catalog.yaml reference list, assembled first.
+	List *catalogyaml.File
+	// Tree is a repository tree. When ReferenceList is set, that
+	// catalog.yaml in Tree is read and assembled; otherwise the
+	// directories Roots names (those that exist) are gathered into one
+	// catalog, as the repository's checks see it.
+	Tree          fs.FS
+	ReferenceList string
+	Roots         []string
+}
+
+func (s Source) check() error {
+	n := 0
+	for _, set := range []bool{s.Dir != "", s.List != nil, s.Tree != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+		return errors.New("publish: a source is a catalog directory, a reference list or a repository tree, exactly one of them")
+	case s.Tree != nil && s.ReferenceList == "" && len(s.Roots) == 0:
+		return errors.New("publish: a repository tree needs its reference list or its catalog roots")
+	}
+	return nil
+}
+
+// Options configure a publish.
+type Options struct {
+	// Image is the target: a registry reference or oci:DIR[:TAG].
+	Image string
+	// Base, OPMImage, Platforms and Epoch are passed to build.Build.
+	Base      string
+	OPMImage  string
+	Platforms []string
+	Epoch     time.Time
+	// References are recorded in the image (build.AnnReferences) for a
+	// catalog directory; an assembled catalog records the digests its
+	// references resolved to instead.
+	References map[string]string
+	// CacheDir keeps rendered references across runs (assemble's cache).
+	// Without one a temporary cache is used for the run: the cache is
+	// what resolves every reference to a digest, which drift needs.
+	CacheDir string
+	// InsecureRegistries are reached over plain HTTP.
+	InsecureRegistries []string
+	// Keychain and Transport reach registries; nil means
+	// registry.DefaultKeychain and go-containerregistry's transport.
+	Keychain  authn.Keychain
+	Transport http.RoundTripper
+	// UserAgent is sent to registries.
+	UserAgent string
+	// Validate validates the catalog; nil means fbc.Validate.
+	Validate func(context.Context, fs.FS, fbc.Options) (*fbc.Result, error)
+	// Progress is assemble's progress callback.
+	Progress func(assemble.Event)
+}
+
+// Status is what a publish did.
+type Status string
+
+const (
+	// Published: the target had another digest, or none, and now has
+	// the built one.
+	Published Status = "published"
+	// Unchanged: the target already had the built digest; nothing was
+	// written.
+	Unchanged Status = "unchanged"
+	// Invalid: the reference list or the catalog does not validate;
+	// nothing was built or written. Result.ListFindings or
+	// Result.Findings holds why.
+	Invalid Status = "invalid"
+)
+
+// Drift kinds.
+const (
+	DriftReference = "reference" // a reference's tag names another digest
+	DriftAdded     = "added"     // a reference the last image did not record
+	DriftRemoved   = "removed"   // a recorded reference no longer listed
+	DriftBase      = "base"      // the base image resolves to another digest
+)
+
+// Drift is one input that moved since the last published image.
+type Drift struct {
+	Kind string
+	// Name is the reference (its image as written) or the base's name.
+	Name string
+	// Was and Now are digests; empty when absent on that side.
+	Was, Now string
+}
+
+func (d Drift) String() string {
+	switch d.Kind {
+	case DriftAdded:
+		return fmt.Sprintf("reference %s added at %s", d.Name, d.Now)
+	case DriftRemoved:
+		return fmt.Sprintf("reference %s removed (was %s)", d.Name, d.Was)
+	case DriftBase:
+		return fmt.Sprintf("base %s moved: %s -> %s", d.Name, d.Was, d.Now)
+	}
+	return fmt.Sprintf("reference %s moved: %s -> %s", d.Name, d.Was, d.Now)
+}
+
+// Result is the outcome of a publish.
+type Result struct {
+	Status Status
+	// Digest is the built image's digest (empty when Invalid).
+	Digest string
+	// Previous is the digest the target had before, empty if none.
+	Previous string
+	// References maps each reference to the digest it resolved to, or
+	// holds Options.References for a catalog directory.
+	References map[string]string
+	// Drift lists what moved against the previous image's annotations;
+	// nil when there was no previous image or it carried none.
+	Drift []Drift
+	// ListFindings are the reference list's problems when a tree's
+	// catalog.yaml does not parse (Status Invalid).
+	ListFindings []checks.Finding
+	// Findings is the validation result when the catalog is Invalid.
+	Findings *fbc.Result
+	// BaseName and BaseDigest are the base the image was built on, as
+	// named and as resolved; both empty for scratch.
+	BaseName   string
+	BaseDigest string
+	// Build is the build's own result, whole.
+	Build *build.Result
+}
+
+// Base is the resolved base as name@digest, or "scratch" for none.
+func (r *Result) Base() string {
+	if r.BaseName == "" {
+		return build.BaseScratch
+	}
+	return r.BaseName + "@" + r.BaseDigest
+}
+
+// Publish publishes src to o.Image: assembles it when it is a reference
+// list, validates it, builds the catalog image and pushes it unless the
+// target holds it already. An invalid catalog is reported in the result,
+// with a nil error, and nothing is pushed; so is a tree's reference list
+// that does not parse. A List must have been parsed without findings.
+func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
+	if err := src.check(); err != nil {
+		return nil, err
+	}
+	if o.Image == "" {
+		return nil, errors.New("publish: no target image")
+	}
+	if o.Validate == nil {
+		o.Validate = fbc.Validate
+	}
+	if o.Keychain == nil {
+		o.Keychain = registry.DefaultKeychain()
+	}
+	tmp, err := os.MkdirTemp("", "catalogbot-publish-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	res := &Result{}
+	dir, list := src.Dir, src.List
+	if src.Tree != nil {
+		if src.ReferenceList != "" {
+			data, err := fs.ReadFile(src.Tree, src.ReferenceList)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", src.ReferenceList, err)
+			}
+			f, findings := catalogyaml.Parse(src.ReferenceList, data)
+			if len(findings) > 0 {
+				res.Status, res.ListFindings = Invalid, findings
+				return res, nil
+			}
+			list = f
+		} else {
+			dir = filepath.Join(tmp, "catalog")
+			if err := gatherRoots(src.Tree, src.Roots, dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	refs := o.References
+	if list != nil {
+		if dir, refs, err = assembleList(ctx, list, tmp, o); err != nil {
+			return nil, err
+		}
+	}
+	res.References = refs
+
+	// For an assembled catalog the root is the assembled directory, so
+	// that the image's /configs holds <reference>/index.yaml.
+	vres, err := o.Validate(ctx, os.DirFS(dir), fbc.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	if !vres.Valid() {
+		res.Status, res.Findings = Invalid, vres
+		return res, nil
+	}
+
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(o.Keychain)}
+	if o.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(o.Transport))
+	}
+	if o.UserAgent != "" {
+		ropts = append(ropts, remote.WithUserAgent(o.UserAgent))
+	}
+	img, err := build.Build(ctx, dir, build.Options{
+		Base:       o.Base,
+		OPMImage:   o.OPMImage,
+		Platforms:  o.Platforms,
+		References: refs,
+		Epoch:      o.Epoch,
+		Insecure:   o.InsecureRegistries,
+		Remote:     ropts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	res.Build = img
+	res.Digest = img.Digest.String()
+	res.BaseName, res.BaseDigest = img.BaseName, img.BaseDigest
+
+	// The previous image is read before the push replaces it.
+	prev, err := ReadPublished(ctx, o.Image, o.InsecureRegistries, ropts)
+	if err != nil {
+		return nil, fmt.Errorf("read the published image %s: %w", o.Image, err)
+	}
+	if prev != nil {
+		res.Previous = prev.Digest
+		anns := prev.Annotations
+		if len(refs) == 0 {
+			// A catalog published without references says nothing
+			// about the ones the last image recorded.
+			anns = maps.Clone(anns)
+			delete(anns, build.AnnReferences)
+		}
+		res.Drift = Compare(anns, refs, img.BaseName, img.BaseDigest)
+		if prev.Digest == res.Digest {
+			res.Status = Unchanged
+			return res, nil
+		}
+	}
+	pushed, err := build.Push(ctx, img, o.Image, build.PushOptions{Insecure: o.InsecureRegistries, Remote: ropts})
+	if err != nil {
+		return nil, err
+	}
+	res.Status = Published
+	if pushed.Unchanged {
+		res.Status = Unchanged
+	}
+	return res, nil
+}
+
+// assembleList assembles list under tmp and returns the catalog directory
+// and the digest every reference resolved to.
+func assembleList(ctx context.Context, list *catalogyaml.File, tmp string, o Options) (string, map[string]string, error) {
+	cache := o.CacheDir
+	if cache == "" {
+		cache = filepath.Join(tmp, "cache")
+	}
+	asm, err := assemble.New(assemble.Options{
+		CacheDir:           cache,
+		InsecureRegistries: o.InsecureRegistries,
+		Keychain:           o.Keychain,
+		Transport:          o.Transport,
+		Progress:           o.Progress,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	assembled, err := asm.Assemble(ctx, list, filepath.Join(tmp, "out"))
+	if err != nil {
+		return "", nil, err
+	}
+	refs := map[string]string{}
+	for _, r := range assembled.References {
+		refs[r.Image] = r.Digest
+	}
+	return assembled.Dir, refs, nil
+}
+
+// gatherRoots writes the regular files under the roots that exist in fsys
+// to dir, one catalog. Only data is written: modes are fixed, links were
+// resolved by the tree.
+func gatherRoots(fsys fs.FS, roots []string, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	found := false
+	for _, root := range roots {
+		info, err := fs.Stat(fsys, root)
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		found = true
+		if err := copyTree(fsys, root, dir); err != nil {
+			return fmt.Errorf("write the catalog root %s: %w", root, err)
+		}
+	}
+	if !found {
+		return fmt.Errorf("no catalog root (%s) exists", strings.Join(roots, ", "))
+	}
+	return nil
+}
+
+// copyTree writes the regular files under root in fsys to dir.
+func copyTree(fsys fs.FS, root, dir string) error {
+	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		if root == "." {
+			rel = p
+		}
+		if rel == "." || rel == "" {
+			return nil
+		}
+		if strings.HasPrefix(path.Base(p), ".") && root == "." {
+			// The repository's own dot files (.catalogbot.yaml,
+			// .github) are not catalog content.
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			// A link inside the tree reads as its target; one to a
+			// directory is not followed (WalkDir would not either).
+			info, err := fs.Stat(fsys, p)
+			if err != nil || !info.Mode().IsRegular() {
+				return nil
+			}
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
+// Image is a published catalog image: its digest and the annotations of
+// its manifest (or index).
+type Image struct {
+	Digest      string
+	Annotations map[string]string
+}
+
+// ReadPublished reads the image the target names now, or nil when there is
+// none. Only the manifest is read.
+func ReadPublished(ctx context.Context, target string, insecure []string, ropts []remote.Option) (*Image, error) {
+	var raw []byte
+	var digest string
+	if spec, ok := strings.CutPrefix(target, build.LayoutPrefix); ok {
+		dir, tag := build.SplitLayout(spec)
+		p, err := layout.FromPath(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		idx, err := p.ImageIndex()
+		if err != nil {
+			return nil, err
+		}
+		m, err := idx.IndexManifest()
+		if err != nil {
+			return nil, err
+		}
+		tagged := match.Annotation("org.opencontainers.image.ref.name", tag)
+		i := slices.IndexFunc(m.Manifests, tagged)
+		if i < 0 {
+			return nil, nil
+		}
+		digest = m.Manifests[i].Digest.String()
+		if raw, err = p.Bytes(m.Manifests[i].Digest); err != nil {
+			return nil, err
+		}
+	} else {
+		var nopts []name.Option
+		if host, _, _ := strings.Cut(target, "/"); slices.Contains(insecure, host) {
+			nopts = append(nopts, name.Insecure)
+		}
+		ref, err := name.ParseReference(target, nopts...)
+		if err != nil {
+			return nil, fmt.Errorf("image %q: %w", target, err)
+		}
+		desc, err := remote.Get(ref, append(slices.Clone(ropts), remote.WithContext(ctx))...)
+		var terr *transport.Error
+		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		digest, raw = desc.Digest.String(), desc.Manifest
+	}
+	// Manifests and indexes both keep annotations at the top level.
+	var m struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", digest, err)
+	}
+	return &Image{Digest: digest, Annotations: m.Annotations}, nil
+}
+
+// Compare lists what moved between the annotations of a published image
+// and the current inputs, references first (sorted), then the base. An
+// image without catalogbot's annotations gives no drift: there is nothing
+// to compare against.
+func Compare(anns map[string]string, refs map[string]string, baseName, baseDigest string) []Drift {
+	var drift []Drift
+	if s, ok := anns[build.AnnReferences]; ok {
+		var was map[string]string
+		if err := json.Unmarshal([]byte(s), &was); err == nil {
+			names := make([]string, 0, len(was)+len(refs))
+			for n := range was {
+				names = append(names, n)
+			}
+			for n := range refs {
+				if _, ok := was[n]; !ok {
+					names = append(names, n)
+				}
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				w, inWas := was[n]
+				now, inNow := refs[n]
+				switch {
+				case !inWas:
+					drift = append(drift, Drift{Kind: DriftAdded, Name: n, Now: now})
+				case !inNow:
+					drift = append(drift, Drift{Kind: DriftRemoved, Name: n, Was: w})
+				case w != now:
+					drift = append(drift, Drift{Kind: DriftReference, Name: n, Was: w, Now: now})
+				}
+			}
+		}
+	}
+	// A base given by another name is a change of configuration, not
+	// drift; only the same name resolving elsewhere is reported.
+	if w := anns[build.AnnBaseDigest]; w != "" && anns[build.AnnBaseName] == baseName && w != baseDigest {
+		drift = append(drift, Drift{Kind: DriftBase, Name: baseName, Was: w, Now: baseDigest})
+	}
+	return drift
+}
