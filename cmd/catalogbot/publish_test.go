@@ -39,7 +39,12 @@ func TestPublishRegistry(t *testing.T) {
 	target := reg.Ref("team/catalog:latest")
 	args := []string{"publish", "--catalog", validDir, "--image", target, "--opm-image", reg.Ref("operator-framework/opm:v1"), "--insecure-registry", reg.Host}
 
-	first := publishOutput(t, cli(t, nil, args...), "published")
+	r := cli(t, nil, args...)
+	first := publishOutput(t, r, "published")
+	// The base is named with the digest it resolved to, on every run.
+	if want := "base=" + reg.Ref("operator-framework/opm:v1") + "@" + opm.String(); !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q does not name the base as %q", r.stderr, want)
+	}
 	ref, err := name.ParseReference(target)
 	if err != nil {
 		t.Fatal(err)
