@@ -56,7 +56,7 @@ demo: build ## build, then validate the fixtures, check two pull requests, assem
 # The end-to-end tests need Debian's docker-registry and skopeo; without
 # them they skip, except under CI=true, where they fail.
 e2e: ## end-to-end tests against a local docker-registry
-	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/... ./webhook/...
+	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/... ./webhook/... ./cmd/...
 
 clean: ## remove build output
 	rm -rf bin

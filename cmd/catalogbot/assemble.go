@@ -47,8 +47,12 @@ without downloading a layer; a tag that moved is rendered again.
 catalog.yaml is checked before any registry is contacted; its problems are
 reported with file and line.
 
+Registry credentials are found as publish finds them: see catalogbot
+publish --help.
+
 Exit status: 0 assembled, 1 catalog.yaml is invalid or a reference could
-not be rendered, 2 usage or I/O error.`,
+not be rendered, its registry refusing access ("unauthorized") included,
+2 usage or I/O error.`,
 		Example: `  catalogbot assemble catalog.yaml -o build
   catalogbot assemble catalog.yaml -o build --cache-dir ~/.cache/catalogbot/assemble --concurrency 8`,
 		Args: func(cmd *cobra.Command, args []string) error {

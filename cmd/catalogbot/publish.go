@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
@@ -164,11 +165,22 @@ func (a *app) publishError(ctx context.Context, err error) error {
 		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
 		return errInvalid
 	}
-	if class, msg := registry.Classify(err); class == registry.ClassUnauthorized {
-		fmt.Fprintf(a.stderr, "catalogbot: %s: %s: %v\n", class, msg, err)
+	if class, _ := registry.Classify(err); class == registry.ClassUnauthorized {
+		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
+		fmt.Fprintf(a.stderr, "catalogbot: %s: %s refused access; check the credentials for it\n", class, registryHost(err))
 		return errInvalid
 	}
 	return err
+}
+
+// registryHost is the host a registry error came from, as the request
+// named it.
+func registryHost(err error) string {
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.Request != nil && terr.Request.URL != nil {
+		return terr.Request.URL.Host
+	}
+	return "the registry"
 }
 
 // reportPublish prints the outcome of a publish: the findings of an

@@ -37,6 +37,19 @@ func NeedProgram(t testing.TB, program, pkg string) string {
 // when the test ends.
 func StartDockerRegistry(t testing.TB) string {
 	t.Helper()
+	return startDockerRegistry(t, "")
+}
+
+// StartDockerRegistryAuth is StartDockerRegistry with basic authentication:
+// every request needs a user of the htpasswd file (bcrypt entries only, as
+// docker-registry requires).
+func StartDockerRegistryAuth(t testing.TB, htpasswd string) string {
+	t.Helper()
+	return startDockerRegistry(t, htpasswd)
+}
+
+func startDockerRegistry(t testing.TB, htpasswd string) string {
+	t.Helper()
 	bin := NeedProgram(t, "docker-registry", "docker-registry")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -60,7 +73,7 @@ storage:
       enabled: false
 http:
   addr: `+host+`
-`), 0o644)
+`+authConfig(htpasswd)), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +96,9 @@ http:
 		resp, err := http.Get("http://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			// With authentication an anonymous /v2/ is refused: that
+			// is the registry up and asking for a login.
+			if resp.StatusCode == http.StatusOK || htpasswd != "" && resp.StatusCode == http.StatusUnauthorized {
 				return host
 			}
 		}
@@ -92,4 +107,11 @@ http:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func authConfig(htpasswd string) string {
+	if htpasswd == "" {
+		return ""
+	}
+	return "auth:\n  htpasswd:\n    realm: catalogbot-e2e\n    path: " + htpasswd + "\n"
 }
