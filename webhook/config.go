@@ -61,7 +61,10 @@ type Config struct {
 
 // PublishConfig holds the credentials the publisher alone uses.
 type PublishConfig struct {
-	AuthFile string   // docker config.json used only to push
+	// AuthFile is an auth file ({"auths": ...}: a containers auth.json or
+	// a docker config.json) read first, where $REGISTRY_AUTH_FILE would
+	// be; the rest of the keychain (registry.Keychain) follows it.
+	AuthFile string
 	Insecure []string // registries reached over plain http
 }
 
