@@ -4,11 +4,16 @@ package webhook
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/publisher/build"
@@ -66,5 +71,79 @@ func TestE2EPublishToDockerRegistry(t *testing.T) {
 	}
 	if err := q.Drain(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestE2EPublishWithAuthFile publishes to docker-registry with htpasswd
+// basic authentication: with the App's publish.authFile the push logs in,
+// as skopeo with the same credentials confirms; without it the publish
+// check run fails as unauthorized and shows no secret.
+func TestE2EPublishWithAuthFile(t *testing.T) {
+	const user, password = "publisher", "app-Pa55w0rd-not-to-be-printed"
+	skopeo := imagestest.NeedProgram(t, "skopeo", "skopeo")
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "DOCKER_CONFIG": filepath.Join(home, ".docker"), "REGISTRY_AUTH_FILE": "",
+		"XDG_RUNTIME_DIR": filepath.Join(home, "run"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")} {
+		t.Setenv(k, v)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htpasswd := filepath.Join(home, "htpasswd")
+	if err := os.WriteFile(htpasswd, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := imagestest.StartDockerRegistryAuth(t, htpasswd)
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	authFile := filepath.Join(home, "registry", "config.json")
+	if err := os.MkdirAll(filepath.Dir(authFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(authFile, []byte(`{"auths":{"`+host+`":{"auth":"`+basic+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name       string
+		authFile   string
+		conclusion string
+	}{
+		{"with the auth file", authFile, "success"},
+		{"without credentials", "", "failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			image := host + "/acme/catalog:" + strings.ReplaceAll(tc.name, " ", "-")
+			e := newEnv(t, catalogRepo(publishPolicy(image)))
+			e.app.cfg.Publish.AuthFile = tc.authFile
+			sha := e.repo.Branch("main")
+			e.app.Process(context.Background(), e.pushJob("main", "", sha))
+			run := e.run(sha, PublishCheckRunName)
+			if run.Conclusion != tc.conclusion {
+				t.Fatalf("publish run: %s %s\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			for _, leak := range []string{password, basic} {
+				if strings.Contains(run.Title+run.Summary, leak) {
+					t.Errorf("the publish run shows the secret:\n%s", run.Summary)
+				}
+			}
+			if tc.conclusion == "failure" {
+				if !strings.Contains(run.Summary, "UNAUTHORIZED") || !strings.Contains(run.Summary, host) {
+					t.Errorf("the failed publish does not say the registry refused access:\n%s", run.Summary)
+				}
+				return
+			}
+			out, err := exec.Command(skopeo, "inspect", "--tls-verify=false", "--creds", user+":"+password, "docker://"+image).Output()
+			if err != nil {
+				t.Fatalf("skopeo inspect %s: %v", image, err)
+			}
+			var inspected struct{ Digest string }
+			if err := json.Unmarshal(out, &inspected); err != nil {
+				t.Fatal(err)
+			}
+			if inspected.Digest == "" || !strings.Contains(run.Title, inspected.Digest) {
+				t.Errorf("the registry has %s, the publish run says %q", inspected.Digest, run.Title)
+			}
+		})
 	}
 }
