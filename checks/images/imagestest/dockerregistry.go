@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,6 +80,14 @@ http:
 	}
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "serve", config)
+	// docker-registry reads REGISTRY_* variables as configuration, and
+	// REGISTRY_AUTH_FILE, which tests set for the client side, would
+	// become an "auth.file" access controller beside htpasswd.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "REGISTRY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
