@@ -159,6 +159,7 @@ func TestPublishUsageErrors(t *testing.T) {
 		{"no catalog", "", []string{"publish", "--image", out}, "needs --image and one of --catalog and --config"},
 		{"no image", "", []string{"publish", "--catalog", validDir}, "needs --image and one of --catalog and --config"},
 		{"catalog and config", "", []string{"publish", "--catalog", validDir, "--config", "catalog.yaml", "--image", out}, "one of --catalog and --config"},
+		{"reference digests for a catalog.yaml", "", []string{"publish", "--config", "catalog.yaml", "--image", out, "--reference-digest", "a=sha256:1"}, "--reference-digest is for --catalog"},
 		{"argument", "", []string{"publish", validDir}, "takes no arguments"},
 		{"missing dir", "", []string{"publish", "--catalog", "testdata/nope", "--image", out}, "no such file"},
 		{"bad platform", "", []string{"publish", "--catalog", validDir, "--image", out, "--base", "scratch", "--platform", "linux"}, "invalid platform"},

@@ -3,9 +3,12 @@ package publish_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -232,6 +235,66 @@ func TestCompare(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("drift = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPublishTree publishes a repository tree as the App does: its catalog
+// roots gathered into one catalog give the digest of that catalog as a
+// directory, and a reference list that does not parse is invalid with its
+// findings, and publishes nothing.
+func TestPublishTree(t *testing.T) {
+	ctx := context.Background()
+	catalogs := filepath.Join("..", "..", "testdata", "catalogs")
+	out := t.TempDir()
+
+	byDir, err := publish.Publish(ctx, publish.Source{Dir: filepath.Join(catalogs, "valid")}, options("oci:"+filepath.Join(out, "dir")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := os.DirFS(catalogs)
+	byTree, err := publish.Publish(ctx, publish.Source{Tree: tree, Roots: []string{"missing", "valid"}}, options("oci:"+filepath.Join(out, "tree")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byDir.Status != publish.Published || byTree.Status != publish.Published || byDir.Digest != byTree.Digest {
+		t.Errorf("directory: %s %s; tree: %s %s; want both published with one digest", byDir.Status, byDir.Digest, byTree.Status, byTree.Digest)
+	}
+
+	list := fstest.MapFS{"catalog.yaml": {Data: []byte("references:\n  - name: x\n")}}
+	target := "oci:" + filepath.Join(out, "list")
+	res, err := publish.Publish(ctx, publish.Source{Tree: list, ReferenceList: "catalog.yaml"}, options(target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != publish.Invalid || len(res.ListFindings) == 0 || res.Digest != "" {
+		t.Errorf("invalid reference list: status %s, findings %v, digest %q; want invalid with findings", res.Status, res.ListFindings, res.Digest)
+	}
+	if _, err := os.Stat(filepath.Join(out, "list")); err == nil {
+		t.Error("an invalid reference list wrote the target")
+	}
+
+	if _, err := publish.Publish(ctx, publish.Source{Tree: tree, Roots: []string{"missing"}}, options("oci:"+filepath.Join(out, "none"))); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("no root exists: err %v, want one naming the roots", err)
+	}
+}
+
+func TestPublishSourceErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  publish.Source
+		want string
+	}{
+		{"nothing", publish.Source{}, "exactly one"},
+		{"two", publish.Source{Dir: "catalog", Tree: fstest.MapFS{}, Roots: []string{"catalog"}}, "exactly one"},
+		{"a tree without list or roots", publish.Source{Tree: fstest.MapFS{}}, "reference list or its catalog roots"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := publish.Publish(context.Background(), tt.src, options("oci:"+t.TempDir()))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want one saying %q", err, tt.want)
 			}
 		})
 	}
