@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
+	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
@@ -157,9 +158,8 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		}
 	}
 	res, err := publish.Publish(ctx, src, publish.Options{
-		Image:     pol.Publish.Image,
-		Base:      pol.Publish.Base,
-		Platforms: pol.Publish.Platforms,
+		Image: pol.Publish.Image,
+		Build: build.Options{Base: pol.Publish.Base, Platforms: pol.Publish.Platforms},
 		// Repository directories are owner/name.git, and no owner
 		// starts with a dot.
 		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),

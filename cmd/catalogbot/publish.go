@@ -137,12 +137,14 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 
 	start := time.Now()
 	res, err := publish.Publish(ctx, src, publish.Options{
-		Image:              f.image,
-		Base:               f.base,
-		OPMImage:           f.opmImage,
-		Platforms:          f.platforms,
-		Epoch:              epoch,
-		References:         f.refs,
+		Image: f.image,
+		Build: build.Options{
+			Base:       f.base,
+			OPMImage:   f.opmImage,
+			Platforms:  f.platforms,
+			Epoch:      epoch,
+			References: f.refs,
+		},
 		InsecureRegistries: f.insecure,
 		Keychain:           registry.DefaultKeychain(),
 		UserAgent:          "catalogbot/" + a.version,

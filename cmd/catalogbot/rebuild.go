@@ -101,11 +101,13 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 
 	start := time.Now()
 	res, err := publish.Publish(ctx, publish.Source{List: file}, publish.Options{
-		Image:              target,
-		Base:               f.base,
-		OPMImage:           f.opmImage,
-		Platforms:          f.platforms,
-		Epoch:              epoch,
+		Image: target,
+		Build: build.Options{
+			Base:      f.base,
+			OPMImage:  f.opmImage,
+			Platforms: f.platforms,
+			Epoch:     epoch,
+		},
 		CacheDir:           f.cacheDir,
 		InsecureRegistries: f.insecure,
 		Keychain:           registry.DefaultKeychain(),

@@ -64,7 +64,7 @@ func BenchmarkPublish100MB(b *testing.B) {
 	host := rendertest.NewRegistry(b)
 	ctx := context.Background()
 	opts := func(target string) publish.Options {
-		return publish.Options{Image: host + "/" + target, Base: build.BaseScratch, Keychain: authn.NewMultiKeychain(), Validate: valid}
+		return publish.Options{Image: host + "/" + target, Build: build.Options{Base: build.BaseScratch}, Keychain: authn.NewMultiKeychain(), Validate: valid}
 	}
 	// A new repository each time: every blob is uploaded.
 	b.Run("publish", func(b *testing.B) {

@@ -34,7 +34,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -86,15 +85,13 @@ func (s Source) check() error {
 type Options struct {
 	// Image is the target: a registry reference or oci:DIR[:TAG].
 	Image string
-	// Base, OPMImage, Platforms and Epoch are passed to build.Build.
-	Base      string
-	OPMImage  string
-	Platforms []string
-	Epoch     time.Time
-	// References are recorded in the image (build.AnnReferences) for a
-	// catalog directory; an assembled catalog records the digests its
-	// references resolved to instead.
-	References map[string]string
+	// Build configures the build (Base, OPMImage, Platforms, Epoch and
+	// whatever else build.Options offers) and is passed to build.Build
+	// whole. Publish sets its Insecure and Remote from the fields below,
+	// and for an assembled catalog its References to the digests the
+	// references resolved to; for a catalog directory the References
+	// given are recorded.
+	Build build.Options
 	// CacheDir keeps rendered references across runs (assemble's cache).
 	// Without one a temporary cache is used for the run: the cache is
 	// what resolves every reference to a digest, which drift needs.
@@ -166,7 +163,7 @@ type Result struct {
 	// Previous is the digest the target had before, empty if none.
 	Previous string
 	// References maps each reference to the digest it resolved to, or
-	// holds Options.References for a catalog directory.
+	// holds Options.Build.References for a catalog directory.
 	References map[string]string
 	// Drift lists what moved against the previous image's annotations;
 	// nil when there was no previous image or it carried none.
@@ -237,7 +234,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 			}
 		}
 	}
-	refs := o.References
+	refs := o.Build.References
 	if list != nil {
 		if dir, refs, err = assembleList(ctx, list, tmp, o); err != nil {
 			return nil, err
@@ -263,15 +260,9 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if o.UserAgent != "" {
 		ropts = append(ropts, remote.WithUserAgent(o.UserAgent))
 	}
-	img, err := build.Build(ctx, dir, build.Options{
-		Base:       o.Base,
-		OPMImage:   o.OPMImage,
-		Platforms:  o.Platforms,
-		References: refs,
-		Epoch:      o.Epoch,
-		Insecure:   o.InsecureRegistries,
-		Remote:     ropts,
-	})
+	bopts := o.Build
+	bopts.References, bopts.Insecure, bopts.Remote = refs, o.InsecureRegistries, ropts
+	img, err := build.Build(ctx, dir, bopts)
 	if err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}

@@ -65,7 +65,7 @@ func headDigest(t *testing.T, ref string) string {
 }
 
 func options(target string) publish.Options {
-	return publish.Options{Image: target, Base: build.BaseScratch, Keychain: authn.NewMultiKeychain()}
+	return publish.Options{Image: target, Build: build.Options{Base: build.BaseScratch}, Keychain: authn.NewMultiKeychain()}
 }
 
 // TestRebuildRegistry runs the scheduled job four times against one
