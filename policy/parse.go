@@ -288,6 +288,17 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 			}
 			pub.Base = s
 		},
+		"opmImage": func(v *yaml.Node) {
+			s, ok := p.Str(v, "publish.opmImage")
+			if !ok {
+				return
+			}
+			if _, err := name.ParseReference(s); err != nil {
+				p.errorf(v.Line, RuleValue, "publish.opmImage %q is not a valid image reference", s)
+				return
+			}
+			pub.OPMImage = s
+		},
 		"platforms": func(v *yaml.Node) {
 			if list, ok := p.platforms(v, "publish.platforms"); ok {
 				pub.Platforms = list

@@ -161,6 +161,20 @@ publish: {base: quay.io/operator-framework/opm:v1.65.0}
 	}
 }
 
+// TestPublishOPMImage: publish.opmImage names the image base opm stands
+// for, so that the App's base can be pinned by digest.
+func TestPublishOPMImage(t *testing.T) {
+	const pinned = "quay.io/operator-framework/opm@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	p, findings := Parse("p.yaml", []byte("publish:\n  image: quay.io/acme/catalog:latest\n  opmImage: "+pinned+"\n"))
+	if len(findings) != 0 || p.Publish.OPMImage != pinned || p.Publish.Base != BaseOPM {
+		t.Errorf("findings %v, publish %+v; want base opm on %s", findings, p.Publish, pinned)
+	}
+	_, findings = Parse("p.yaml", []byte("publish:\n  opmImage: Not A Reference\n"))
+	if len(findings) != 1 || findings[0].Rule != RuleValue || findings[0].Line != 2 || !strings.Contains(findings[0].Message, "publish.opmImage") {
+		t.Errorf("an invalid opmImage: findings %v, want one %s at line 2 naming publish.opmImage", findings, RuleValue)
+	}
+}
+
 func TestLoad(t *testing.T) {
 	t.Run("absent", func(t *testing.T) {
 		p, findings, err := Load(fstest.MapFS{"catalog/foo/index.yaml": {Data: []byte("{}")}})

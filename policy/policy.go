@@ -100,6 +100,10 @@ type Publish struct {
 	Image string
 	// Base is BaseOPM, BaseScratch or an image reference.
 	Base string
+	// OPMImage is the image BaseOPM stands for, "" for the publisher's
+	// default (the opm image's latest tag). Pinned by digest, the base
+	// no longer moves when opm releases.
+	OPMImage string
 	// Platforms are the platforms of the published image, such as
 	// "linux/amd64"; empty means those of the base.
 	Platforms []string

@@ -159,7 +159,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	}
 	res, err := publish.Publish(ctx, src, publish.Options{
 		Image: pol.Publish.Image,
-		Build: build.Options{Base: pol.Publish.Base, Platforms: pol.Publish.Platforms},
+		Build: build.Options{Base: pol.Publish.Base, OPMImage: pol.Publish.OPMImage, Platforms: pol.Publish.Platforms},
 		// Repository directories are owner/name.git, and no owner
 		// starts with a dot.
 		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
@@ -159,5 +160,53 @@ func TestInvalidCatalogIsNotPublished(t *testing.T) {
 	ref, _ := name.ParseReference(image)
 	if _, err := remote.Head(ref); err == nil {
 		t.Error("an invalid catalog reached the registry")
+	}
+}
+
+// TestPublishOnPinnedOPMImage: publish.opmImage is the image base opm
+// stands for; the App builds on it with opm's entrypoint and names the
+// pinned base in the publish check run.
+func TestPublishOnPinnedOPMImage(t *testing.T) {
+	image := registryRef(t)
+	host, _, _ := strings.Cut(image, "/")
+	opm, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opmRef, err := name.ParseReference(host + "/operator-framework/opm:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(opmRef, opm); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := opm.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := host + "/operator-framework/opm@" + digest.String()
+	e := newEnv(t, catalogRepo(mergePolicy+"publish:\n  image: "+image+"\n  base: opm\n  opmImage: "+pinned+"\n"))
+	sha := e.repo.Branch("main")
+	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha)); err != nil {
+		t.Fatal(err)
+	}
+	run := e.run(sha, PublishCheckRunName)
+	if run.Conclusion != "success" || !strings.Contains(run.Summary, "| base | `"+pinned+"` |") {
+		t.Fatalf("publish run %s %q; want success naming the base %s:\n%s", run.Conclusion, run.Title, pinned, run.Summary)
+	}
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/bin/opm" {
+		t.Errorf("entrypoint %q, want opm's", cfg.Config.Entrypoint)
 	}
 }

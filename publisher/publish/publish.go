@@ -181,10 +181,14 @@ type Result struct {
 	Build *build.Result
 }
 
-// Base is the resolved base as name@digest, or "scratch" for none.
+// Base is the resolved base as name@digest, or "scratch" for none. A base
+// named by digest is that digest already.
 func (r *Result) Base() string {
-	if r.BaseName == "" {
+	switch {
+	case r.BaseName == "":
 		return build.BaseScratch
+	case strings.Contains(r.BaseName, "@"):
+		return r.BaseName
 	}
 	return r.BaseName + "@" + r.BaseDigest
 }
