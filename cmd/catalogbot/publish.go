@@ -72,8 +72,10 @@ Blobs and the manifest are pushed before the tag moves. When the tag
 already points at the digest, nothing is pushed and the result is
 "unchanged". An invalid catalog is never published.
 
-Output: the digest and "published" or "unchanged"; on stderr a log line
-with the image, the digest and the resolved base.
+Output: one "drift: ..." line per input that moved since the image at
+the target was built (the base; the references too when they are
+recorded), then the digest and "published" or "unchanged"; on stderr a
+log line with the image, the digest and the resolved base.
 
 Exit status: 0 published or unchanged, 1 the catalog is invalid (its
 findings are printed), a reference could not be rendered, or a registry
