@@ -110,6 +110,12 @@ var rules = []rule{
 		deps: true,
 	},
 	{
+		why:  "the App's intake runs any Processor and knows nothing of the reconciler",
+		from: exactly("webhook"),
+		to:   under("webhook/reconcile"),
+		deps: true,
+	},
+	{
 		why:  "only the front ends import the front ends",
 		from: not(under(frontEnds...)),
 		to:   under(frontEnds...),
@@ -201,6 +207,8 @@ func TestLayerRules(t *testing.T) {
 		{"publisher/render", "publisher/publish", true, true},
 		{"checks/review", "checks/pipeline", false, false},
 		{"webhook", "checks/review", false, false},
+		{"webhook", "webhook/reconcile", true, true},
+		{"webhook/reconcile", "webhook", false, false},
 		{"policy", "webhook/ghapi", false, true},
 		{"checks/review", "webhook/githubtest", false, true},
 		{"webhook", "checks/change/changetest", false, true},

@@ -91,7 +91,7 @@ func benchAccept(b *testing.B, clients int) {
 		bodies[i] = tmpl.body(i + 1)
 		sigs[i] = Sign(testSecret, bodies[i])
 	}
-	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) error { return nil }), QueueOptions{})
+	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
 	defer cancel()
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
@@ -150,7 +150,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 	tmpl := newPRTemplate(b)
 	body := tmpl.body(2)
 	sig := Sign(testSecret, body)
-	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) error { return nil }), QueueOptions{})
+	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
 	defer cancel()
 	h := srv.Handler()
 	var seq atomic.Int64
@@ -215,7 +215,7 @@ func BenchmarkWebhookFlood(b *testing.B) {
 func flood(b *testing.B, deliveries int) {
 	b.StopTimer()
 	tmpl := newPRTemplate(b)
-	slow := ProcessorFunc(func(ctx context.Context, _ Job) error {
+	slow := ProcessorFunc(func(ctx context.Context, _ Job, _ func(Job)) error {
 		time.Sleep(2 * time.Millisecond) // a reconcile's GitHub round trips
 		return nil
 	})

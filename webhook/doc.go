@@ -1,7 +1,9 @@
-// Package webhook is the GitHub App service behind catalogbot serve: it
-// receives GitHub's webhooks, turns them into keyed work, and reconciles
-// each pull request (check, report, merge) and each push to the default
-// branch (publish).
+// Package webhook is the intake of the GitHub App service behind
+// catalogbot serve: it receives GitHub's webhooks, checks their
+// signatures, turns them into keyed work and runs that work on a bounded
+// queue. What the work does (check, report, merge, publish) is the
+// reconciler's, in webhook/reconcile, which this package does not import:
+// the queue runs any Processor.
 //
 // # Parts
 //

@@ -337,7 +337,7 @@ func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {
 			err, panicked = fmt.Errorf("panic processing %s: %v", job.Key, r), true
 		}
 	}()
-	return q.p.Process(ctx, job), false
+	return q.p.Process(ctx, job, func(j Job) { q.Enqueue(j) }), false
 }
 
 // checkIdle closes the idle channel Drain waits on once nothing is queued or

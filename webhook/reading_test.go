@@ -64,7 +64,7 @@ func TestServerBoundsUnverifiedBodies(t *testing.T) {
 }
 
 func TestServerReadingBelowBody(t *testing.T) {
-	q := NewQueue(ProcessorFunc(func(context.Context, Job) error { return nil }), QueueOptions{})
+	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
 	if _, err := NewServer(ServerOptions{Secrets: [][]byte{testSecret}, Queue: q, MaxBody: 2 << 20, MaxReading: 1 << 20}); err == nil {
 		t.Error("a reading budget below one body was accepted")
 	}

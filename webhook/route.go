@@ -51,15 +51,20 @@ type Job struct {
 
 // Processor does the work of a job. An error is logged and counted; the
 // job is not retried, because resync reconciles whatever a failure left.
+// enqueue puts the further work a job finds (the pull requests a resync
+// lists) on the same queue, which is how a processor reaches the queue
+// that runs it without holding it: neither is built before the other.
 type Processor interface {
-	Process(ctx context.Context, job Job) error
+	Process(ctx context.Context, job Job, enqueue func(Job)) error
 }
 
 // ProcessorFunc adapts a function to Processor.
-type ProcessorFunc func(ctx context.Context, job Job) error
+type ProcessorFunc func(ctx context.Context, job Job, enqueue func(Job)) error
 
 // Process calls f.
-func (f ProcessorFunc) Process(ctx context.Context, job Job) error { return f(ctx, job) }
+func (f ProcessorFunc) Process(ctx context.Context, job Job, enqueue func(Job)) error {
+	return f(ctx, job, enqueue)
+}
 
 // actions lists, per allowlisted event, the actions that make work. A nil
 // set means every delivery of the event does (push has no action).

@@ -25,7 +25,7 @@ type recorder struct {
 	jobs []Job
 }
 
-func (r *recorder) Process(_ context.Context, j Job) error {
+func (r *recorder) Process(_ context.Context, j Job, _ func(Job)) error {
 	r.mu.Lock()
 	r.jobs = append(r.jobs, j)
 	r.mu.Unlock()

@@ -21,6 +21,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
+	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
 // The front ends agree, by test: every scenario runs once through the App
@@ -193,7 +194,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 // catalogbot check run and the status comment.
 func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
 	t.Helper()
-	app, err := webhook.NewApp(webhook.AppOptions{
+	app, err := reconcile.NewApp(reconcile.AppOptions{
 		HTTPClient: &http.Client{},
 		Config: &webhook.Config{
 			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
@@ -208,12 +209,12 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 	head := pr.HeadSHA()
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
 		Event: "pull_request", Delivery: "agree-1", Installation: gh.InstallationID(repo)}
-	if err := app.Process(context.Background(), job); err != nil {
+	if err := app.Process(context.Background(), job, nil); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var run *githubtest.CheckRun
 	for _, r := range repo.CheckRuns(head) {
-		if r.Name == webhook.CheckRunName && (run == nil || r.ID > run.ID) {
+		if r.Name == reconcile.CheckRunName && (run == nil || r.ID > run.ID) {
 			run = &r
 		}
 	}
@@ -229,7 +230,7 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 		v.Findings = append(v.Findings, fmt.Sprintf("%s:%d %s %s: %s", a.Path, a.StartLine, level, a.Title, a.Message))
 	}
 	for _, c := range repo.IssueComments(pr.Number) {
-		if !strings.Contains(c.Body, webhook.StatusMarker) {
+		if !strings.Contains(c.Body, reconcile.StatusMarker) {
 			continue
 		}
 		_, reasons, ok := strings.Cut(c.Body, "**Not merging yet:**\n")

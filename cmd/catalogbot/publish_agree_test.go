@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
+	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
 // TestPublishersAgree publishes one commit of a catalog.yaml repository
@@ -38,7 +39,7 @@ func TestPublishersAgree(t *testing.T) {
 		"OWNERS":           "approvers:\n  - root-admin\n",
 		"catalog.yaml":     list,
 	})
-	app, err := webhook.NewApp(webhook.AppOptions{
+	app, err := reconcile.NewApp(reconcile.AppOptions{
 		HTTPClient: &http.Client{},
 		Config: &webhook.Config{
 			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
@@ -53,12 +54,12 @@ func TestPublishersAgree(t *testing.T) {
 	sha := repo.Branch("main")
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), Kind: webhook.KindPush}, Event: "push",
 		Delivery: "publish-1", Installation: gh.InstallationID(repo), Payload: gh.Payload("push", "", githubtest.PayloadArgs{Repo: repo})}
-	if err := app.Process(context.Background(), job); err != nil {
+	if err := app.Process(context.Background(), job, nil); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var title, summary string
 	for _, r := range repo.CheckRuns(sha) {
-		if r.Name == webhook.PublishCheckRunName {
+		if r.Name == reconcile.PublishCheckRunName {
 			title, summary = r.Title, r.Summary
 		}
 	}

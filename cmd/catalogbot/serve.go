@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
 // serveFlags are the command line of serve.
@@ -97,7 +98,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	bot, err := webhook.NewApp(webhook.AppOptions{
+	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
 		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log},
 		Renderer: renderer,
@@ -110,7 +111,6 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, Logger: log, Metrics: metrics,
 	})
 	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
-	bot.SetEnqueue(enqueue)
 	srv, err := webhook.NewServer(webhook.ServerOptions{
 		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
 	})

@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/webhook"
 )
 
 // judgesChanges reports whether a file at p decides how pull requests are
@@ -31,7 +32,7 @@ func judgesChanges(p string) bool {
 // would go on showing approvals that no longer hold, or missing ones that
 // now do. Merging is safe either way (every merge decision re-reads the
 // base), so a failure here is logged, not returned: the publish goes on.
-func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst int64, owner, name, before, after string, log *slog.Logger) {
+func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst int64, owner, name, before, after string, log *slog.Logger, enqueue func(webhook.Job)) {
 	if strings.Trim(before, "0") == "" {
 		return // a new branch: nothing was judged by it yet
 	}
@@ -59,12 +60,11 @@ func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst 
 	}
 	a.resyncN++
 	run := a.resyncN
-	enqueue := a.enqueue
 	a.mu.Unlock()
 
 	var errs []error
 	if enqueue == nil {
-		enqueue = func(j Job) {
+		enqueue = func(j webhook.Job) {
 			if err := a.reconcile(ctx, j); err != nil {
 				errs = append(errs, err)
 			}

@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
 // AppOptions are what an App is made from.
 type AppOptions struct {
-	Config  *Config
-	Metrics *Metrics // nil: metrics are kept but not registered anywhere
+	Config  *webhook.Config
+	Metrics *webhook.Metrics // nil: metrics are kept but not registered anywhere
 	Logger  *slog.Logger
 	// HTTPClient's transport carries every GitHub API request, under the
 	// retrying, rate-limit-aware transport of package ghapi. Nil means
@@ -47,8 +48,8 @@ type AppOptions struct {
 // published), whatever the event that caused it, so that a job can be
 // repeated or dropped and the next one still does the right thing.
 type App struct {
-	cfg      *Config
-	metrics  *Metrics
+	cfg      *webhook.Config
+	metrics  *webhook.Metrics
 	log      *slog.Logger
 	gh       *ghapi.Apps
 	cache    *gitcache.Cache
@@ -63,7 +64,6 @@ type App struct {
 
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
-	enqueue func(Job)
 	resyncN int64
 }
 
@@ -86,7 +86,7 @@ func NewApp(o AppOptions) (*App, error) {
 	}
 	m := o.Metrics
 	if m == nil {
-		m = NewMetrics(nil)
+		m = webhook.NewMetrics(nil)
 	}
 	log := o.Logger
 	if log == nil {
@@ -145,29 +145,21 @@ func (a *App) Ready() error {
 	return nil
 }
 
-// SetEnqueue gives the App the queue's Enqueue, for the work a KindResync
-// job finds. Without it that work is done inline, one job after another.
-func (a *App) SetEnqueue(enqueue func(Job)) {
-	a.mu.Lock()
-	a.enqueue = enqueue
-	a.mu.Unlock()
-}
-
 // Process does one job. It implements Processor.
-func (a *App) Process(ctx context.Context, job Job) error {
+//
+// enqueue takes the work a KindResync job (and a push that changes the
+// rules) finds; nil does that work inline, one job after another.
+func (a *App) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	switch job.Key.Kind {
-	case KindPR:
+	case webhook.KindPR:
 		return a.reconcile(ctx, job)
-	case KindPush:
-		return a.publish(ctx, job)
-	case KindResync:
-		a.mu.Lock()
-		enqueue := a.enqueue
-		a.mu.Unlock()
+	case webhook.KindPush:
+		return a.publish(ctx, job, enqueue)
+	case webhook.KindResync:
 		if enqueue == nil {
 			var errs []error
-			enqueue = func(j Job) {
-				if err := a.Process(ctx, j); err != nil {
+			enqueue = func(j webhook.Job) {
+				if err := a.Process(ctx, j, nil); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -188,7 +180,7 @@ func (a *App) fail(stage string, err error) error {
 
 // installationOf is the installation that job names, or the one the App
 // has on repo when the payload named none.
-func (a *App) installationOf(ctx context.Context, job Job, owner, name string) (int64, error) {
+func (a *App) installationOf(ctx context.Context, job webhook.Job, owner, name string) (int64, error) {
 	if job.Installation > 0 {
 		return job.Installation, nil
 	}
@@ -248,4 +240,4 @@ func (a *App) observe(start time.Time) {
 	a.metrics.CheckDuration.Observe(time.Since(start).Seconds())
 }
 
-var _ Processor = (*App)(nil)
+var _ webhook.Processor = (*App)(nil)

@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
+	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
@@ -62,7 +63,7 @@ type pushEvent struct {
 //
 // A push that changes OWNERS files or the policy also re-checks the open
 // pull requests (recheckOnRulesChange), whatever the publish does.
-func (a *App) publish(ctx context.Context, job Job) error {
+func (a *App) publish(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	var ev pushEvent
 	if err := json.Unmarshal(job.Payload, &ev); err != nil {
 		return a.fail("publish", fmt.Errorf("push %s: payload: %w", job.Delivery, err))
@@ -102,7 +103,7 @@ func (a *App) publish(ctx context.Context, job Job) error {
 		log.Info("the branch moved on since this push; the newer push publishes", "tip", tip)
 		return nil
 	}
-	a.recheckOnRulesChange(ctx, gh, inst, owner, name, ev.Before, ev.After, log)
+	a.recheckOnRulesChange(ctx, gh, inst, owner, name, ev.Before, ev.After, log, enqueue)
 	tree, err := a.cache.Tree(full, ev.After)
 	if err != nil {
 		return a.fail("git", err)

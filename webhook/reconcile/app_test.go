@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
 
@@ -53,7 +54,7 @@ type env struct {
 	gh      *githubtest.Server
 	repo    *githubtest.Repo
 	app     *App
-	metrics *Metrics
+	metrics *webhook.Metrics
 	n       atomic.Int64
 	rec     *apiRecorder
 }
@@ -88,11 +89,11 @@ func newEnv(t *testing.T, files map[string]string) *env {
 	t.Helper()
 	gh := githubtest.New(t)
 	repo := gh.AddRepo("acme", "catalog", files)
-	m := NewMetrics(prometheus.NewRegistry())
+	m := webhook.NewMetrics(prometheus.NewRegistry())
 	rec := &apiRecorder{}
 	app, err := NewApp(AppOptions{
 		HTTPClient: &http.Client{Transport: rec},
-		Config: &Config{
+		Config: &webhook.Config{
 			AppID:      gh.AppID(),
 			PrivateKey: gh.PrivateKeyPEM(),
 			GitHubURL:  gh.URL + "/",
@@ -125,9 +126,9 @@ func (e *env) openPR(author, branch string, files map[string]string) *githubtest
 }
 
 // job is the work a pull request event makes.
-func (e *env) job(pr *githubtest.PR, event string) Job {
-	return Job{
-		Key:          Key{Repo: "acme/catalog", PR: pr.Number, Kind: KindPR},
+func (e *env) job(pr *githubtest.PR, event string) webhook.Job {
+	return webhook.Job{
+		Key:          webhook.Key{Repo: "acme/catalog", PR: pr.Number, Kind: webhook.KindPR},
 		Event:        event,
 		Delivery:     fmt.Sprintf("delivery-%d", e.n.Add(1)),
 		Installation: e.gh.InstallationID(e.repo),
@@ -137,7 +138,7 @@ func (e *env) job(pr *githubtest.PR, event string) Job {
 // process runs one pull request job and fails the test on an error.
 func (e *env) process(pr *githubtest.PR, event string) {
 	e.t.Helper()
-	if err := e.app.Process(context.Background(), e.job(pr, event)); err != nil {
+	if err := e.app.Process(context.Background(), e.job(pr, event), nil); err != nil {
 		e.t.Fatalf("process #%d (%s): %v", pr.Number, event, err)
 	}
 }
@@ -192,14 +193,14 @@ func TestNewAppErrors(t *testing.T) {
 	gh := githubtest.New(t)
 	tests := []struct {
 		name string
-		cfg  *Config
+		cfg  *webhook.Config
 		want string
 	}{
 		{"no config", nil, "no configuration"},
-		{"no key", &Config{AppID: 1}, "no private key"},
-		{"missing key file", &Config{AppID: 1, PrivateKeyFile: "/nonexistent/key.pem"}, "private key"},
-		{"bad key", &Config{AppID: 1, PrivateKey: []byte("nope")}, "private key"},
-		{"bad app id", &Config{AppID: 0, PrivateKey: gh.PrivateKeyPEM()}, "invalid app id"},
+		{"no key", &webhook.Config{AppID: 1}, "no private key"},
+		{"missing key file", &webhook.Config{AppID: 1, PrivateKeyFile: "/nonexistent/key.pem"}, "private key"},
+		{"bad key", &webhook.Config{AppID: 1, PrivateKey: []byte("nope")}, "private key"},
+		{"bad app id", &webhook.Config{AppID: 0, PrivateKey: gh.PrivateKeyPEM()}, "invalid app id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,7 +214,7 @@ func TestNewAppErrors(t *testing.T) {
 
 func TestAppReadyAndTemporaryCache(t *testing.T) {
 	gh := githubtest.New(t)
-	app, err := NewApp(AppOptions{Config: &Config{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/"}})
+	app, err := NewApp(AppOptions{Config: &webhook.Config{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestAppReadyAndTemporaryCache(t *testing.T) {
 
 func TestUnknownJobKind(t *testing.T) {
 	e := newEnv(t, catalogRepo(""))
-	err := e.app.Process(context.Background(), Job{Key: Key{Repo: "acme/catalog", Kind: "nonsense"}})
+	err := e.app.Process(context.Background(), webhook.Job{Key: webhook.Key{Repo: "acme/catalog", Kind: "nonsense"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "nonsense") {
 		t.Errorf("err = %v", err)
 	}
@@ -241,11 +242,11 @@ type tracker struct {
 	app  *App
 	mu   sync.Mutex
 	seen map[string]int // delivery -> times processed
-	ch   chan Job
+	ch   chan webhook.Job
 }
 
-func (d *tracker) Process(ctx context.Context, job Job) error {
-	err := d.app.Process(ctx, job)
+func (d *tracker) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
+	err := d.app.Process(ctx, job, enqueue)
 	d.mu.Lock()
 	d.seen[job.Delivery]++
 	d.mu.Unlock()
@@ -254,14 +255,14 @@ func (d *tracker) Process(ctx context.Context, job Job) error {
 }
 
 // wait waits for the next finished job.
-func (d *tracker) wait(t *testing.T) Job {
+func (d *tracker) wait(t *testing.T) webhook.Job {
 	t.Helper()
 	select {
 	case j := <-d.ch:
 		return j
 	case <-time.After(30 * time.Second):
 		t.Fatal("no job finished within 30s")
-		return Job{}
+		return webhook.Job{}
 	}
 }
 
@@ -271,15 +272,14 @@ const serveSecret = "a-webhook-secret-of-some-length"
 // serve runs the App behind the real receiver and queue, as catalogbot serve
 // does, and returns the URL to deliver webhooks to, the tracker that sees
 // each finished job and the queue.
-func (e *env) serve(t *testing.T) (string, *tracker, *Queue) {
+func (e *env) serve(t *testing.T) (string, *tracker, *webhook.Queue) {
 	t.Helper()
-	d := &tracker{app: e.app, seen: map[string]int{}, ch: make(chan Job, 16)}
-	q := NewQueue(d, QueueOptions{Workers: 2, DedupeTTL: time.Hour, Metrics: e.metrics})
+	d := &tracker{app: e.app, seen: map[string]int{}, ch: make(chan webhook.Job, 16)}
+	q := webhook.NewQueue(d, webhook.QueueOptions{Workers: 2, DedupeTTL: time.Hour, Metrics: e.metrics})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	q.Start(ctx)
-	e.app.SetEnqueue(func(j Job) { q.Enqueue(j) })
-	srv, err := NewServer(ServerOptions{Secrets: [][]byte{[]byte(serveSecret)}, Queue: q, Metrics: e.metrics, Ready: e.app.Ready})
+	srv, err := webhook.NewServer(webhook.ServerOptions{Secrets: [][]byte{[]byte(serveSecret)}, Queue: q, Metrics: e.metrics, Ready: e.app.Ready})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -55,7 +56,7 @@ func (a *App) current(repo string, pr *github.PullRequest) bool {
 // changed since it was last reconciled, or never was (after a restart,
 // every one). Webhooks only make this faster: a lost delivery is found here.
 // It goes on past a repository it cannot list and returns every such error.
-func (a *App) Resync(ctx context.Context, enqueue func(Job)) error {
+func (a *App) Resync(ctx context.Context, enqueue func(webhook.Job)) error {
 	a.mu.Lock()
 	a.resyncN++
 	run := a.resyncN
@@ -90,7 +91,7 @@ func (a *App) Resync(ctx context.Context, enqueue func(Job)) error {
 	return errors.Join(errs...)
 }
 
-func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue func(Job)) (open, queued int, err error) {
+func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue func(webhook.Job)) (open, queued int, err error) {
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
 		return 0, 0, err
@@ -121,7 +122,7 @@ func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue f
 	return open, queued, errors.Join(errs...)
 }
 
-func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, enqueue func(Job)) (open, queued int, err error) {
+func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, enqueue func(webhook.Job)) (open, queued int, err error) {
 	full := strings.ToLower(owner + "/" + name)
 	seen := map[int]bool{}
 	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
@@ -137,8 +138,8 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 				continue
 			}
 			queued++
-			enqueue(Job{
-				Key:          Key{Repo: full, PR: pr.GetNumber(), Kind: KindPR},
+			enqueue(webhook.Job{
+				Key:          webhook.Key{Repo: full, PR: pr.GetNumber(), Kind: webhook.KindPR},
 				Event:        "resync",
 				Delivery:     fmt.Sprintf("resync-%d-%s-%d", run, full, pr.GetNumber()),
 				Installation: inst,
@@ -163,9 +164,9 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 
 // RunResync runs Resync now and then every interval until ctx ends,
 // logging its errors: a failed round is made up by the next.
-func (a *App) RunResync(ctx context.Context, interval time.Duration, enqueue func(Job)) {
+func (a *App) RunResync(ctx context.Context, interval time.Duration, enqueue func(webhook.Job)) {
 	if interval <= 0 {
-		interval = DefaultResyncInterval
+		interval = webhook.DefaultResyncInterval
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -1,19 +1,20 @@
-package webhook
+package reconcile
 
 import (
 	"context"
+	"github.com/catalogbot/catalogbot/webhook"
 	"slices"
 	"testing"
 	"time"
 )
 
 // collect returns an enqueue func that keeps the jobs it is given.
-func collect() (*[]Job, func(Job)) {
-	var jobs []Job
-	return &jobs, func(j Job) { jobs = append(jobs, j) }
+func collect() (*[]webhook.Job, func(webhook.Job)) {
+	var jobs []webhook.Job
+	return &jobs, func(j webhook.Job) { jobs = append(jobs, j) }
 }
 
-func prNumbers(jobs []Job) []int {
+func prNumbers(jobs []webhook.Job) []int {
 	var out []int
 	for _, j := range jobs {
 		out = append(out, j.Key.PR)
@@ -39,10 +40,10 @@ func TestMissedWebhookIsPickedUpByResync(t *testing.T) {
 		t.Fatalf("resync queued %v, want both pull requests", got)
 	}
 	for _, j := range *jobs {
-		if j.Key.Kind != KindPR || j.Key.Repo != "acme/catalog" || j.Installation != e.gh.InstallationID(e.repo) || j.Delivery == "" {
+		if j.Key.Kind != webhook.KindPR || j.Key.Repo != "acme/catalog" || j.Installation != e.gh.InstallationID(e.repo) || j.Delivery == "" {
 			t.Errorf("job %+v", j)
 		}
-		if err := e.app.Process(ctx, j); err != nil {
+		if err := e.app.Process(ctx, j, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestMissedWebhookIsPickedUpByResync(t *testing.T) {
 func TestResyncJobThroughProcess(t *testing.T) {
 	e := newEnv(t, catalogRepo(mergePolicy))
 	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
-	if err := e.app.Process(context.Background(), Job{Key: Key{Kind: KindResync}, Event: "installation", Delivery: "d1"}); err != nil {
+	if err := e.app.Process(context.Background(), webhook.Job{Key: webhook.Key{Kind: webhook.KindResync}, Event: "installation", Delivery: "d1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !pr.Merged() {
@@ -91,7 +92,7 @@ func TestRestartLosesNothing(t *testing.T) {
 	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
 	e.process(pr, "pull_request")
 
-	restarted, err := NewApp(AppOptions{Config: e.app.cfg, Metrics: NewMetrics(nil)})
+	restarted, err := NewApp(AppOptions{Config: e.app.cfg, Metrics: webhook.NewMetrics(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +111,11 @@ func TestRunResyncStartsAtOnce(t *testing.T) {
 	e := newEnv(t, catalogRepo(mergePolicy))
 	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
 	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan Job, 1)
+	got := make(chan webhook.Job, 1)
 	returned := make(chan struct{})
 	go func() {
 		// An interval no test waits for: only the first round can run.
-		e.app.RunResync(ctx, time.Hour, func(j Job) { got <- j })
+		e.app.RunResync(ctx, time.Hour, func(j webhook.Job) { got <- j })
 		close(returned)
 	}()
 	select {
@@ -154,7 +155,7 @@ func TestResyncFindsAMissedApproval(t *testing.T) {
 		t.Fatalf("after a missed /approve resync queued %v, want #%d", got, pr.Number)
 	}
 	for _, j := range *jobs {
-		if err := e.app.Process(ctx, j); err != nil {
+		if err := e.app.Process(ctx, j, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

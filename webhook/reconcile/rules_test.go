@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func TestRulesChangeRechecksOpenPRs(t *testing.T) {
 
 	before := e.repo.Branch("main")
 	after := e.repo.Commit("main", map[string]string{"catalog/foo/OWNERS": "approvers:\n  - alice\n  - bob\n"}, "bob co-owns foo")
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, after)); err != nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", before, after), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !pr.Merged() {
@@ -37,7 +37,7 @@ func TestUnrelatedPushRechecksNothing(t *testing.T) {
 
 	before := e.repo.Branch("main")
 	after := e.repo.Commit("main", map[string]string{"README.md": "catalog\n"}, "docs")
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, after)); err != nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", before, after), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(e.repo.CheckRuns(pr.HeadSHA())); got != runs {

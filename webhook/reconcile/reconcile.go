@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
@@ -24,7 +25,7 @@ const maxPasses = 3
 // prRun is the reconciliation of one pull request by one job.
 type prRun struct {
 	a      *App
-	job    Job
+	job    webhook.Job
 	gh     *github.Client
 	inst   int64
 	owner  string
@@ -44,7 +45,7 @@ type prRun struct {
 
 // reconcile checks a pull request at its current head, reports the result
 // and merges it when the policy says so.
-func (a *App) reconcile(ctx context.Context, job Job) error {
+func (a *App) reconcile(ctx context.Context, job webhook.Job) error {
 	start := time.Now()
 	defer a.observe(start)
 	owner, name, err := splitRepo(job.Key.Repo)

@@ -1,4 +1,4 @@
-package webhook
+package reconcile
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/webhook"
 )
 
 // pushJob is the job of a push of sha to branch of the env's repository.
-func (e *env) pushJob(branch, before, sha string) Job {
+func (e *env) pushJob(branch, before, sha string) webhook.Job {
 	e.t.Helper()
 	payload := map[string]any{
 		"ref": "refs/heads/" + branch, "before": before, "after": sha, "deleted": false,
@@ -32,8 +33,8 @@ func (e *env) pushJob(branch, before, sha string) Job {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return Job{
-		Key: Key{Repo: strings.ToLower(e.repo.FullName()), Kind: KindPush}, Event: "push",
+	return webhook.Job{
+		Key: webhook.Key{Repo: strings.ToLower(e.repo.FullName()), Kind: webhook.KindPush}, Event: "push",
 		Delivery: "push-" + sha, Installation: e.gh.InstallationID(e.repo), Payload: body,
 	}
 }
@@ -64,7 +65,7 @@ func TestMergeIsPublished(t *testing.T) {
 	}
 	merged := e.repo.Branch("main")
 
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged)); err != nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged), nil); err != nil {
 		t.Fatal(err)
 	}
 	run := e.run(merged, PublishCheckRunName)
@@ -98,7 +99,7 @@ func TestMergeIsPublished(t *testing.T) {
 	}
 
 	// The same commit again: the registry already has it.
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged)); err != nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.counter(e.metrics.Publishes, PublishUnchanged); n != 1 {
@@ -111,17 +112,17 @@ func TestPushesThatPublishNothing(t *testing.T) {
 	tests := []struct {
 		name   string
 		policy string
-		job    func(e *env) (Job, string)
+		job    func(e *env) (webhook.Job, string)
 	}{
-		{"not the default branch", publishPolicy(image), func(e *env) (Job, string) {
+		{"not the default branch", publishPolicy(image), func(e *env) (webhook.Job, string) {
 			sha := e.repo.Commit("feature", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v2")}, "feature")
 			return e.pushJob("feature", "", sha), sha
 		}},
-		{"no image in the policy", mergePolicy, func(e *env) (Job, string) {
+		{"no image in the policy", mergePolicy, func(e *env) (webhook.Job, string) {
 			sha := e.repo.Branch("main")
 			return e.pushJob("main", "", sha), sha
 		}},
-		{"superseded by a newer push", publishPolicy(image), func(e *env) (Job, string) {
+		{"superseded by a newer push", publishPolicy(image), func(e *env) (webhook.Job, string) {
 			old := e.repo.Branch("main")
 			e.repo.Commit("main", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v3")}, "newer")
 			return e.pushJob("main", "", old), old
@@ -131,7 +132,7 @@ func TestPushesThatPublishNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, catalogRepo(tc.policy))
 			job, sha := tc.job(e)
-			if err := e.app.Process(context.Background(), job); err != nil {
+			if err := e.app.Process(context.Background(), job, nil); err != nil {
 				t.Fatal(err)
 			}
 			if runs := e.repo.CheckRuns(sha); len(runs) != 0 {
@@ -150,7 +151,7 @@ func TestInvalidCatalogIsNotPublished(t *testing.T) {
 	files["catalog/foo/catalog.yaml"] = strings.Replace(fooCatalog, "defaultChannel: stable", "defaultChannel: beta", 1)
 	e := newEnv(t, files)
 	sha := e.repo.Branch("main")
-	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha)); err == nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err == nil {
 		t.Fatal("publishing an invalid catalog succeeded")
 	}
 	run := e.run(sha, PublishCheckRunName)
@@ -187,7 +188,7 @@ func TestPublishOnPinnedOPMImage(t *testing.T) {
 	pinned := host + "/operator-framework/opm@" + digest.String()
 	e := newEnv(t, catalogRepo(mergePolicy+"publish:\n  image: "+image+"\n  base: opm\n  opmImage: "+pinned+"\n"))
 	sha := e.repo.Branch("main")
-	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha)); err != nil {
+	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err != nil {
 		t.Fatal(err)
 	}
 	run := e.run(sha, PublishCheckRunName)

@@ -1,0 +1,24 @@
+// Package reconcile is the GitHub App's reconciler: the Processor that the
+// intake's queue (package webhook) runs for each job.
+//
+//   - A pull request job (reconcile.go) reads the pull request's current
+//     state from GitHub, checks its head with the one review core
+//     (checks/review), reports the outcome as the catalogbot check run and
+//     one status comment (report.go, comment.go), and merges when the
+//     outcome allows it, pinned to the SHA it checked (merge.go).
+//   - A push job (publish.go) publishes the default branch through the one
+//     publish flow (publisher/publish); a push that changes OWNERS files
+//     or the policy re-checks the open pull requests (rules.go).
+//   - A resync job (resync.go), and RunResync on a timer, list every open
+//     pull request of every installation, so a lost delivery or a restart
+//     loses nothing: webhooks only make the work start sooner.
+//
+// Work a job finds (the pull requests a resync lists) goes back on the
+// queue through the enqueue function the queue passes to Process, so the
+// App and the queue are built independently of each other.
+//
+// Authorization comes from the base commit only, PR content is read as
+// data and never run, and the registry credentials of the service config's
+// publish section are used for publishing alone: checking a pull request
+// never holds them.
+package reconcile
