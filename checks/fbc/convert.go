@@ -9,7 +9,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
-	"github.com/catalogbot/catalogbot/checks/fbc/internal/reference"
+	"github.com/catalogbot/catalogbot/checks/reference"
 )
 
 // problem is one rule violation. opm is the exact text opm would print for
