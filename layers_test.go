@@ -27,6 +27,7 @@ var leaves = []string{
 	"checks/yamlnode",
 	"checks/registry",
 	"publisher/catalogyaml",
+	"checks/reference",
 }
 
 var leafMayImport = []string{"checks", "checks/yamlnode"}

@@ -1,7 +1,9 @@
-// Package reference checks container image references the way
+// Package reference is the one grammar of container image references in
+// catalogbot. Validate and Normalize check a reference the way
 // go.podman.io/image/v5/docker/reference.ParseNormalizedNamed does, which is
 // what `opm validate` (operator-registry v1.64.0 and later) uses for a
-// bundle's image and its related images.
+// bundle's image and its related images; ParseCanonical reads one the way
+// `opm render` does before it pulls, which takes the canonical form only.
 //
 // Only acceptance and the error text matter here, so the grammar is checked by
 // hand-written scanners instead of regular expressions:

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/reference"
 )
 
 // The labels that say what an image is.
@@ -83,12 +84,12 @@ func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) 
 	if dir, ok := strings.CutPrefix(ref, ociPrefix); ok {
 		return openLayoutImage(dir)
 	}
-	canonical, err := parseCanonical(ref)
+	canonical, err := reference.ParseCanonical(ref)
 	if err != nil {
 		return nil, err
 	}
 	var opts []name.Option
-	if r.insecure[canonical.domain] {
+	if r.insecure[canonical.Domain] {
 		opts = append(opts, name.Insecure)
 	}
 	nref, err := name.ParseReference(ref, opts...)

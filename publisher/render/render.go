@@ -41,6 +41,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
+	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/registry"
 )
 
@@ -206,7 +207,7 @@ type result struct {
 
 func (r *Renderer) renderReference(ctx context.Context, ref string) (*result, Kind, error) {
 	if r.opts.RegistryOnly {
-		if _, err := parseCanonical(ref); err != nil || strings.HasPrefix(ref, ociPrefix) {
+		if _, err := reference.ParseCanonical(ref); err != nil || strings.HasPrefix(ref, ociPrefix) {
 			return nil, KindImage, fmt.Errorf("ref %q is not a registry image reference: %w", ref, ErrNotAllowed)
 		}
 		return r.renderImage(ctx, ref)
