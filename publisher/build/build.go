@@ -49,7 +49,8 @@ const (
 const DefaultOPMImage = "quay.io/operator-framework/opm:latest"
 
 // The opm base's entrypoint and command, as opm generate dockerfile writes
-// them.
+// them. The cache they name is built into the image (see CacheDir), or the
+// command turns its integrity check off.
 var (
 	opmEntrypoint = []string{"/bin/opm"}
 	opmCmd        = []string{"serve", ConfigsDir, "--cache-dir=/tmp/cache"}
@@ -94,6 +95,11 @@ type Options struct {
 	Insecure []string
 	// Remote are the options for fetching the base: keychain, transport.
 	Remote []remote.Option
+	// NoServeCache leaves out the opm serve cache of an opm base image
+	// (see CacheDir): no base layer is read and no opm is run, and the
+	// command turns opm's cache integrity check off, so opm builds the
+	// cache when it starts. For builds that must not run the base's opm.
+	NoServeCache bool
 }
 
 // Result is a built image: Image for one platform, Index for several.
@@ -105,6 +111,10 @@ type Result struct {
 	// BaseName and BaseDigest are the base used; both empty for scratch.
 	BaseName   string
 	BaseDigest string
+	// Notes say, one line per platform image of an opm base, how it
+	// will start: with a serve cache built by the base's own opm, or
+	// with the cache integrity check off, and why. Callers print them.
+	Notes []string
 }
 
 // Artifact is Image or Index, for writers that take either.
@@ -117,7 +127,9 @@ func (r *Result) Artifact() remote.Taggable {
 
 // Build builds the catalog image for the catalog directory dir. The base
 // is fetched (manifests and configs only; base layers are pulled when
-// pushed, and not at all when the target already has them).
+// pushed, and not at all when the target already has them), except that
+// for BaseOPM the layers of each platform image this host can run are
+// read to take out opm and build the serve cache (see CacheDir).
 func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 	epoch := o.Epoch
 	if epoch.IsZero() {
@@ -132,7 +144,7 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{layer: layer, epoch: epoch, anns: map[string]string{}}
+	b := &builder{ctx: ctx, layer: layer, epoch: epoch, anns: map[string]string{}, noCache: o.NoServeCache, caches: map[string]cacheResult{}}
 	if len(o.References) > 0 {
 		// encoding/json writes map keys sorted, so this is stable.
 		data, err := json.Marshal(o.References)
@@ -168,6 +180,7 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = b.notes
 	if res.Index != nil {
 		res.Digest, err = res.Index.Digest()
 	} else {
@@ -180,10 +193,14 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 }
 
 type builder struct {
-	layer *configsLayer
-	epoch time.Time
-	opm   bool              // set opm's entrypoint and command
-	anns  map[string]string // the annotations of every manifest
+	ctx     context.Context
+	layer   *memLayer
+	epoch   time.Time
+	opm     bool                   // set opm's entrypoint and command, add the cache
+	noCache bool                   // Options.NoServeCache
+	anns    map[string]string      // the annotations of every manifest
+	caches  map[string]cacheResult // by the SHA-256 of the base's opm
+	notes   []string
 }
 
 type platformImage struct {
@@ -335,15 +352,28 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 			adds = append(adds, mutate.Addendum{Layer: l, MediaType: ociLayerType(mt)})
 		}
 	}
-	adds = append(adds, mutate.Addendum{Layer: b.layer, MediaType: types.OCILayer})
-
-	diffID, _ := b.layer.DiffID()
 	cfg.RootFS.Type = "layers"
-	cfg.RootFS.DiffIDs = append(cfg.RootFS.DiffIDs, diffID)
-	cfg.History = append(cfg.History, v1.History{
-		Created:   v1.Time{Time: b.epoch},
-		CreatedBy: "ADD catalog " + ConfigsDir + " # catalogbot",
-	})
+	add := func(l v1.Layer, createdBy string) {
+		adds = append(adds, mutate.Addendum{Layer: l, MediaType: types.OCILayer})
+		diffID, _ := l.DiffID()
+		cfg.RootFS.DiffIDs = append(cfg.RootFS.DiffIDs, diffID)
+		cfg.History = append(cfg.History, v1.History{
+			Created:   v1.Time{Time: b.epoch},
+			CreatedBy: createdBy + " # catalogbot",
+		})
+	}
+	add(b.layer, "ADD catalog "+ConfigsDir)
+	cmd := slices.Clone(opmCmd)
+	if b.opm {
+		cache, why := b.cacheFor(base, p)
+		if cache != nil {
+			add(cache, "RUN "+opmPath+" serve "+ConfigsDir+" --cache-dir="+CacheDir+" --cache-only")
+			b.notes = append(b.notes, fmt.Sprintf("%s: opm serve cache built with the base's own opm", p))
+		} else {
+			cmd = append(cmd, noIntegrity)
+			b.notes = append(b.notes, fmt.Sprintf("%s: no opm serve cache (%s); the image runs opm serve with %s, so opm builds the cache when it starts", p, why, noIntegrity))
+		}
+	}
 	cfg.Created = v1.Time{Time: b.epoch}
 	cfg.Container, cfg.DockerVersion = "", ""
 	if cfg.Config.Labels == nil {
@@ -352,7 +382,7 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 	cfg.Config.Labels[ConfigsLabel] = ConfigsDir
 	if b.opm {
 		cfg.Config.Entrypoint = slices.Clone(opmEntrypoint)
-		cfg.Config.Cmd = slices.Clone(opmCmd)
+		cfg.Config.Cmd = cmd
 	}
 
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
@@ -375,6 +405,18 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 		return img, nil
 	}
 	return mutate.Annotations(img, anns).(v1.Image), nil
+}
+
+// cacheFor is the serve cache layer for platform p of an opm base, or nil
+// and why there is none.
+func (b *builder) cacheFor(base v1.Image, p v1.Platform) (v1.Layer, string) {
+	switch {
+	case b.noCache:
+		return nil, "the cache step is turned off"
+	case base == nil:
+		return nil, "no base"
+	}
+	return b.serveCache(b.ctx, base, p)
 }
 
 // ociLayerType is the OCI media type for the same layer bytes.
