@@ -14,6 +14,9 @@ LDFLAGS := -X main.version=$(VERSION)
 # The opm conformance tests live in their own module so that the main
 # module does not depend on operator-registry.
 CONFORMANCE := checks/fbc/conformance
+# The tests that run built catalog images build opm (cgo: needs gcc) and
+# use its gRPC client, so they too have their own module.
+IMAGERUN := publisher/build/imagerun
 FUZZTIME ?= 10s
 
 .PHONY: help build test vet fuzz bench demo e2e clean
@@ -24,13 +27,15 @@ help: ## list the targets
 build: ## build bin/catalogbot (static, version from git describe)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/catalogbot
 
-test: ## run the tests of the main module and of the conformance module
+test: ## run the tests of the main module, the conformance module and the image-run module
 	$(GO) test ./...
 	cd $(CONFORMANCE) && $(GO) test ./...
+	cd $(IMAGERUN) && $(GO) test ./...
 
-vet: ## go vet both modules and fail on files gofmt would change
+vet: ## go vet every module and fail on files gofmt would change
 	$(GO) vet ./...
 	cd $(CONFORMANCE) && $(GO) vet ./...
+	cd $(IMAGERUN) && $(GO) vet ./...
 	@unformatted="$$($(GOFMT) -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 

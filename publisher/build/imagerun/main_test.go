@@ -1,0 +1,165 @@
+package imagerun_test
+
+import (
+	"debug/elf"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// opmBin is opm built from operator-registry v1.65.0 for this run.
+var opmBin string
+
+// TestMain builds opm once for every test and benchmark: as opm is
+// released, with cgo and the json1 and containers_image_openpgp tags, but
+// linked dynamically, so that the base made from it also exercises the
+// build's use of a base's own loader and libraries.
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "catalogbot-imagerun-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	opmBin = filepath.Join(dir, "opm")
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-tags", "json1 containers_image_openpgp", "-o", opmBin,
+		"github.com/operator-framework/operator-registry/cmd/opm")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build opm (needs gcc): %v\n%s", err, out)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "imagerun: built opm v1.65.0 in %s\n", time.Since(start).Round(100*time.Millisecond))
+	return m.Run()
+}
+
+// catalogDir is the main module's valid catalog.
+const catalogDir = "../../../testdata/catalogs/valid"
+
+// startRegistry is an in-process registry on 127.0.0.1; it returns its host.
+func startRegistry(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func push(t testing.TB, ref string, img v1.Image) {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+}
+
+// opmBaseImage is an opm image made from opmBin the way the opm release
+// images are made: /bin/opm as the entrypoint, a world-writable /tmp, and
+// user 1001. Since this opm is dynamic, the base also holds its loader and
+// libraries, taken from this host at the paths they have here (links
+// included), as a distroless base would hold them.
+func opmBaseImage(t testing.TB) v1.Image {
+	t.Helper()
+	opm, err := os.ReadFile(opmBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs := &layerBuilder{}
+	f, err := elf.Open(opmBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			data, err := io.ReadAll(p.Open())
+			if err != nil {
+				t.Fatal(err)
+			}
+			libs.hostFile(t, strings.TrimRight(string(data), "\x00"))
+		}
+	}
+	need, err := f.ImportedLibraries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(need) > 0 {
+		lib := need[0]
+		need = need[1:]
+		if seen[lib] {
+			continue
+		}
+		seen[lib] = true
+		p := hostLib(t, lib)
+		libs.hostFile(t, p)
+		lf, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, _ := lf.ImportedLibraries()
+		lf.Close()
+		need = append(need, more...)
+	}
+
+	top := &layerBuilder{}
+	top.dir("bin/", 0o755)
+	top.file("bin/opm", 0o755, opm)
+	top.dir("tmp/", 0o1777)
+
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.DockerManifestSchema2), libs.layer(t), top.layer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
+	cfg.Config.User = "1001"
+	cfg.Config.Entrypoint = []string{"/bin/opm"}
+	img, err = mutate.ConfigFile(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// hostLib finds a shared library where the loader of this host would.
+func hostLib(t testing.TB, lib string) string {
+	t.Helper()
+	for _, d := range []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"} {
+		p := path.Join(d, lib)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("opm needs %s, which this host does not have", lib)
+	return ""
+}
