@@ -54,7 +54,10 @@ The image is the base plus one /configs layer holding the catalog and the
 label operators.operatorframework.io.index.configs.v1=/configs. Bases
 (--base):
   opm      the opm image (--opm-image), with ENTRYPOINT ["/bin/opm"] and
-           CMD ["serve","/configs","--cache-dir=/tmp/cache"], for OLM v0
+           CMD ["serve","/configs","--cache-dir=/tmp/cache"], for OLM v0;
+           the serve cache is built into the image by the base's own opm
+           where this host can run it, else the command also gets
+           --cache-enforce-integrity=false
   scratch  nothing but the catalog and the label, for OLM v1 catalogd
   IMAGE    any other image reference
 A multi-platform base gives one image per platform (all of them, or those

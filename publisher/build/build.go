@@ -365,7 +365,10 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 	add(b.layer, "ADD catalog "+ConfigsDir)
 	cmd := slices.Clone(opmCmd)
 	if b.opm {
-		cache, why := b.cacheFor(base, p)
+		cache, why, err := b.cacheFor(base, p)
+		if err != nil {
+			return nil, err
+		}
 		if cache != nil {
 			add(cache, "RUN "+opmPath+" serve "+ConfigsDir+" --cache-dir="+CacheDir+" --cache-only")
 			b.notes = append(b.notes, fmt.Sprintf("%s: opm serve cache built with the base's own opm", p))
@@ -409,12 +412,12 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 
 // cacheFor is the serve cache layer for platform p of an opm base, or nil
 // and why there is none.
-func (b *builder) cacheFor(base v1.Image, p v1.Platform) (v1.Layer, string) {
+func (b *builder) cacheFor(base v1.Image, p v1.Platform) (v1.Layer, string, error) {
 	switch {
 	case b.noCache:
-		return nil, "the cache step is turned off"
+		return nil, "the cache step is turned off", nil
 	case base == nil:
-		return nil, "no base"
+		return nil, "no base", nil
 	}
 	return b.serveCache(b.ctx, base, p)
 }

@@ -68,38 +68,71 @@ const (
 // serveCache is the cache layer for the opm base image of platform p, or
 // nil and why there is none. The same opm binary gives the same layer, so
 // platforms that share a binary share one run.
-func (b *builder) serveCache(ctx context.Context, base v1.Image, p v1.Platform) (v1.Layer, string) {
+//
+// Only what the inputs decide (the platform, the base's files, opm's own
+// failure) gives no cache; a failure of this build (reading the base,
+// the disk, a timeout, ctx) is an error, so that the image never depends
+// on a transient fault.
+func (b *builder) serveCache(ctx context.Context, base v1.Image, p v1.Platform) (v1.Layer, string, error) {
 	if why := hostRuns(p); why != "" {
-		return nil, why
+		return nil, why, nil
 	}
 	tmp, err := os.MkdirTemp("", "catalogbot-opm-")
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	defer os.RemoveAll(tmp)
 
 	run, key, err := extractOPM(base, tmp)
+	var noOPM *noOPMError
+	if errors.As(err, &noOPM) {
+		return nil, noOPM.why, nil
+	}
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", fmt.Errorf("serve cache (%s): %w", p, err)
 	}
 	if c, ok := b.caches[key]; ok {
-		return c.layer, c.why
+		return c.layer, c.why, nil
 	}
 	cfg, err := base.ConfigFile()
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	uid, gid := imageUser(cfg.Config.User)
 	c := cacheResult{}
 	dir, err := b.buildCache(ctx, run, tmp)
-	if err == nil {
-		c.layer, err = newTreeLayer(dir, CacheDir, b.epoch, uid, gid)
-	}
-	if err != nil {
-		c.why = err.Error()
+	var failed *opmFailedError
+	switch {
+	case errors.As(err, &failed):
+		c.why = failed.Error()
+	case err != nil:
+		return nil, "", fmt.Errorf("serve cache (%s): %w", p, err)
+	default:
+		if c.layer, err = newTreeLayer(dir, CacheDir, b.epoch, uid, gid); err != nil {
+			return nil, "", err
+		}
 	}
 	b.caches[key] = c
-	return c.layer, c.why
+	return c.layer, c.why, nil
+}
+
+// noOPMError is a base without an opm this host can run.
+type noOPMError struct{ why string }
+
+func (e *noOPMError) Error() string { return e.why }
+
+func noOPM(format string, args ...any) error {
+	return &noOPMError{fmt.Sprintf(format, args...)}
+}
+
+// opmFailedError is opm failing, or writing something else than a json
+// cache, on this catalog.
+type opmFailedError struct{ why string }
+
+func (e *opmFailedError) Error() string { return e.why }
+
+func opmFailed(format string, args ...any) error {
+	return &opmFailedError{fmt.Sprintf(format, args...)}
 }
 
 type cacheResult struct {
@@ -145,7 +178,7 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 	}
 	binPath, err := fsys.resolve(opmPath)
 	if err != nil {
-		return run, "", fmt.Errorf("the base has no opm: %w", err)
+		return run, "", noOPM("the base has no opm: %v", err)
 	}
 	dir := mkdir(tmp, "run", &err)
 	if err != nil {
@@ -164,10 +197,10 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
-		return run, "", fmt.Errorf("%s is not an ELF binary: %w", opmPath, err)
+		return run, "", noOPM("%s is not an ELF binary: %v", opmPath, err)
 	}
 	if m, ok := elfMachines[runtime.GOARCH]; !ok || f.Machine != m {
-		return run, "", fmt.Errorf("%s is a %s binary, not one for %s", opmPath, f.Machine, runtime.GOARCH)
+		return run, "", noOPM("%s is a %s binary, not one for %s", opmPath, f.Machine, runtime.GOARCH)
 	}
 	interp := elfInterp(f)
 	if interp == "" {
@@ -181,7 +214,7 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 	}
 	loaderPath, err := fsys.resolve(interp)
 	if err != nil {
-		return run, "", fmt.Errorf("%s needs the loader %s: %w", opmPath, interp, err)
+		return run, "", noOPM("%s needs the loader %s: %v", opmPath, interp, err)
 	}
 	run.loader = filepath.Join(run.libDir, path.Base(interp))
 	if err := fsys.extract(loaderPath, run.loader); err != nil {
@@ -190,7 +223,7 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 	done := map[string]bool{path.Base(interp): true}
 	need, err := f.ImportedLibraries()
 	if err != nil {
-		return run, "", err
+		return run, "", noOPM("%s: %v", opmPath, err)
 	}
 	for len(need) > 0 {
 		lib := need[0]
@@ -201,7 +234,7 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 		done[lib] = true
 		p, err := findLib(fsys, lib)
 		if err != nil {
-			return run, "", fmt.Errorf("%s needs %s: %w", opmPath, lib, err)
+			return run, "", noOPM("%s needs %s: %v", opmPath, lib, err)
 		}
 		dst := filepath.Join(run.libDir, lib)
 		if err := fsys.extract(p, dst); err != nil {
@@ -209,12 +242,12 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 		}
 		lf, err := elf.Open(dst)
 		if err != nil {
-			return run, "", fmt.Errorf("%s: %w", p, err)
+			return run, "", noOPM("%s: %v", p, err)
 		}
 		more, err := lf.ImportedLibraries()
 		lf.Close()
 		if err != nil {
-			return run, "", fmt.Errorf("%s: %w", p, err)
+			return run, "", noOPM("%s: %v", p, err)
 		}
 		need = append(need, more...)
 	}
@@ -299,6 +332,7 @@ func (b *builder) buildCache(ctx context.Context, run opmRun, tmp string) (strin
 		return "", err
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
 	defer cancel()
 	// The base is trusted configuration: it comes from the command line
@@ -316,9 +350,16 @@ func (b *builder) buildCache(ctx context.Context, run opmRun, tmp string) (strin
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("timed out after %s", cacheTimeout)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+				return "", fmt.Errorf("the base's opm did not build the cache within %s", cacheTimeout)
+			}
+			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("the base's opm failed to build the cache: %v: %s", err, lastLine(out.String()))
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return "", fmt.Errorf("run the base's opm: %w", err)
+		}
+		return "", opmFailed("the base's opm failed to build the cache: %v: %s", err, lastLine(out.String()))
 	}
 	entries, err := os.ReadDir(cache)
 	if err != nil {
@@ -329,10 +370,10 @@ func (b *builder) buildCache(ctx context.Context, run opmRun, tmp string) (strin
 		names = append(names, e.Name())
 	}
 	if !slices.Equal(names, []string{jsonCacheSubdir, jsonCacheDigest}) {
-		return "", fmt.Errorf("the base's opm wrote %v, not a json cache", names)
+		return "", opmFailed("the base's opm wrote %v, not a json cache", names)
 	}
 	if fi, err := os.Stat(filepath.Join(cache, jsonCacheDigest)); err != nil || fi.Size() == 0 {
-		return "", errors.New("the base's opm wrote no cache digest")
+		return "", opmFailed("the base's opm wrote no cache digest")
 	}
 	return cache, nil
 }

@@ -4,7 +4,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"cmp"
+	"context"
 	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +16,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -353,4 +359,36 @@ func images(t *testing.T, res *build.Result) []v1.Image {
 		imgs = append(imgs, img)
 	}
 	return imgs
+}
+
+// TestServeCacheReadError fails the build when the base's layers cannot
+// be read: a transient fault must not give an image without the cache,
+// whose digest would differ from the one the same inputs give.
+func TestServeCacheReadError(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("opm runs on linux only")
+	}
+	opm, _ := fakeOPMBinaries(t)
+	layer := tarLayer(t, entry{name: "bin/opm", data: opm})
+	ld, err := layer.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() && strings.HasSuffix(r.URL.Path, "/blobs/"+ld.String()) {
+			http.Error(w, "denied", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/opm/flaky:v1"
+	push(t, ref, opmBase(t, hostPlatform, layer))
+	fail.Store(true)
+	res, err := build.Build(context.Background(), fixture, build.Options{OPMImage: ref})
+	if err == nil || !strings.Contains(err.Error(), "serve cache ("+hostPlatform+")") {
+		t.Fatalf("build gave %v, %v; want the read error", res, err)
+	}
 }
