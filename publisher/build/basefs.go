@@ -194,7 +194,8 @@ func (fsys *baseFS) exists(p string) bool {
 }
 
 // extract writes the regular file at the resolved path p to dst, executable
-// by its owner.
+// by its owner. A layer that holds p more than once means its last copy,
+// as it does for the index.
 func (fsys *baseFS) extract(p, dst string) error {
 	e, ok := fsys.entries[p]
 	if !ok {
@@ -206,25 +207,33 @@ func (fsys *baseFS) extract(p, dst string) error {
 	}
 	defer f.Close()
 	tr := tar.NewReader(f)
+	found := false
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return fmt.Errorf("%s: not found again in layer %d", p, e.layer+1)
+			break
 		}
 		if err != nil {
 			return err
 		}
-		if path.Clean("/"+h.Name) != p || h.Typeflag != e.hdr.Typeflag {
+		if path.Clean("/"+h.Name) != p || h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
 			continue
 		}
-		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o700)
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, tr); err != nil {
-			out.Close()
+		_, err = io.Copy(out, tr)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		return out.Close()
+		found = true
 	}
+	if !found {
+		return fmt.Errorf("%s: not found again in layer %d", p, e.layer+1)
+	}
+	return nil
 }

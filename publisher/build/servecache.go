@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -172,7 +171,11 @@ func (r opmRun) command(ctx context.Context, args ...string) *exec.Cmd {
 // extractOPM writes the base's /bin/opm, and for a dynamic one its loader
 // and libraries, under tmp. key is the SHA-256 of the binary.
 func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
-	fsys, err := readBaseFS(base, mkdir(tmp, "layers", &err))
+	layers := mkdir(tmp, "layers", &err)
+	if err != nil {
+		return run, "", err
+	}
+	fsys, err := readBaseFS(base, layers)
 	if err != nil {
 		return run, "", fmt.Errorf("read the base's layers: %w", err)
 	}
@@ -188,17 +191,15 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 	if err := fsys.extract(binPath, run.bin); err != nil {
 		return run, "", fmt.Errorf("extract %s: %w", opmPath, err)
 	}
-	data, err := os.ReadFile(run.bin)
-	if err != nil {
+	// opm is about 100 MB: hashed and parsed from the file, not memory.
+	if key, err = fileSHA256(run.bin); err != nil {
 		return run, "", err
 	}
-	sum := sha256.Sum256(data)
-	key = hex.EncodeToString(sum[:])
-
-	f, err := elf.NewFile(bytes.NewReader(data))
+	f, err := elf.Open(run.bin)
 	if err != nil {
 		return run, "", noOPM("%s is not an ELF binary: %v", opmPath, err)
 	}
+	defer f.Close()
 	if m, ok := elfMachines[runtime.GOARCH]; !ok || f.Machine != m {
 		return run, "", noOPM("%s is a %s binary, not one for %s", opmPath, f.Machine, runtime.GOARCH)
 	}
@@ -252,6 +253,19 @@ func extractOPM(base v1.Image, tmp string) (run opmRun, key string, err error) {
 		need = append(need, more...)
 	}
 	return run, key, nil
+}
+
+func fileSHA256(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // elfMachines are the ELF machines of the architectures opm images ship.
