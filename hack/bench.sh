@@ -268,6 +268,13 @@ gobench_run() {
 gobench_run -bench 'BenchmarkCheckOnePackage' -benchtime 5x ./checks/pipeline
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
+# The publish of the 100 MB catalog with opm's serve cache needs opm, which
+# the image-run module builds (cgo, gcc).
+log "go test -bench BenchmarkPublishCache (publisher/build/imagerun)"
+if ! out=$(cd publisher/build/imagerun && go test -run '^$' -benchmem -bench 'BenchmarkPublishCache' -benchtime 1x . 2>&1); then
+	problem "go benchmarks failed: BenchmarkPublishCache in publisher/build/imagerun"
+fi
+gobench+="$out"$'\n'
 
 report=$bench/report-$(date +%Y%m%d-%H%M%S).md
 {
