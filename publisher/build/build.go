@@ -53,7 +53,7 @@ const DefaultOPMImage = "quay.io/operator-framework/opm:latest"
 // command turns its integrity check off.
 var (
 	opmEntrypoint = []string{"/bin/opm"}
-	opmCmd        = []string{"serve", ConfigsDir, "--cache-dir=/tmp/cache"}
+	opmCmd        = []string{"serve", ConfigsDir, "--cache-dir=" + CacheDir}
 )
 
 // Annotations on every built manifest and index. They record what the
@@ -144,7 +144,7 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{ctx: ctx, layer: layer, epoch: epoch, anns: map[string]string{}, noCache: o.NoServeCache, caches: map[string]cacheResult{}}
+	b := &builder{layer: layer, epoch: epoch, anns: map[string]string{}, noCache: o.NoServeCache, caches: map[string]cacheResult{}}
 	if len(o.References) > 0 {
 		// encoding/json writes map keys sorted, so this is stable.
 		data, err := json.Marshal(o.References)
@@ -162,7 +162,7 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		var images []platformImage
 		for _, p := range platforms {
-			img, err := b.onto(nil, p, "")
+			img, err := b.onto(ctx, nil, p, "")
 			if err != nil {
 				return nil, err
 			}
@@ -193,7 +193,6 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 }
 
 type builder struct {
-	ctx     context.Context
 	layer   *memLayer
 	epoch   time.Time
 	opm     bool                   // set opm's entrypoint and command, add the cache
@@ -241,7 +240,7 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 				return fmt.Errorf("base image %s is for %s only, not %s", ref, p, want)
 			}
 		}
-		img, err := b.onto(base, p, desc.Digest.String())
+		img, err := b.onto(ctx, base, p, desc.Digest.String())
 		if err != nil {
 			return err
 		}
@@ -275,7 +274,7 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 		if err != nil {
 			return fmt.Errorf("base image %s (%s): %w", ref, d.Platform, err)
 		}
-		img, err := b.onto(base, *d.Platform, d.Digest.String())
+		img, err := b.onto(ctx, base, *d.Platform, d.Digest.String())
 		if err != nil {
 			return err
 		}
@@ -331,7 +330,7 @@ func (b *builder) indexAnnotations() map[string]string {
 // in place: a Docker schema 2 manifest has no annotations, and one media
 // type family throughout is what every registry accepts. Base layers keep
 // their bytes and digests; only their descriptors' media type changes.
-func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Image, error) {
+func (b *builder) onto(ctx context.Context, base v1.Image, p v1.Platform, baseDigest string) (v1.Image, error) {
 	cfg := &v1.ConfigFile{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, OSVersion: p.OSVersion}
 	var adds []mutate.Addendum
 	if base != nil {
@@ -365,7 +364,7 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 	add(b.layer, "ADD catalog "+ConfigsDir)
 	cmd := slices.Clone(opmCmd)
 	if b.opm {
-		cache, why, err := b.cacheFor(base, p)
+		cache, why, err := b.cacheFor(ctx, base, p)
 		if err != nil {
 			return nil, err
 		}
@@ -412,14 +411,14 @@ func (b *builder) onto(base v1.Image, p v1.Platform, baseDigest string) (v1.Imag
 
 // cacheFor is the serve cache layer for platform p of an opm base, or nil
 // and why there is none.
-func (b *builder) cacheFor(base v1.Image, p v1.Platform) (v1.Layer, string, error) {
+func (b *builder) cacheFor(ctx context.Context, base v1.Image, p v1.Platform) (v1.Layer, string, error) {
 	switch {
 	case b.noCache:
 		return nil, "the cache step is turned off", nil
 	case base == nil:
 		return nil, "no base", nil
 	}
-	return b.serveCache(b.ctx, base, p)
+	return b.serveCache(ctx, base, p)
 }
 
 // ociLayerType is the OCI media type for the same layer bytes.
