@@ -198,7 +198,7 @@ type builder struct {
 	opm     bool                   // set opm's entrypoint and command, add the cache
 	noCache bool                   // Options.NoServeCache
 	anns    map[string]string      // the annotations of every manifest
-	caches  map[string]cacheResult // by the SHA-256 of the base's opm
+	caches  map[string]cacheResult // by the SHA-256 of the base's opm, and its user
 	notes   []string
 }
 

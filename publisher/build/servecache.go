@@ -83,21 +83,23 @@ func (b *builder) serveCache(ctx context.Context, base v1.Image, p v1.Platform) 
 	defer os.RemoveAll(tmp)
 
 	run, key, err := extractOPM(base, tmp)
-	var noOPM *noOPMError
-	if errors.As(err, &noOPM) {
-		return nil, noOPM.why, nil
+	var no *noOPMError
+	if errors.As(err, &no) {
+		return nil, no.why, nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("serve cache (%s): %w", p, err)
-	}
-	if c, ok := b.caches[key]; ok {
-		return c.layer, c.why, nil
 	}
 	cfg, err := base.ConfigFile()
 	if err != nil {
 		return nil, "", err
 	}
+	// The layer is the binary's output, owned by the base's user.
 	uid, gid := imageUser(cfg.Config.User)
+	key = fmt.Sprintf("%s %d:%d", key, uid, gid)
+	if c, ok := b.caches[key]; ok {
+		return c.layer, c.why, nil
+	}
 	c := cacheResult{}
 	dir, err := b.buildCache(ctx, run, tmp)
 	var failed *opmFailedError
