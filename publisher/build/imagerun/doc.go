@@ -10,6 +10,9 @@
 //
 //	cd publisher/build/imagerun && go test ./...
 //
+// CATALOGBOT_TEST_OPM=/path/to/opm uses an opm built that way instead of
+// building one.
+//
 // The OLM v0 tests chroot into the unpacked image and run opm as the
 // image's user when they run as root, as a runtime would; otherwise they
 // run it with the image's paths rewritten to the unpacked directories.
