@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"google.golang.org/grpc"
@@ -296,6 +301,84 @@ func waitServing(ctx context.Context, t *testing.T, r *running, health healthv1.
 		case <-ctx.Done():
 			t.Fatalf("not serving after %s (last: %v):\n%s", serveDeadline, err, r.output())
 		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TestOLMv0Platforms builds on an index of this host's platform and one
+// it cannot run: the host's image gets the cache and serves with opm's
+// own command, the other starts with the integrity check off, and the
+// notes say which is which.
+func TestOLMv0Platforms(t *testing.T) {
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	host := startRegistry(t)
+	base := host + "/operator-framework/opm:multi"
+	native := opmBaseImage(t)
+	cfg, err := native.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Architecture = other
+	foreign, err := mutate.ConfigFile(native, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, img := range []v1.Image{native, foreign} {
+		c, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := c.Platform()
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: p}})
+	}
+	r, err := name.ParseReference(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(r, idx); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := build.Build(context.Background(), catalogDir, build.Options{OPMImage: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Index == nil || len(res.Notes) != 2 {
+		t.Fatalf("index %v, notes %q; want an index and two notes", res.Index != nil, res.Notes)
+	}
+	hostP, otherP := "linux/"+runtime.GOARCH, "linux/"+other
+	if !strings.HasPrefix(res.Notes[0], hostP+": opm serve cache built") {
+		t.Errorf("note %q, want the cache built for %s", res.Notes[0], hostP)
+	}
+	if !strings.HasPrefix(res.Notes[1], otherP+": no opm serve cache") || !strings.Contains(res.Notes[1], "--cache-enforce-integrity=false") {
+		t.Errorf("note %q, want the fallback for %s", res.Notes[1], otherP)
+	}
+	m, err := res.Index.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		img, err := res.Index.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := slices.Contains(c.Config.Cmd, "--cache-enforce-integrity=false")
+		if d.Platform.Architecture == runtime.GOARCH {
+			if off {
+				t.Errorf("%s: cmd %q turns the integrity check off", d.Platform, c.Config.Cmd)
+			}
+			checkServes(t, img)
+		} else if !off {
+			t.Errorf("%s: cmd %q keeps the integrity check", d.Platform, c.Config.Cmd)
 		}
 	}
 }
