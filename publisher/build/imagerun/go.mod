@@ -3,7 +3,7 @@ module github.com/catalogbot/catalogbot/publisher/build/imagerun
 go 1.26.0
 
 require (
-	github.com/catalogbot/catalogbot v0.0.0-00010101000000-000000000000
+	github.com/catalogbot/catalogbot v0.0.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/operator-framework/operator-registry v1.65.0
 	google.golang.org/grpc v1.79.3
