@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/regtimeout"
 )
 
 // Options configure a Verifier. The zero value of each field means its
@@ -159,11 +160,12 @@ func New(opts Options) (*Verifier, error) {
 	}, nil
 }
 
-// defaultTransport keeps enough idle connections per host for the
-// per-registry concurrency, so that connections are reused, not churned.
-func defaultTransport(perHost int) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = max(2*perHost, 8)
+// defaultTransport bounds every wait on a registry (regtimeout) and keeps
+// enough idle connections per host for the per-registry concurrency, so
+// that connections are reused, not churned.
+func defaultTransport(perHost int) http.RoundTripper {
+	t := regtimeout.New(regtimeout.Timeout())
+	t.Base.MaxIdleConnsPerHost = max(2*perHost, 8)
 	return t
 }
 
@@ -183,6 +185,9 @@ func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 func skipVerify(base http.RoundTripper) http.RoundTripper {
+	if rt, ok := base.(*regtimeout.Transport); ok {
+		return rt.WithBase(skipVerify(rt.Base).(*http.Transport))
+	}
 	t, ok := base.(*http.Transport)
 	if !ok {
 		return base

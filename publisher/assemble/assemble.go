@@ -34,6 +34,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/regtimeout"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -66,8 +67,8 @@ type Options struct {
 	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
-	// Transport carries registry requests; nil means go-containerregistry's
-	// default.
+	// Transport carries registry requests; nil means regtimeout.Default(),
+	// which bounds how long a silent registry can hold an assembly.
 	Transport http.RoundTripper
 
 	// Progress, when set, is told what happens to each reference. It is
@@ -93,6 +94,9 @@ func New(opts Options) (*Assembler, error) {
 	}
 	if opts.Keychain == nil {
 		opts.Keychain = registry.DefaultKeychain()
+	}
+	if opts.Transport == nil {
+		opts.Transport = regtimeout.Default()
 	}
 	r, err := render.New(render.Options{
 		InsecureRegistries: opts.InsecureRegistries,

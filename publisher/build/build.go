@@ -26,6 +26,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/catalogbot/catalogbot/checks/regtimeout"
 )
 
 // ConfigsLabel tells opm serve, catalogd and opm render where the catalog
@@ -217,7 +219,7 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 	if err != nil {
 		return fmt.Errorf("base image %q: %w", ref, err)
 	}
-	desc, err := remote.Get(r, append(slices.Clone(o.Remote), remote.WithContext(ctx))...)
+	desc, err := remote.Get(r, append(boundedRemote(o.Remote), remote.WithContext(ctx))...)
 	if err != nil {
 		return fmt.Errorf("base image %s: %w", ref, err)
 	}
@@ -457,4 +459,11 @@ func registryOf(ref string) string {
 		return name.DefaultRegistry
 	}
 	return first
+}
+
+// boundedRemote puts regtimeout's transport under the caller's options, so
+// a registry that never answers fails the build within its timeouts; a
+// transport among opts still takes precedence.
+func boundedRemote(opts []remote.Option) []remote.Option {
+	return append([]remote.Option{remote.WithTransport(regtimeout.Default())}, opts...)
 }

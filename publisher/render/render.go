@@ -43,6 +43,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
 	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/regtimeout"
 )
 
 // Options configure a Renderer. The zero value renders as `opm render` with
@@ -65,8 +66,8 @@ type Options struct {
 	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
-	// Transport carries registry requests; nil means go-containerregistry's
-	// default.
+	// Transport carries registry requests; nil means regtimeout.Default(),
+	// which bounds how long a silent registry can hold a render.
 	Transport http.RoundTripper
 
 	// TempDir is where images are unpacked; "" means os.TempDir().
@@ -107,6 +108,9 @@ func New(opts Options) (*Renderer, error) {
 	}
 	if r.opts.Keychain == nil {
 		r.opts.Keychain = registry.DefaultKeychain()
+	}
+	if r.opts.Transport == nil {
+		r.opts.Transport = regtimeout.Default()
 	}
 	return r, nil
 }
