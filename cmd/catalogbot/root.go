@@ -47,6 +47,7 @@ independent problem at once, each with its file and line.`,
 			return nil
 		},
 	}
+	cmd.SetVersionTemplate(versionLine(a.version))
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", logLevel, "log level: debug, info, warn or error")
@@ -64,5 +65,6 @@ independent problem at once, each with its file and line.`,
 	cmd.AddCommand(newGenerateCmd(a))
 	cmd.AddCommand(newImagesCmd(a))
 	cmd.AddCommand(newServeCmd(a))
+	cmd.AddCommand(newVersionCmd(a))
 	return cmd
 }

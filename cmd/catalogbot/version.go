@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// keyModules are the dependencies whose versions decide what catalogbot
+// accepts and produces: the registry client, the YAML and Git readers and
+// the GitHub client. A bug report that names them is one that can be
+// reproduced.
+var keyModules = []string{
+	"github.com/google/go-containerregistry",
+	"github.com/klauspost/compress",
+	"github.com/go-git/go-git/v5",
+	"github.com/google/go-github/v60",
+	"github.com/bradleyfalzon/ghinstallation/v2",
+	"github.com/spf13/cobra",
+	"sigs.k8s.io/yaml",
+}
+
+// versionInfo is what catalogbot version prints; its JSON form is stable.
+type versionInfo struct {
+	Version   string       `json:"version"`
+	GoVersion string       `json:"goVersion"`
+	Platform  string       `json:"platform"`
+	Modules   []moduleInfo `json:"modules"`
+}
+
+type moduleInfo struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// releaseVersion is the version set at link time, or else the module
+// version go install recorded, so that both kinds of build say what they
+// are, and --version and the version command always agree.
+func releaseVersion(linked string, bi *debug.BuildInfo) string {
+	if linked != "dev" || bi == nil {
+		return linked
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return linked
+}
+
+func readVersionInfo(version string) versionInfo {
+	info := versionInfo{
+		Version:   version,
+		GoVersion: runtime.Version(),
+		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+		Modules:   []moduleInfo{},
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return info
+	}
+	info.GoVersion = bi.GoVersion
+	have := map[string]string{}
+	for _, d := range bi.Deps {
+		v := d.Version
+		if d.Replace != nil {
+			v = d.Replace.Version + " (replaces " + d.Version + ")"
+		}
+		have[d.Path] = v
+	}
+	for _, p := range keyModules {
+		if v, ok := have[p]; ok {
+			info.Modules = append(info.Modules, moduleInfo{Path: p, Version: v})
+		}
+	}
+	return info
+}
+
+// versionLine is the first line of catalogbot version and all of
+// --version, so the two never disagree.
+func versionLine(version string) string {
+	return "catalogbot version " + version + "\n"
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	output := "text"
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the Go version and the versions of key dependencies",
+		Long: `Print catalogbot's version, the Go toolchain it was built with, its
+platform and the versions of the modules that decide what it accepts and
+produces (the registry client, the YAML, Git and GitHub libraries). Include
+this in bug reports.
+
+The first line is what catalogbot --version prints.`,
+		Example: `  catalogbot version
+  catalogbot version -o json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf(cmd.CommandPath(), "version takes no arguments, got %q", args[0])
+			}
+			if output != "text" && output != "json" {
+				return usageErrorf(cmd.CommandPath(), "invalid --output value %q: want text or json", output)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeVersion(a.stdout, readVersionInfo(a.version), output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", output, "output format: text or json")
+	return cmd
+}
+
+func writeVersion(w io.Writer, info versionInfo, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	if _, err := io.WriteString(w, versionLine(info.Version)); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "go: %s %s\n", info.GoVersion, info.Platform)
+	for _, m := range info.Modules {
+		fmt.Fprintf(w, "%s %s\n", m.Path, m.Version)
+	}
+	return nil
+}
