@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
@@ -25,10 +26,20 @@ const (
 	exitOK      = 0
 	exitInvalid = 1
 	exitError   = 2
+	// exitInterrupted is the shell's status for a command ended by
+	// SIGINT (128+2); SIGTERM gets it too, since both mean "stopped on
+	// request", not "failed".
+	exitInterrupted = 130
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal the default handling comes back, so a second
+	// Ctrl-C ends a command that is slow to wind down.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -37,13 +48,22 @@ func main() {
 // run executes the command line args and returns the exit status. Tests call
 // it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return execute(ctx, &app{stdout: stdout, stderr: stderr, version: version, validate: fbc.Validate}, args)
+	bi, _ := debug.ReadBuildInfo()
+	return execute(ctx, &app{stdout: stdout, stderr: stderr, version: releaseVersion(version, bi), validate: fbc.Validate}, args)
 }
 
 func execute(ctx context.Context, a *app, args []string) int {
 	cmd := newRootCmd(a)
 	cmd.SetArgs(args)
-	return exitStatus(cmd.ExecuteContext(ctx), a.stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Whatever failed after the cancellation failed because of it:
+		// a request cut short is not a transport problem, and a
+		// half-done run is not a verdict.
+		fmt.Fprintln(a.stderr, "catalogbot: interrupted")
+		return exitInterrupted
+	}
+	return exitStatus(err, a.stderr)
 }
 
 // errInvalid reports that the input was checked and found invalid. The

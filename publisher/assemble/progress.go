@@ -1,6 +1,8 @@
 package assemble
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,6 +62,11 @@ func finished(e Event) string {
 		}
 		return fmt.Sprintf("%s (%d bytes)", how, e.Bytes)
 	case StateFailed:
+		// A cancelled run (Ctrl-C) stopped the reference; nothing is
+		// known about its registry.
+		if errors.Is(e.Err, context.Canceled) {
+			return "interrupted"
+		}
 		class, _ := Classify(e.Err)
 		return fmt.Sprintf("failed (%s)", class)
 	}
