@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/platform"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
 )
 
@@ -314,9 +314,9 @@ func (p *parser) platforms(v *yaml.Node, field string) ([]string, bool) {
 		if s == "" {
 			continue // reported by strs
 		}
-		pl, err := v1.ParsePlatform(s)
-		if err != nil || pl.OS == "" || pl.Architecture == "" || strings.Count(s, "/") > 2 {
-			p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue, "%s[%d] %q: want os/arch or os/arch/variant, such as linux/amd64", field, i, s)
+		var perr *platform.Error
+		if _, err := platform.Parse(s); errors.As(err, &perr) {
+			p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue, "%s[%d] %q: %s", field, i, s, perr.Reason)
 			ok = false
 		}
 	}

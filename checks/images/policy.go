@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/catalogbot/catalogbot/checks/platform"
 )
 
 // CatalogLabel is the label that makes an image a File-Based Catalog image;
@@ -84,11 +86,11 @@ func compilePolicy(p Policy) (*compiled, error) {
 		c.allow = append(c.allow, allowEntry{registry: reg.RegistryStr(), prefix: prefix})
 	}
 	for _, s := range p.Platforms {
-		pl, err := v1.ParsePlatform(s)
-		if err != nil || pl.OS == "" || pl.Architecture == "" {
-			return nil, fmt.Errorf("platform %q: want os/arch or os/arch/variant, such as linux/amd64", s)
+		pl, err := platform.Parse(s)
+		if err != nil {
+			return nil, err
 		}
-		c.platforms = append(c.platforms, *pl)
+		c.platforms = append(c.platforms, pl)
 	}
 	return c, nil
 }

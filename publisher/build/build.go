@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/catalogbot/catalogbot/checks/platform"
 	"github.com/catalogbot/catalogbot/checks/regtimeout"
 )
 
@@ -437,18 +438,7 @@ func ociLayerType(mt types.MediaType) types.MediaType {
 }
 
 func parsePlatforms(specs []string) ([]v1.Platform, error) {
-	var ps []v1.Platform
-	for _, s := range specs {
-		p, err := v1.ParsePlatform(s)
-		if err != nil || p.OS == "" || p.Architecture == "" {
-			return nil, fmt.Errorf("invalid platform %q: want os/arch[/variant]", s)
-		}
-		if slices.ContainsFunc(ps, func(q v1.Platform) bool { return q.Equals(*p) }) {
-			return nil, fmt.Errorf("platform %s given twice", s)
-		}
-		ps = append(ps, *p)
-	}
-	return ps, nil
+	return platform.ParseList(specs)
 }
 
 // registryOf is the registry host of an image reference, as it is written
