@@ -209,12 +209,12 @@ func TestE2E(t *testing.T) {
 
 		// The present images alone, with digests required: the tags
 		// fail as policy and name the digest to pin to.
-		code, stdout, _ = run("images", "verify", "--require-digest", "--base-image", ref("team/foo:v1"))
+		code, stdout, _ = run("images", "verify", "--require-digest", "--base", ref("team/foo:v1"))
 		wantLine := "base image: policy: " + ref("team/foo:v1") + ": it is not pinned by digest; pin it as " + ref("team/foo@"+digests["foo"].String()) + "\n"
 		if code != 1 || !strings.HasPrefix(stdout, wantLine) {
 			t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", code, stdout, wantLine)
 		}
-		code, stdout, _ = run("images", "verify", "--require-digest", "--base-image", ref("team/foo@"+digests["foo"].String()))
+		code, stdout, _ = run("images", "verify", "--require-digest", "--base", ref("team/foo@"+digests["foo"].String()))
 		if code != 0 || stdout != "images: 1 reference: 1 ok\n" {
 			t.Errorf("exit %d, stdout %q; want 0 and all ok", code, stdout)
 		}

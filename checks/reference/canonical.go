@@ -68,3 +68,19 @@ func ParseCanonical(s string) (Canonical, error) {
 	}
 	return ref, nil
 }
+
+// CheckQualified checks that s is an image reference in the canonical form
+// render requires: a registry host (with a dot or a port, or localhost),
+// the repository, and a tag or digest. A missing tag stands for latest, as
+// registries read it. Command lines use it to refuse "foo:v1" or a
+// misspelt keyword before any registry is contacted, by the same grammar
+// render applies.
+func CheckQualified(s string) error {
+	ref := s
+	last := s[strings.LastIndex(s, "/")+1:]
+	if !strings.Contains(s, "@") && !strings.Contains(last, ":") {
+		ref += ":latest"
+	}
+	_, err := ParseCanonical(ref)
+	return err
+}

@@ -72,7 +72,9 @@ Exit status: 0 written, 1 the Dockerfile exists or DIR is not a directory,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&base, "base-image", "i", dockerfile.DefaultImage, "image the catalog image is built on")
+	cmd.Flags().StringVarP(&base, "base-image", "i", dockerfile.DefaultImage, "image the catalog image is built on (opm's name for --base)")
+	// --base is the name every other command uses for the base image.
+	cmd.Flags().StringVar(&base, "base", dockerfile.DefaultImage, "image the catalog image is built on, as in publish")
 	cmd.Flags().StringVarP(&builder, "builder-image", "b", dockerfile.DefaultImage, "image that runs opm to build the serve cache")
 	cmd.Flags().StringSliceVarP(&labels, "extra-labels", "l", nil, "extra `key=value` labels; may be repeated")
 	return cmd

@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
@@ -65,7 +66,11 @@ func newImagesVerifyCmd(a *app) *cobra.Command {
 		Short: "Verify that every image a catalog references exists and follows policy",
 		Long: `Verify the image references of a catalog: every olm.bundle image and
 relatedImages entry of the File-Based Catalog in CATALOG_DIR, every image of
-the reference list given with --catalog-yaml, and the --base-image.
+the reference list given with --catalog-yaml, and the --base (opm stands for
+the default opm image, as in publish). References must be fully qualified
+(a registry host with a dot or a port, or localhost), and --platform values
+must be platforms Go knows, such as linux/amd64 or linux/arm64/v8; both are
+checked before any registry is contacted.
 
 Each image is checked once, however often it is written. Existence is
 checked with HEAD requests, which do not count against pull limits; image
@@ -75,8 +80,9 @@ catalog.yaml reference images, and the platforms given with --platform.
 Policy: bundle images must be single manifests, not indexes, and catalog
 reference images must carry the label
 operators.operatorframework.io.index.configs.v1. --require-digest requires
-every reference to be pinned by digest; tags are resolved, so the failure
-names the digest to pin to. --allow-registry limits where images may come
+every reference to be pinned by digest: a tag is a policy failure whether
+or not its registry answers, and when it answers the message names the
+digest to pin to (repo@sha256:...). --allow-registry limits where images may come
 from; images elsewhere are reported without being contacted.
 
 Each failing reference falls in one class: not_found, unauthorized (never
@@ -97,15 +103,19 @@ Exit status: 0 all references ok, 1 a reference failed or the
 catalog.yaml has errors, 2 usage or I/O error.`,
 		Example: `  catalogbot images verify catalog
   catalogbot images verify --catalog-yaml catalog.yaml --require-digest -o json
+  catalogbot images verify --base quay.io/operator-framework/opm:v1.65.0 --platform linux/arm64
   catalogbot images verify catalog --allow-registry quay.io/example --insecure-registry localhost:5000`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErrorf(cmd.CommandPath(), "images verify takes at most one catalog directory, got %d arguments", len(args))
 			}
+			deprecatedFlag(a, cmd, "base-image", "base")
 			if len(args) == 0 && f.catalogYAML == "" && f.baseImage == "" {
-				return usageErrorf(cmd.CommandPath(), "images verify needs a catalog directory, --catalog-yaml or --base-image")
+				return usageErrorf(cmd.CommandPath(), "images verify needs a catalog directory, --catalog-yaml or --base")
 			}
-			return nil
+			return firstError(
+				checkBaseFlag(cmd.CommandPath(), "--base", f.baseImage),
+				checkPlatformFlags(cmd.CommandPath(), f.platforms))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := ""
@@ -117,7 +127,10 @@ catalog.yaml has errors, 2 usage or I/O error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.catalogYAML, "catalog-yaml", "", "a catalog.yaml reference list whose images to verify")
-	fl.StringVar(&f.baseImage, "base-image", "", "the base image the catalog is published on, to verify as well")
+	fl.StringVar(&f.baseImage, "base", "", "the base the catalog is published on, to verify as well: opm (the default opm image), scratch (none) or an image `REF`erence")
+	// The flag's name before publish and rebuild set the convention.
+	fl.StringVar(&f.baseImage, "base-image", "", "")
+	_ = fl.MarkHidden("base-image")
 	fl.BoolVar(&f.requireDigest, "require-digest", false, "require every image reference to be pinned by digest")
 	fl.StringArrayVar(&f.allow, "allow-registry", nil, "allow images only from this registry or repository prefix (repeatable)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
@@ -163,7 +176,12 @@ func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f images
 		findings = append(findings, fs...)
 		uses = append(uses, images.FromCatalogYAML(file)...)
 	}
-	if f.baseImage != "" {
+	switch f.baseImage {
+	case "", build.BaseScratch:
+		// No base: nothing to verify.
+	case build.BaseOPM:
+		uses = append(uses, images.Base(build.DefaultOPMImage))
+	default:
 		uses = append(uses, images.Base(f.baseImage))
 	}
 

@@ -183,7 +183,7 @@ func TestImagesVerifyAllOK(t *testing.T) {
 	reg := imagestest.New(t)
 	reg.PushRandom(t, reg.Ref("a/b:v1"))
 	base := reg.Push(t, reg.Ref("a/opm:v1"), imagestest.CatalogImage(t, "linux/amd64", nil))
-	r := cli(t, nil, "images", "verify", "--base-image", reg.Ref("a/opm@"+base.String()), "--platform", "linux/amd64", "--require-digest")
+	r := cli(t, nil, "images", "verify", "--base", reg.Ref("a/opm@"+base.String()), "--platform", "linux/amd64", "--require-digest")
 	if r.code != exitOK || r.stdout != "images: 1 reference: 1 ok\n" || r.stderr != "" {
 		t.Errorf("got %+v", r)
 	}
@@ -228,7 +228,7 @@ func TestImagesCacheDir(t *testing.T) {
 	reg := imagestest.New(t)
 	d := reg.PushRandom(t, reg.Ref("a/b:v1"))
 	cache := t.TempDir()
-	args := []string{"images", "verify", "--cache-dir", cache, "--base-image", reg.Ref("a/b@" + d.String())}
+	args := []string{"images", "verify", "--cache-dir", cache, "--base", reg.Ref("a/b@" + d.String())}
 	if r := cli(t, nil, args...); r.code != exitOK {
 		t.Fatalf("first run: %+v", r)
 	}
@@ -264,7 +264,7 @@ func TestImagesCredentials(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("REGISTRY_AUTH_FILE", auth)
-			r := cli(t, nil, "--log-level", "debug", "images", "verify", "-o", "json", "--base-image", reg.Ref("private/app:v1"))
+			r := cli(t, nil, "--log-level", "debug", "images", "verify", "-o", "json", "--base", reg.Ref("private/app:v1"))
 			if r.code != tt.code || !strings.Contains(r.stdout, `"result": "`+tt.class+`"`) {
 				t.Errorf("got %+v, want exit %d and %s", r, tt.code, tt.class)
 			}
@@ -289,7 +289,7 @@ func TestImagesUsageErrors(t *testing.T) {
 		code    int
 	}{
 		{"nothing to verify", []string{"images", "verify"},
-			"catalogbot: images verify needs a catalog directory, --catalog-yaml or --base-image", exitError},
+			"catalogbot: images verify needs a catalog directory, --catalog-yaml or --base", exitError},
 		{"two DIRs", []string{"images", "verify", validDir, brokenDir},
 			"catalogbot: images verify takes at most one catalog directory, got 2 arguments", exitError},
 		{"unknown output format", []string{"images", "verify", "-o", "sarif", validDir},
@@ -297,7 +297,7 @@ func TestImagesUsageErrors(t *testing.T) {
 		{"bad allowed registry", []string{"images", "verify", "--allow-registry", "quay.io/Team", validDir},
 			`catalogbot: allowed registry "quay.io/Team": "Team" is not a repository prefix`, exitError},
 		{"bad platform", []string{"images", "verify", "--platform", "amd64", validDir},
-			`catalogbot: platform "amd64": want os/arch or os/arch/variant, such as linux/amd64`, exitError},
+			`catalogbot: invalid --platform: platform "amd64": want os/arch or os/arch/variant, such as linux/amd64`, exitError},
 		{"bad insecure registry", []string{"images", "verify", "--insecure-registry", "http://localhost:5000", validDir},
 			`catalogbot: insecure registry "http://localhost:5000": want a host or host:port`, exitError},
 		{"unknown subcommand", []string{"images", "check"},

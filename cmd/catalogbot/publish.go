@@ -94,7 +94,11 @@ registry or I/O error.`,
 			if (f.catalog == "") == (f.config == "") || f.image == "" {
 				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config")
 			}
-			return nil
+			return firstError(
+				checkImageFlag(cmd.CommandPath(), "--image", f.image),
+				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
+				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
+				checkPlatformFlags(cmd.CommandPath(), f.platforms))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runPublish(cmd.Context(), cmd.CommandPath(), f)

@@ -65,7 +65,11 @@ registry or I/O error.`,
 			if f.config == "" {
 				return usageErrorf(cmd.CommandPath(), "rebuild needs --config")
 			}
-			return nil
+			return firstError(
+				checkImageFlag(cmd.CommandPath(), "--image", f.image),
+				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
+				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
+				checkPlatformFlags(cmd.CommandPath(), f.platforms))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRebuild(cmd.Context(), cmd.CommandPath(), f)

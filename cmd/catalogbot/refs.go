@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/platform"
+	"github.com/catalogbot/catalogbot/checks/reference"
+	"github.com/catalogbot/catalogbot/publisher/build"
+)
+
+// The checks below run in the commands' Args, before RunE: a command line
+// that cannot work is refused as a usage error (exit 2) before any registry
+// or file is touched. The grammars are the libraries': render's for image
+// references, checks/platform's for platforms.
+
+// qualifiedHint is the fix for a reference that is not fully qualified.
+const qualifiedHint = "write the registry host too (a name with a dot or a port, or localhost), such as quay.io/example/catalog:v1 or localhost:5000/catalog:v1"
+
+// checkImageFlag checks an --image target: an OCI layout (oci:DIR[:TAG]) or
+// a fully qualified image reference.
+func checkImageFlag(cmdPath, flag, s string) error {
+	if s == "" || strings.HasPrefix(s, "oci:") {
+		if s == "oci:" || strings.HasPrefix(s, "oci::") {
+			return usageErrorf(cmdPath, "invalid %s %q: an OCI layout target needs a directory, oci:DIR[:TAG]", flag, s)
+		}
+		return nil
+	}
+	if err := reference.CheckQualified(s); err != nil {
+		return usageErrorf(cmdPath, "invalid %s %q: %v; %s, or oci:DIR[:TAG] for an OCI image layout", flag, s, err, qualifiedHint)
+	}
+	return nil
+}
+
+// checkBaseFlag checks a --base: the keywords opm and scratch, or a fully
+// qualified image reference.
+func checkBaseFlag(cmdPath, flag, s string) error {
+	if s == "" || s == build.BaseOPM || s == build.BaseScratch {
+		return nil
+	}
+	if err := reference.CheckQualified(s); err != nil {
+		return usageErrorf(cmdPath, "invalid %s %q: not %s, %s or an image reference (%v); %s", flag, s, build.BaseOPM, build.BaseScratch, err, qualifiedHint)
+	}
+	return nil
+}
+
+// checkRefFlag checks a flag that takes only a fully qualified image
+// reference, such as --opm-image.
+func checkRefFlag(cmdPath, flag, s string) error {
+	if s == "" {
+		return nil
+	}
+	if err := reference.CheckQualified(s); err != nil {
+		return usageErrorf(cmdPath, "invalid %s %q: %v; %s", flag, s, err, qualifiedHint)
+	}
+	return nil
+}
+
+// checkPlatformFlags checks every --platform against Go's known platforms.
+func checkPlatformFlags(cmdPath string, specs []string) error {
+	if _, err := platform.ParseList(specs); err != nil {
+		return usageErrorf(cmdPath, "invalid --platform: %v", err)
+	}
+	return nil
+}
+
+// firstError is the first non-nil error, for running several flag checks
+// in order.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deprecatedFlag tells the user, on stderr, that a flag kept for old
+// command lines has a new name. pflag's own notice goes to stdout, which
+// scripts parse.
+func deprecatedFlag(a *app, cmd *cobra.Command, old, replacement string) {
+	if cmd.Flags().Changed(old) {
+		fmt.Fprintf(a.stderr, "catalogbot: --%s is deprecated; use --%s\n", old, replacement)
+	}
+}
