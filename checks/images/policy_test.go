@@ -57,8 +57,13 @@ func TestPolicy(t *testing.T) {
 		{name: "pin references", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindReference: true} },
 			image: "team/catalog:v1", kind: images.KindReference, class: images.ClassPolicy,
 			msg: "pin it as " + reg.Ref("team/catalog@"+catalog.String()), heads: 1, gets: 2},
-		{name: "pin all, missing image is not_found", policy: func(p *images.Policy) { p.Pin = images.PinAll() },
-			image: "team/bundle:v9", kind: images.KindBundle, class: images.ClassNotFound, heads: 1},
+		// The pin rule is decided without the registry: a missing tag
+		// fails it too, and the registry's answer is the detail.
+		{name: "pin all, missing tag is still unpinned", policy: func(p *images.Policy) { p.Pin = images.PinAll() },
+			image: "team/bundle:v9", kind: images.KindBundle, class: images.ClassPolicy,
+			msg: "it is not pinned by digest; pin it as " + reg.Ref("team/bundle") + "@sha256:... (the tag could not be resolved to suggest the digest: not_found", heads: 1},
+		{name: "pin all, missing digest is not_found", policy: func(p *images.Policy) { p.Pin = images.PinAll() },
+			image: "team/bundle@sha256:" + strings.Repeat("0", 64), kind: images.KindBundle, class: images.ClassNotFound, heads: 1},
 
 		{name: "allowlist: registry", policy: func(p *images.Policy) { p.AllowRegistries = []string{reg.Host} },
 			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},

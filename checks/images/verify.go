@@ -375,16 +375,26 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 	need := v.policy.needs(kinds)
 	repo := parsed.Context()
 
+	// The pin rule needs no registry: a tag fails it whatever its
+	// registry answers, so the verdict is the same offline, for a
+	// private repository and for a registry that is down. The registry
+	// is still asked, for the digest to suggest.
+	dref, byDigest := parsed.(name.Digest)
+	unpinned := !byDigest && v.policy.pinRequired(kinds)
 	fail := func(err error, what string) Result {
 		res.Class, res.Message = registry.Classify(err)
 		if what != "" {
 			res.Message = what + ": " + res.Message
 		}
+		if unpinned && ctx.Err() == nil {
+			res.Message = fmt.Sprintf("it is not pinned by digest; pin it as %s@sha256:... (the tag could not be resolved to suggest the digest: %s: %s)",
+				untagged(ref.Image), res.Class, res.Message)
+			res.Class = ClassPolicy
+		}
 		return res
 	}
 
 	var f facts
-	dref, byDigest := parsed.(name.Digest)
 	cached := false
 	if byDigest {
 		f, cached = v.cache.get(digestKey(repo, dref.DigestStr()))
@@ -471,7 +481,7 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 			problems = append(problems, fmt.Sprintf("it does not provide %s (it provides %s)", strings.Join(missing, ", "), platformList(f.Platforms)))
 		}
 	}
-	if !byDigest && v.policy.pinRequired(kinds) {
+	if unpinned {
 		problems = append(problems, fmt.Sprintf("it is not pinned by digest; pin it as %s", pinned(ref.Image, f.Digest)))
 	}
 	if len(problems) > 0 {
@@ -642,11 +652,15 @@ func digestKey(repo name.Repository, digest string) string {
 
 // pinned is the reference as written, with its tag replaced by the digest.
 func pinned(image, digest string) string {
-	repo := image
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+	return untagged(image) + "@" + digest
+}
+
+// untagged is the reference as written, without its tag.
+func untagged(image string) string {
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		return image[:i]
 	}
-	return repo + "@" + digest
+	return image
 }
 
 // incompleteHead reports whether a HEAD failed not for an HTTP status or
