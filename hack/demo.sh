@@ -107,9 +107,9 @@ step "Validate the assembled catalog" 0 \
 target="oci:$work/published:latest"
 # rebuild runs the scheduled job once, keeping its output for the checks.
 rebuild() {
-	printf '  = %s rebuild --config testdata/demo/catalog.yaml --image %s --base scratch --cache-dir %s\n' \
+	printf '  = %s rebuild testdata/demo/catalog.yaml --image %s --base scratch --cache-dir %s\n' \
 		"$bin" "$target" "$work/cache"
-	"$bin" rebuild --config testdata/demo/catalog.yaml --image "$target" --base scratch \
+	"$bin" rebuild testdata/demo/catalog.yaml --image "$target" --base scratch \
 		--cache-dir "$work/cache" --log-level warn 2>&1 | tee "$work/out"
 }
 step "Rebuild and publish to an OCI layout" 0 rebuild

@@ -65,7 +65,7 @@ not be rendered, its registry refusing access ("unauthorized") included,
 			if f.concurrency < 1 {
 				return usageErrorf(cmd.CommandPath(), "invalid --concurrency %d: want 1 or more", f.concurrency)
 			}
-			return nil
+			return checkInsecureFlags(cmd.CommandPath(), f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runAssemble(cmd.Context(), args[0], f)
@@ -75,7 +75,7 @@ not be rendered, its registry refusing access ("unauthorized") included,
 	fl.StringVarP(&f.out, "output", "o", "", "the output `OUTDIR`, replaced as a whole on success")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
 	fl.IntVar(&f.concurrency, "concurrency", f.concurrency, "how many references to render at once")
-	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "registry `HOST`[:PORT] to reach over plain HTTP; may be repeated")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	return cmd
 }
 

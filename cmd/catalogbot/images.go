@@ -109,7 +109,7 @@ catalog.yaml has errors, 2 usage or I/O error.`,
 			if len(args) > 1 {
 				return usageErrorf(cmd.CommandPath(), "images verify takes at most one catalog directory, got %d arguments", len(args))
 			}
-			deprecatedFlag(a, cmd, "base-image", "base")
+			deprecatedFlag(a, cmd, "base-image", "use --base")
 			if len(args) == 0 && f.catalogYAML == "" && f.baseImage == "" {
 				return usageErrorf(cmd.CommandPath(), "images verify needs a catalog directory, --catalog-yaml or --base")
 			}

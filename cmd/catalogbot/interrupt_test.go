@@ -65,7 +65,7 @@ func TestInterrupt(t *testing.T) {
 			return []string{"publish", "--catalog", validDir, "--image", "oci:" + out, "--base", host + "/example/opm:v1", "--insecure-registry", host}
 		}},
 		{"rebuild", func(host, yamlPath, out string) []string {
-			return []string{"rebuild", "--config", yamlPath, "--image", "oci:" + out, "--base", "scratch", "--insecure-registry", host}
+			return []string{"rebuild", yamlPath, "--image", "oci:" + out, "--base", "scratch", "--insecure-registry", host}
 		}},
 		{"assemble", func(host, yamlPath, out string) []string {
 			return []string{"assemble", yamlPath, "-o", out, "--insecure-registry", host}

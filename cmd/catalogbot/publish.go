@@ -98,7 +98,8 @@ registry or I/O error.`,
 				checkImageFlag(cmd.CommandPath(), "--image", f.image),
 				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
 				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
-				checkPlatformFlags(cmd.CommandPath(), f.platforms))
+				checkPlatformFlags(cmd.CommandPath(), f.platforms),
+				checkInsecureFlags(cmd.CommandPath(), f.insecure))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runPublish(cmd.Context(), cmd.CommandPath(), f)
@@ -111,7 +112,7 @@ registry or I/O error.`,
 	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
-	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP (repeatable)")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	fl.StringToStringVar(&f.refs, "reference-digest", nil,
 		"record REF=DIGEST in the image's io.catalogbot.references annotation, to tell later when REF has moved (repeatable)")
 	return cmd

@@ -162,7 +162,7 @@ func TestPublishUsageErrors(t *testing.T) {
 		{"reference digests for a catalog.yaml", "", []string{"publish", "--config", "catalog.yaml", "--image", out, "--reference-digest", "a=sha256:1"}, "--reference-digest is for --catalog"},
 		{"argument", "", []string{"publish", validDir}, "takes no arguments"},
 		{"missing dir", "", []string{"publish", "--catalog", "testdata/nope", "--image", out}, "no such file"},
-		{"bad platform", "", []string{"publish", "--catalog", validDir, "--image", out, "--base", "scratch", "--platform", "linux"}, "invalid platform"},
+		{"bad platform", "", []string{"publish", "--catalog", validDir, "--image", out, "--base", "scratch", "--platform", "linux"}, "invalid --platform: platform \"linux\""},
 		{"bad epoch", "yesterday", []string{"publish", "--catalog", validDir, "--image", out}, "SOURCE_DATE_EPOCH"},
 		{"bad image", "", []string{"publish", "--catalog", validDir, "--image", "Bad Ref", "--base", "scratch"}, "Bad Ref"},
 	}

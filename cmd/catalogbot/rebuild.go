@@ -26,7 +26,7 @@ type rebuildFlags struct {
 func newRebuildCmd(a *app) *cobra.Command {
 	f := rebuildFlags{base: build.BaseOPM, opmImage: build.DefaultOPMImage}
 	cmd := &cobra.Command{
-		Use:   "rebuild --config CATALOG_YAML [--image REF]",
+		Use:   "rebuild CATALOG_YAML [--image REF]",
 		Short: "Assemble, validate and publish a catalog.yaml catalog; report what moved",
 		Long: `Rebuild the catalog of a catalog.yaml reference list, the job to run on a
 schedule (a Kubernetes CronJob, a GitHub Actions schedule): assemble every
@@ -55,34 +55,43 @@ Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
 catalog is invalid, a reference could not be rendered, or a registry
 refused access ("unauthorized", the registry named), 2 usage, other
 registry or I/O error.`,
-		Example: `  catalogbot rebuild --config catalog.yaml
-  catalogbot rebuild --config catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
-  catalogbot rebuild --config catalog.yaml --image oci:out:v1 --base scratch`,
+		Example: `  catalogbot rebuild catalog.yaml
+  catalogbot rebuild catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
+  catalogbot rebuild catalog.yaml --image oci:out:v1 --base scratch`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "rebuild takes no arguments, got %q; name catalog.yaml with --config", args[0])
-			}
-			if f.config == "" {
-				return usageErrorf(cmd.CommandPath(), "rebuild needs --config")
+			// catalog.yaml is an argument, as in assemble; --config is
+			// the name it had first.
+			deprecatedFlag(a, cmd, "config", "give catalog.yaml as the argument: catalogbot rebuild CATALOG_YAML")
+			switch {
+			case len(args) > 1:
+				return usageErrorf(cmd.CommandPath(), "rebuild takes one catalog.yaml, got %d arguments", len(args))
+			case len(args) == 1 && f.config != "":
+				return usageErrorf(cmd.CommandPath(), "rebuild takes one catalog.yaml, got %q and --config %q", args[0], f.config)
+			case len(args) == 1:
+				f.config = args[0]
+			case f.config == "":
+				return usageErrorf(cmd.CommandPath(), "rebuild needs a catalog.yaml (rebuild CATALOG_YAML)")
 			}
 			return firstError(
 				checkImageFlag(cmd.CommandPath(), "--image", f.image),
 				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
 				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
-				checkPlatformFlags(cmd.CommandPath(), f.platforms))
+				checkPlatformFlags(cmd.CommandPath(), f.platforms),
+				checkInsecureFlags(cmd.CommandPath(), f.insecure))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRebuild(cmd.Context(), cmd.CommandPath(), f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "the catalog.yaml reference list (`CATALOG_YAML`)")
+	fl.StringVar(&f.config, "config", "", "")
+	_ = fl.MarkHidden("config")
 	fl.StringVar(&f.image, "image", "", "where to publish: an image `REF`erence or oci:LAYOUT_DIR[:TAG] (default: catalog.yaml's repo:tag)")
 	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
-	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry `HOST`[:PORT] over plain HTTP (repeatable)")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	return cmd
 }
 

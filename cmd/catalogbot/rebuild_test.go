@@ -65,7 +65,7 @@ func TestRebuild(t *testing.T) {
 	}
 	// --image defaults to catalog.yaml's repo:tag.
 	target := host + "/team/catalog:latest"
-	args := []string{"rebuild", "--config", config, "--base", "scratch", "--cache-dir", t.TempDir()}
+	args := []string{"rebuild", config, "--base", "scratch", "--cache-dir", t.TempDir()}
 
 	first := rebuildOutput(t, cli(t, nil, args...), "published")
 	if got := registryDigest(t, target); got != first {
@@ -110,7 +110,7 @@ func TestRebuildLayoutTarget(t *testing.T) {
 	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"rebuild", "--config", config, "--base", "scratch", "--image", "oci:" + filepath.Join(t.TempDir(), "out")}
+	args := []string{"rebuild", config, "--base", "scratch", "--image", "oci:" + filepath.Join(t.TempDir(), "out")}
 	first := rebuildOutput(t, cli(t, nil, args...), "published")
 	if second := rebuildOutput(t, cli(t, nil, args...), "unchanged"); second != first {
 		t.Errorf("second rebuild %s, want %s", second, first)
@@ -133,11 +133,15 @@ func TestRebuildUsage(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"no config", []string{"rebuild"}, exitError, "needs --config"},
-		{"argument", []string{"rebuild", "--config", noTarget, "x"}, exitError, "takes no arguments"},
-		{"no target", []string{"rebuild", "--config", noTarget}, exitError, "needs --image"},
-		{"missing config", []string{"rebuild", "--config", filepath.Join(dir, "absent.yaml")}, exitError, "absent.yaml"},
-		{"invalid catalog.yaml", []string{"rebuild", "--config", bad, "--image", "oci:" + filepath.Join(dir, "out")}, exitInvalid, "CY7"},
+		{"no config", []string{"rebuild"}, exitError, "needs a catalog.yaml (rebuild CATALOG_YAML)"},
+		{"two arguments", []string{"rebuild", noTarget, "x"}, exitError, "takes one catalog.yaml, got 2 arguments"},
+		{"argument and --config", []string{"rebuild", noTarget, "--config", noTarget}, exitError, "takes one catalog.yaml, got"},
+		// The old spelling still works, with a notice.
+		{"deprecated --config", []string{"rebuild", "--config", noTarget}, exitError,
+			"catalogbot: --config is deprecated; give catalog.yaml as the argument: catalogbot rebuild CATALOG_YAML\ncatalogbot: rebuild needs --image"},
+		{"no target", []string{"rebuild", noTarget}, exitError, "needs --image"},
+		{"missing config", []string{"rebuild", filepath.Join(dir, "absent.yaml")}, exitError, "absent.yaml"},
+		{"invalid catalog.yaml", []string{"rebuild", bad, "--image", "oci:" + filepath.Join(dir, "out")}, exitInvalid, "CY7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +163,7 @@ func TestRebuildMissingReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	r := cli(t, nil, "rebuild", "--config", config, "--base", "scratch", "--image", "oci:"+out)
+	r := cli(t, nil, "rebuild", config, "--base", "scratch", "--image", "oci:"+out)
 	if r.code != exitInvalid || !strings.Contains(r.stderr, "not_found") {
 		t.Fatalf("exit %d, stderr %q; want 1 and not_found", r.code, r.stderr)
 	}

@@ -80,8 +80,24 @@ func firstError(errs ...error) error {
 // deprecatedFlag tells the user, on stderr, that a flag kept for old
 // command lines has a new name. pflag's own notice goes to stdout, which
 // scripts parse.
-func deprecatedFlag(a *app, cmd *cobra.Command, old, replacement string) {
+func deprecatedFlag(a *app, cmd *cobra.Command, old, instead string) {
 	if cmd.Flags().Changed(old) {
-		fmt.Fprintf(a.stderr, "catalogbot: --%s is deprecated; use --%s\n", old, replacement)
+		fmt.Fprintf(a.stderr, "catalogbot: --%s is deprecated; %s\n", old, instead)
 	}
+}
+
+// insecureUsage is --insecure-registry's help wherever a registry is
+// reached over plain HTTP on request.
+const insecureUsage = "reach this registry `HOST`[:PORT] over plain HTTP (repeatable)"
+
+// checkInsecureFlags checks every --insecure-registry is a host[:port]: a
+// scheme or a path would never match a registry and leave it on HTTPS
+// without a word.
+func checkInsecureFlags(cmdPath string, hosts []string) error {
+	for _, h := range hosts {
+		if h == "" || strings.Contains(h, "/") || render.CheckQualified(h+"/x:v") != nil {
+			return usageErrorf(cmdPath, "invalid --insecure-registry %q: want a registry HOST or HOST:PORT, without scheme or path, such as localhost:5000", h)
+		}
+	}
+	return nil
 }

@@ -51,7 +51,7 @@ Exit status: 0 rendered, 1 a reference could not be rendered, 2 usage error.`,
 			if len(args) == 0 {
 				return usageErrorf(cmd.CommandPath(), "render takes at least one reference")
 			}
-			return nil
+			return checkInsecureFlags(cmd.CommandPath(), opts.InsecureRegistries)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "json" && output != "yaml" {
@@ -74,8 +74,7 @@ Exit status: 0 rendered, 1 a reference could not be rendered, 2 usage error.`,
 	cmd.MarkFlagsMutuallyExclusive("migrate", "migrate-level")
 	cmd.Flags().StringVar(&opts.ImageRefTemplate, "alpha-image-ref-template", "",
 		"image reference for bundles rendered from a directory: a Go template over {{.Package}}, {{.Name}} and {{.Version}}")
-	cmd.Flags().StringArrayVar(&opts.InsecureRegistries, "insecure-registry", nil,
-		"registry `HOST`[:PORT] to reach over plain HTTP; may be repeated")
+	cmd.Flags().StringArrayVar(&opts.InsecureRegistries, "insecure-registry", nil, insecureUsage)
 	return cmd
 }
 

@@ -72,7 +72,7 @@ func TestSilentRegistry(t *testing.T) {
 		wantCode int
 	}{
 		{"publish", []string{"publish", "--catalog", validDir, "--image", "oci:" + out, "--base", host + "/example/opm:v1", "--insecure-registry", host}, exitError},
-		{"rebuild", []string{"rebuild", "--config", yamlPath, "--image", "oci:" + out, "--base", "scratch", "--insecure-registry", host}, exitInvalid},
+		{"rebuild", []string{"rebuild", yamlPath, "--image", "oci:" + out, "--base", "scratch", "--insecure-registry", host}, exitInvalid},
 		{"assemble", []string{"assemble", yamlPath, "-o", out, "--insecure-registry", host}, exitInvalid},
 		{"render", []string{"render", host + "/example/catalog:v1"}, exitInvalid},
 		{"images verify", []string{"images", "verify", "--catalog-yaml", yamlPath, "--insecure-registry", host}, exitInvalid},
