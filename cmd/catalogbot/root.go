@@ -44,6 +44,7 @@ independent problem at once, each with its file and line.`,
 			// output, which scripts parse.
 			a.level = level
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			a.sweepTemp()
 			return nil
 		},
 	}

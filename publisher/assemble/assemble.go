@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -37,6 +38,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/regtimeout"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
 
 // DefaultConcurrency is how many references are rendered at once when
@@ -163,8 +165,12 @@ func (a *Assembler) Assemble(ctx context.Context, f *catalogyaml.File, out strin
 	}
 
 	// The temporary directory is a sibling of out, so the final rename
-	// stays on one file system and is atomic.
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".assemble-")
+	// stays on one file system and is atomic. Those of killed runs are
+	// removed first; a sweep that fails leaves them for the next run and
+	// is no reason to fail this one.
+	prefix := "." + filepath.Base(out) + ".assemble-"
+	_, _ = tmpdir.Sweep(filepath.Dir(out), prefix, time.Now())
+	tmp, err := tmpdir.Make(filepath.Dir(out), prefix)
 	if err != nil {
 		return nil, err
 	}

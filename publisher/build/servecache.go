@@ -19,6 +19,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
 
 // The opm serve cache.
@@ -76,7 +78,7 @@ func (b *builder) serveCache(ctx context.Context, base v1.Image, p v1.Platform) 
 	if why := hostRuns(p); why != "" {
 		return nil, why, nil
 	}
-	tmp, err := os.MkdirTemp("", "catalogbot-opm-")
+	tmp, err := tmpdir.Make("", tmpdir.Prefix+"opm-")
 	if err != nil {
 		return nil, "", err
 	}

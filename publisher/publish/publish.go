@@ -48,6 +48,8 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+
+	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
 
 // Source is what is published. Exactly one of Dir, List and Tree is set.
@@ -211,7 +213,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if o.Keychain == nil {
 		o.Keychain = registry.DefaultKeychain()
 	}
-	tmp, err := os.MkdirTemp("", "catalogbot-publish-")
+	tmp, err := tmpdir.Make("", tmpdir.Prefix+"publish-")
 	if err != nil {
 		return nil, err
 	}

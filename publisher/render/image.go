@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/reference"
+	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
 
 // The labels that say what an image is.
@@ -138,7 +139,7 @@ func openLayoutImage(spec string) (v1.Image, error) {
 // renderCatalogImage loads the catalog under the configs label's directory,
 // extracting only that directory from the image.
 func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Image, configsDir string) (*result, error) {
-	tmp, err := os.MkdirTemp(r.opts.TempDir, "catalogbot-render-")
+	tmp, err := tmpdir.Make(r.opts.TempDir, tmpdir.Prefix+"render-")
 	if err != nil {
 		return nil, fmt.Errorf("create tempdir: %v", err)
 	}
@@ -161,7 +162,7 @@ func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Im
 // renderBundleImage unpacks a bundle image, which is small, and renders it
 // as a bundle directory whose image is the reference as given.
 func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Image) (*result, error) {
-	tmp, err := os.MkdirTemp(r.opts.TempDir, "catalogbot-render-")
+	tmp, err := tmpdir.Make(r.opts.TempDir, tmpdir.Prefix+"render-")
 	if err != nil {
 		return nil, fmt.Errorf("create tempdir: %v", err)
 	}
