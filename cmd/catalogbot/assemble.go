@@ -68,6 +68,7 @@ not be rendered, its registry refusing access ("unauthorized") included,
 			return checkInsecureFlags(cmd.CommandPath(), f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer a.showWaiting()()
 			return a.runAssemble(cmd.Context(), args[0], f)
 		},
 	}

@@ -102,6 +102,7 @@ registry or I/O error.`,
 				checkInsecureFlags(cmd.CommandPath(), f.insecure))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer a.showWaiting()()
 			return a.runPublish(cmd.Context(), cmd.CommandPath(), f)
 		},
 	}
