@@ -50,9 +50,13 @@ reported with file and line.
 Registry credentials are found as publish finds them: see catalogbot
 publish --help.
 
+On a terminal, a registry request that has waited more than two seconds
+is shown until it is answered or times out (30 s without an answer, a
+transport failure).
+
 Exit status: 0 assembled, 1 catalog.yaml is invalid or a reference could
 not be rendered, its registry refusing access ("unauthorized") included,
-2 usage or I/O error.`,
+2 usage or I/O error, 130 interrupted (OUTDIR is left as it was).`,
 		Example: `  catalogbot assemble catalog.yaml -o build
   catalogbot assemble catalog.yaml -o build --cache-dir ~/.cache/catalogbot/assemble --concurrency 8`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -100,7 +100,7 @@ Output formats (-o):
         "message"}]}
 
 Exit status: 0 all references ok, 1 a reference failed or the
-catalog.yaml has errors, 2 usage or I/O error.`,
+catalog.yaml has errors, 2 usage or I/O error, 130 interrupted.`,
 		Example: `  catalogbot images verify catalog
   catalogbot images verify --catalog-yaml catalog.yaml --require-digest -o json
   catalogbot images verify --base quay.io/operator-framework/opm:v1.65.0 --platform linux/arm64

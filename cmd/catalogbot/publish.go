@@ -38,10 +38,13 @@ func newPublishCmd(a *app) *cobra.Command {
 		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF",
 		Short: "Build the catalog image and push it, without a container daemon",
 		Long: `Validate the File-Based Catalog in DIR, build its catalog image and push it
-to REF, a registry reference, or to oci:LAYOUT_DIR[:TAG], an OCI image
+to REF, a fully qualified registry reference (its registry host has a dot
+or a port, or is localhost), or to oci:LAYOUT_DIR[:TAG], an OCI image
 layout directory (created if missing; the tag defaults to latest). With
 --config, the catalog is first assembled from a catalog.yaml reference list
 and the digest of every reference is recorded, as rebuild does.
+--image, --base, --opm-image and --platform (a platform Go knows, such as
+linux/amd64 or linux/arm64/v8) are checked before anything is fetched.
 
 Registry credentials are found as container tools find them, in this
 order: $REGISTRY_AUTH_FILE, the containers auth.json files
@@ -78,12 +81,14 @@ already points at the digest, nothing is pushed and the result is
 Output: one "drift: ..." line per input that moved since the image at
 the target was built (the base; the references too when they are
 recorded), then the digest and "published" or "unchanged"; on stderr a
-log line with the image, the digest and the resolved base.
+log line with the image, the digest and the resolved base. On a terminal,
+a registry request that has waited more than two seconds is shown on
+stderr until it is answered or times out (30 s without an answer).
 
 Exit status: 0 published or unchanged, 1 the catalog is invalid (its
 findings are printed), a reference could not be rendered, or a registry
 refused access ("unauthorized", the registry named), 2 usage, other
-registry or I/O error.`,
+registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 		Example: `  catalogbot publish --catalog catalog --image quay.io/example/catalog:latest
   catalogbot publish --catalog catalog --image oci:out:v1 --base scratch
   catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64`,

@@ -28,8 +28,9 @@ func newRebuildCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rebuild CATALOG_YAML [--image REF]",
 		Short: "Assemble, validate and publish a catalog.yaml catalog; report what moved",
-		Long: `Rebuild the catalog of a catalog.yaml reference list, the job to run on a
-schedule (a Kubernetes CronJob, a GitHub Actions schedule): assemble every
+		Long: `Rebuild the catalog of the catalog.yaml reference list CATALOG_YAML (the
+argument, as in assemble; --config is its deprecated spelling), the job to
+run on a schedule (a Kubernetes CronJob, a GitHub Actions schedule): assemble every
 reference into a temporary directory, validate the result, build the
 catalog image and push it to --image, a registry reference or
 oci:LAYOUT_DIR[:TAG]. --image defaults to catalog.yaml's repo:tag when it
@@ -51,10 +52,13 @@ digest and the resolved base (name@digest).
 
 Credentials are found as publish finds them: see catalogbot publish --help.
 
+--image (a fully qualified reference or oci:LAYOUT_DIR[:TAG]), --base and
+--platform are checked before any registry is contacted.
+
 Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
 catalog is invalid, a reference could not be rendered, or a registry
 refused access ("unauthorized", the registry named), 2 usage, other
-registry or I/O error.`,
+registry or I/O error, 130 interrupted.`,
 		Example: `  catalogbot rebuild catalog.yaml
   catalogbot rebuild catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
   catalogbot rebuild catalog.yaml --image oci:out:v1 --base scratch`,
