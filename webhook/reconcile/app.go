@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
@@ -114,7 +115,9 @@ func NewApp(o AppOptions) (*App, error) {
 	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, done: make(map[prKey]fingerprint)}
 	dir := cfg.CacheDir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "catalogbot-git-"); err != nil {
+		// Named for this process, so the next start sweeps it if the
+		// service is killed before Close.
+		if dir, err = tmpdir.Make("", tmpdir.Prefix+"git-"); err != nil {
 			return nil, fmt.Errorf("github app: git cache: %w", err)
 		}
 		a.tmpCache = dir
