@@ -33,6 +33,12 @@ const (
 )
 
 func main() {
+	os.Exit(runMain())
+}
+
+// runMain is main without the exit, so the tests can run the signal
+// handling as the binary has it (TestMain).
+func runMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// After the first signal the default handling comes back, so a second
 	// Ctrl-C ends a command that is slow to wind down.
@@ -42,7 +48,7 @@ func main() {
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // run executes the command line args and returns the exit status. Tests call

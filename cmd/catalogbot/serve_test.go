@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +25,7 @@ const runMainEnv = "CATALOGBOT_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runMain())
 	}
 	os.Exit(m.Run())
 }
