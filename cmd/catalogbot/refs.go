@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,14 @@ import (
 // qualifiedHint is the fix for a reference that is not fully qualified.
 const qualifiedHint = "write the registry host too (a name with a dot or a port, or localhost), such as quay.io/example/catalog:v1 or localhost:5000/catalog:v1"
 
+// hintFor is the fix for a reference that reference.CheckQualified refused.
+func hintFor(err error) string {
+	if errors.Is(err, reference.ErrNameNotCanonical) {
+		return qualifiedHint
+	}
+	return "write a reference such as quay.io/example/catalog:v1 (lowercase repository, tag or @sha256:digest)"
+}
+
 // checkImageFlag checks an --image target: an OCI layout (oci:DIR[:TAG]) or
 // a fully qualified image reference.
 func checkImageFlag(cmdPath, flag, s string) error {
@@ -29,7 +38,7 @@ func checkImageFlag(cmdPath, flag, s string) error {
 		return nil
 	}
 	if err := reference.CheckQualified(s); err != nil {
-		return usageErrorf(cmdPath, "invalid %s %q: %v; %s, or oci:DIR[:TAG] for an OCI image layout", flag, s, err, qualifiedHint)
+		return usageErrorf(cmdPath, "invalid %s %q: %v; %s, or oci:DIR[:TAG] for an OCI image layout", flag, s, err, hintFor(err))
 	}
 	return nil
 }
@@ -41,7 +50,7 @@ func checkBaseFlag(cmdPath, flag, s string) error {
 		return nil
 	}
 	if err := reference.CheckQualified(s); err != nil {
-		return usageErrorf(cmdPath, "invalid %s %q: not %s, %s or an image reference (%v); %s", flag, s, build.BaseOPM, build.BaseScratch, err, qualifiedHint)
+		return usageErrorf(cmdPath, "invalid %s %q: not %s, %s or an image reference (%v); %s", flag, s, build.BaseOPM, build.BaseScratch, err, hintFor(err))
 	}
 	return nil
 }
@@ -53,7 +62,7 @@ func checkRefFlag(cmdPath, flag, s string) error {
 		return nil
 	}
 	if err := reference.CheckQualified(s); err != nil {
-		return usageErrorf(cmdPath, "invalid %s %q: %v; %s", flag, s, err, qualifiedHint)
+		return usageErrorf(cmdPath, "invalid %s %q: %v; %s", flag, s, err, hintFor(err))
 	}
 	return nil
 }
@@ -95,7 +104,7 @@ const insecureUsage = "reach this registry `HOST`[:PORT] over plain HTTP (repeat
 // without a word.
 func checkInsecureFlags(cmdPath string, hosts []string) error {
 	for _, h := range hosts {
-		if h == "" || strings.Contains(h, "/") || render.CheckQualified(h+"/x:v") != nil {
+		if h == "" || strings.Contains(h, "/") || reference.CheckQualified(h+"/x:v") != nil {
 			return usageErrorf(cmdPath, "invalid --insecure-registry %q: want a registry HOST or HOST:PORT, without scheme or path, such as localhost:5000", h)
 		}
 	}

@@ -36,6 +36,8 @@ func TestFlagChecks(t *testing.T) {
 			`invalid --base "scrach": not opm, scratch or an image reference`},
 		{"publish short --opm-image", []string{"publish", "--catalog", validDir, "--opm-image", "opm:latest", "--image", "oci:out"},
 			`invalid --opm-image "opm:latest"`},
+		{"publish uppercase --image", []string{"publish", "--catalog", validDir, "--image", "quay.io/Team/catalog:v1"},
+			`invalid --image "quay.io/Team/catalog:v1": invalid reference format: repository name must be lowercase; write a reference such as`},
 		{"publish empty layout", []string{"publish", "--catalog", validDir, "--image", "oci:"},
 			`invalid --image "oci:": an OCI layout target needs a directory`},
 		{"publish unknown platform", []string{"publish", "--catalog", validDir, "--base", base, "--image", reg.Ref("t/c:v1"), "--platform", "linux/amd46"},
