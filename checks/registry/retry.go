@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/catalogbot/catalogbot/checks/regtimeout"
 )
 
 // Backoff spaces out retries: the n-th retry waits about
@@ -204,7 +206,13 @@ func temporary(err error) bool {
 	var te *timeoutError
 	var rh tls.RecordHeaderError
 	var nerr net.Error
+	var silent *regtimeout.Error
 	switch {
+	case errors.As(err, &silent) && silent.Timeout():
+		// A registry that stayed silent for regtimeout's whole wait
+		// is not asked again: retrying would multiply the time a
+		// command takes to give up on it.
+		return false
 	case errors.As(err, &te):
 		return true
 	case errors.As(err, &rh):

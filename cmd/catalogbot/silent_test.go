@@ -88,8 +88,12 @@ func TestSilentRegistry(t *testing.T) {
 			if !strings.Contains(all, "transport") || !strings.Contains(all, host) {
 				t.Errorf("output does not say transport and name %s:\n%s%s", host, r.stdout, r.stderr)
 			}
-			if accepted() == before {
-				t.Errorf("no connection reached the silent registry")
+			// One connection for https and one for the plain-HTTP
+			// fallback: a registry silent for the whole wait is not
+			// asked again, so a command gives up within one timeout
+			// per scheme rather than a multiple of it.
+			if n := accepted() - before; n == 0 || n > 2 {
+				t.Errorf("%d connections to the silent registry, want 1 or 2", n)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("output %s was touched: %v", out, err)
