@@ -28,6 +28,8 @@ var leaves = []string{
 	"checks/registry",
 	"publisher/catalogyaml",
 	"checks/reference",
+	"checks/platform",
+	"publisher/tmpdir",
 }
 
 var leafMayImport = []string{"checks", "checks/yamlnode"}

@@ -24,7 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // Options configure a Verifier. The zero value of each field means its
@@ -160,11 +160,11 @@ func New(opts Options) (*Verifier, error) {
 	}, nil
 }
 
-// defaultTransport bounds every wait on a registry (regtimeout) and keeps
+// defaultTransport bounds every wait on a registry (registry/timeout) and keeps
 // enough idle connections per host for the per-registry concurrency, so
 // that connections are reused, not churned.
 func defaultTransport(perHost int) http.RoundTripper {
-	t := regtimeout.New(regtimeout.Timeout())
+	t := timeout.New(timeout.Timeout())
 	t.Base.MaxIdleConnsPerHost = max(2*perHost, 8)
 	return t
 }
@@ -185,7 +185,7 @@ func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 func skipVerify(base http.RoundTripper) http.RoundTripper {
-	if rt, ok := base.(*regtimeout.Transport); ok {
+	if rt, ok := base.(*timeout.Transport); ok {
 		return rt.WithBase(skipVerify(rt.Base).(*http.Transport))
 	}
 	t, ok := base.(*http.Transport)

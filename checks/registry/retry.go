@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // Backoff spaces out retries: the n-th retry waits about
@@ -206,10 +206,10 @@ func temporary(err error) bool {
 	var te *timeoutError
 	var rh tls.RecordHeaderError
 	var nerr net.Error
-	var silent *regtimeout.Error
+	var silent *timeout.Error
 	switch {
 	case errors.As(err, &silent) && silent.Timeout():
-		// A registry that stayed silent for regtimeout's whole wait
+		// A registry that stayed silent for the timeout package's whole wait
 		// is not asked again: retrying would multiply the time a
 		// command takes to give up on it.
 		return false

@@ -94,7 +94,7 @@ func TestE2ECredentials(t *testing.T) {
 	commands := func(tag string) map[string][]string {
 		return map[string][]string{
 			"publish":  {"publish", "--catalog", validDir, "--image", host + "/e2e/catalog:publish-" + tag, "--base", "scratch"},
-			"rebuild":  {"rebuild", "--config", list, "--image", host + "/e2e/catalog:rebuild-" + tag, "--base", "scratch"},
+			"rebuild":  {"rebuild", list, "--image", host + "/e2e/catalog:rebuild-" + tag, "--base", "scratch"},
 			"assemble": {"assemble", list, "-o", filepath.Join(t.TempDir(), "out")},
 		}
 	}

@@ -76,12 +76,12 @@ func TestPublishersAgree(t *testing.T) {
 	repo.Clone(t, ws)
 	config := filepath.Join(ws, "catalog.yaml")
 	byPublish := publishOutput(t, cli(t, nil, "publish", "--config", config, "--image", host+"/acme/catalog:publish", "--base", "scratch"), "published")
-	byRebuild := rebuildOutput(t, cli(t, nil, "rebuild", "--config", config, "--image", host+"/acme/catalog:rebuild", "--base", "scratch"), "published")
+	byRebuild := rebuildOutput(t, cli(t, nil, "rebuild", config, "--image", host+"/acme/catalog:rebuild", "--base", "scratch"), "published")
 	if byApp != byPublish || byApp != byRebuild {
 		t.Errorf("digests differ: the App %s, publish %s, rebuild %s", byApp, byPublish, byRebuild)
 	}
 	// The scheduled rebuild of what the App published has nothing to do.
-	r := cli(t, nil, "rebuild", "--config", config, "--image", host+"/acme/catalog:app", "--base", "scratch")
+	r := cli(t, nil, "rebuild", config, "--image", host+"/acme/catalog:app", "--base", "scratch")
 	if got := rebuildOutput(t, r, "unchanged"); got != byApp || strings.Contains(r.stdout, "drift") {
 		t.Errorf("rebuild of the App's image: %q; want unchanged %s without drift", r.stdout, byApp)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // TestFlagChecks: references and platforms that cannot work are usage
@@ -124,7 +124,7 @@ func TestImagesBaseImageDeprecated(t *testing.T) {
 // names the digest to pin to.
 func TestRequireDigest(t *testing.T) {
 	isolateCredentials(t)
-	t.Setenv(regtimeout.EnvTimeout, "200ms")
+	t.Setenv(timeout.EnvTimeout, "200ms")
 	reg := imagestest.New(t)
 	d := reg.PushRandom(t, reg.Ref("team/foo:v1"))
 	silent, _ := silentRegistry(t)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // silentRegistry accepts connections on 127.0.0.1 and never writes a byte:
@@ -57,7 +57,7 @@ func silentRegistry(t *testing.T) (string, func() int) {
 // transport each of these would wait forever (until go test's timeout).
 func TestSilentRegistry(t *testing.T) {
 	isolateCredentials(t)
-	t.Setenv(regtimeout.EnvTimeout, "200ms")
+	t.Setenv(timeout.EnvTimeout, "200ms")
 	host, accepted := silentRegistry(t)
 	dir := t.TempDir()
 	yamlPath := writeCatalogYAML(t, fmt.Sprintf("name: c\nreferences:\n- name: one\n  image: %s/example/catalog:v1\n", host))

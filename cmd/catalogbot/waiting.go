@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 )
 
@@ -25,7 +25,7 @@ func (a *app) showWaiting() (stop func()) {
 		return func() {}
 	}
 	t := time.NewTicker(time.Second)
-	stopDisplay := startWaiting(a.stderr, t.C, regtimeout.Oldest)
+	stopDisplay := startWaiting(a.stderr, t.C, timeout.Oldest)
 	return func() {
 		t.Stop()
 		stopDisplay()
@@ -34,7 +34,7 @@ func (a *app) showWaiting() (stop func()) {
 
 // startWaiting redraws the waiting line on each tick, as of the tick's
 // time, until stop, which waits for the last redraw and clears the line.
-func startWaiting(w io.Writer, ticks <-chan time.Time, oldest func() (regtimeout.Request, int, bool)) (stop func()) {
+func startWaiting(w io.Writer, ticks <-chan time.Time, oldest func() (timeout.Request, int, bool)) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -66,7 +66,7 @@ func startWaiting(w io.Writer, ticks <-chan time.Time, oldest func() (regtimeout
 
 // waitingLine is the text for the oldest request in flight, or "" when
 // none has waited waitingAfter.
-func waitingLine(now time.Time, oldest func() (regtimeout.Request, int, bool)) string {
+func waitingLine(now time.Time, oldest func() (timeout.Request, int, bool)) string {
 	r, n, ok := oldest()
 	if !ok || now.Sub(r.Since) < waitingAfter {
 		return ""

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 func TestWaitingLine(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	req := regtimeout.Request{Host: "quay.io", Method: "GET", What: "manifest team/catalog:v1", Since: start}
+	req := timeout.Request{Host: "quay.io", Method: "GET", What: "manifest team/catalog:v1", Since: start}
 	tests := []struct {
 		name   string
 		waited time.Duration
@@ -24,7 +24,7 @@ func TestWaitingLine(t *testing.T) {
 		{"several", 3 * time.Second, 4, false, "waiting for quay.io (GET manifest team/catalog:v1) 3s, 4 requests in flight"},
 	}
 	for _, tt := range tests {
-		oldest := func() (regtimeout.Request, int, bool) { return req, tt.n, !tt.none }
+		oldest := func() (timeout.Request, int, bool) { return req, tt.n, !tt.none }
 		if got := waitingLine(start.Add(tt.waited), oldest); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
@@ -38,9 +38,9 @@ func TestWaitingDisplay(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	inFlight := true
 	asked := make(chan struct{})
-	oldest := func() (regtimeout.Request, int, bool) {
+	oldest := func() (timeout.Request, int, bool) {
 		defer func() { asked <- struct{}{} }()
-		return regtimeout.Request{Host: "h:5000", Method: "HEAD", What: "manifest a/b:v1", Since: start}, 1, inFlight
+		return timeout.Request{Host: "h:5000", Method: "HEAD", What: "manifest a/b:v1", Since: start}, 1, inFlight
 	}
 	var buf bytes.Buffer
 	ticks := make(chan time.Time)

@@ -35,7 +35,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
@@ -69,7 +69,7 @@ type Options struct {
 	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
-	// Transport carries registry requests; nil means regtimeout.Default(),
+	// Transport carries registry requests; nil means timeout.Default(),
 	// which bounds how long a silent registry can hold an assembly.
 	Transport http.RoundTripper
 
@@ -98,7 +98,7 @@ func New(opts Options) (*Assembler, error) {
 		opts.Keychain = registry.DefaultKeychain()
 	}
 	if opts.Transport == nil {
-		opts.Transport = regtimeout.Default()
+		opts.Transport = timeout.Default()
 	}
 	r, err := render.New(render.Options{
 		InsecureRegistries: opts.InsecureRegistries,

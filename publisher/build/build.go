@@ -28,7 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/platform"
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // ConfigsLabel tells opm serve, catalogd and opm render where the catalog
@@ -451,9 +451,9 @@ func registryOf(ref string) string {
 	return first
 }
 
-// boundedRemote puts regtimeout's transport under the caller's options, so
+// boundedRemote puts the timeout package's transport under the caller's options, so
 // a registry that never answers fails the build within its timeouts; a
 // transport among opts still takes precedence.
 func boundedRemote(opts []remote.Option) []remote.Option {
-	return append([]remote.Option{remote.WithTransport(regtimeout.Default())}, opts...)
+	return append([]remote.Option{remote.WithTransport(timeout.Default())}, opts...)
 }

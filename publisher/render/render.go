@@ -43,7 +43,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
 	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/regtimeout"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
 // Options configure a Renderer. The zero value renders as `opm render` with
@@ -66,7 +66,7 @@ type Options struct {
 	// registry.DefaultKeychain, the one every command uses.
 	Keychain authn.Keychain
 
-	// Transport carries registry requests; nil means regtimeout.Default(),
+	// Transport carries registry requests; nil means timeout.Default(),
 	// which bounds how long a silent registry can hold a render.
 	Transport http.RoundTripper
 
@@ -110,7 +110,7 @@ func New(opts Options) (*Renderer, error) {
 		r.opts.Keychain = registry.DefaultKeychain()
 	}
 	if r.opts.Transport == nil {
-		r.opts.Transport = regtimeout.Default()
+		r.opts.Transport = timeout.Default()
 	}
 	return r, nil
 }

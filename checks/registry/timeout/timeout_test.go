@@ -1,4 +1,4 @@
-package regtimeout
+package timeout
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-// Package regtimeout is the HTTP transport under every registry client of
+// Package timeout is the HTTP transport under every registry client of
 // catalogbot: it bounds how long a registry may take to accept a
 // connection, finish the TLS handshake and start its answer, and it turns a
 // registry that never answers into an error that names the registry and
@@ -8,7 +8,7 @@
 // Without it a registry that accepts a connection and then stays silent
 // holds a command forever: Go's default transport bounds the dial and the
 // TLS handshake but not the wait for a response.
-package regtimeout
+package timeout
 
 import (
 	"errors"
