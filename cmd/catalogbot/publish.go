@@ -219,6 +219,15 @@ func (a *app) reportPublish(res *publish.Result, what, image string, start time.
 	for _, d := range res.Drift {
 		fmt.Fprintf(a.stdout, "drift: %s\n", d)
 	}
+	// What the build decided per platform, such as an opm image whose
+	// serve cache could not be built here and that starts with the
+	// integrity check off: the user must learn it from the publish, not
+	// from a pod that starts slowly.
+	if res.Build != nil {
+		for _, n := range res.Build.Notes {
+			fmt.Fprintf(a.stderr, "catalogbot: %s\n", n)
+		}
+	}
 	// The base is named with the digest it resolved to on every run, so
 	// that an unpinned base (the default opm image is :latest) is visible
 	// and can be pinned.

@@ -45,6 +45,13 @@ func TestPublishRegistry(t *testing.T) {
 	if want := "base=" + reg.Ref("operator-framework/opm:v1") + "@" + opm.String(); !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q does not name the base as %q", r.stderr, want)
 	}
+	// This opm base has no opm to build the serve cache with: the build
+	// says so for each platform, and how the image will start instead.
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		if want := p + ": no opm serve cache"; !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--cache-enforce-integrity=false") {
+			t.Errorf("stderr %q does not say %q and how the image starts", r.stderr, want)
+		}
+	}
 	ref, err := name.ParseReference(target)
 	if err != nil {
 		t.Fatal(err)

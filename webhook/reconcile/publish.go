@@ -199,6 +199,12 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	if res.Status == publish.Unchanged {
 		summary += "\nThe tag already pointed at this digest; nothing was pushed.\n"
 	}
+	if res.Build != nil && len(res.Build.Notes) > 0 {
+		summary += "\nBuild notes:\n\n"
+		for _, n := range res.Build.Notes {
+			summary += fmt.Sprintf("- %s\n", n)
+		}
+	}
 	return checkOutput{Conclusion: checks.Success, Title: fmt.Sprintf("%s %s", verb, res.Digest), Summary: summary}, result
 }
 

@@ -195,6 +195,11 @@ func TestPublishOnPinnedOPMImage(t *testing.T) {
 	if run.Conclusion != "success" || !strings.Contains(run.Summary, "| base | `"+pinned+"` |") {
 		t.Fatalf("publish run %s %q; want success naming the base %s:\n%s", run.Conclusion, run.Title, pinned, run.Summary)
 	}
+	// The base has no opm: the run says the image starts without a
+	// pre-built serve cache.
+	if !strings.Contains(run.Summary, "Build notes:") || !strings.Contains(run.Summary, "--cache-enforce-integrity=false") {
+		t.Errorf("publish run summary does not carry the build's notes:\n%s", run.Summary)
+	}
 	ref, err := name.ParseReference(image)
 	if err != nil {
 		t.Fatal(err)
