@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -291,43 +289,7 @@ func (a *app) writeCheck(format checkFormat, out *review.Outcome, d policy.Decis
 		// where code scanning resolves %SRCROOT%.
 		return checks.WriteSARIF(a.stdout, "catalogbot", a.version, review.Rules(), out.Findings(), "")
 	case formatGitHub:
-		return a.writeGitHub(out, d, gh, repo)
+		return gh.Report(a.stdout, out, d, repo)
 	}
 	return out.WriteText(a.stdout, d, true)
-}
-
-// writeGitHub reports for GitHub Actions: annotations and the decision on
-// stdout, the Markdown summary appended to $GITHUB_STEP_SUMMARY and the
-// step outputs appended to $GITHUB_OUTPUT.
-func (a *app) writeGitHub(out *review.Outcome, d policy.Decision, gh *ghapi.Actions, repo string) error {
-	dir := gh.RepoDir(repo)
-	if err := checks.WriteGitHubAnnotations(a.stdout, out.Findings(), checks.AnnotationOptions{Dir: dir}); err != nil {
-		return err
-	}
-	if err := out.WriteText(a.stdout, d, false); err != nil {
-		return err
-	}
-	if gh.SummaryFile != "" {
-		err := ghapi.AppendStepFile(gh.SummaryFile, "$GITHUB_STEP_SUMMARY", func(w io.Writer) error { return out.JobSummary(w, d, dir) })
-		if err != nil {
-			return err
-		}
-	}
-	if gh.OutputFile == "" {
-		return nil
-	}
-	v := out.Outputs(d)
-	outputs := []checks.GitHubOutput{
-		{Name: "valid", Value: strconv.FormatBool(v.Valid)},
-		{Name: "approved", Value: strconv.FormatBool(v.Approved)},
-		{Name: "mergeable", Value: strconv.FormatBool(v.Mergeable)},
-	}
-	// mergeable leaves out whether the policy lets catalogbot merge: a
-	// workflow that merges reads these two.
-	if out.Policy != nil {
-		outputs = append(outputs,
-			checks.GitHubOutput{Name: "merge-enabled", Value: strconv.FormatBool(out.Policy.Merge.Enabled)},
-			checks.GitHubOutput{Name: "merge-method", Value: out.Policy.Merge.Method})
-	}
-	return ghapi.AppendStepFile(gh.OutputFile, "$GITHUB_OUTPUT", func(w io.Writer) error { return checks.WriteGitHubOutputs(w, outputs) })
 }
