@@ -78,17 +78,14 @@ func FromFBC(root string, refs []fbc.ImageRef) []Use {
 	return uses
 }
 
-// FromCatalogYAML turns the entries of a catalog.yaml into uses. Entries
-// whose image is missing or does not parse are left out: the parser has
-// reported them already, with their line.
+// FromCatalogYAML turns the images of a catalog.yaml's entries
+// (catalogyaml.File.ImageRefs) into uses.
 func FromCatalogYAML(f *catalogyaml.File) []Use {
-	uses := make([]Use, 0, len(f.References))
-	for _, r := range f.References {
-		if r.Ref == nil {
-			continue
-		}
+	refs := f.ImageRefs()
+	uses := make([]Use, 0, len(refs))
+	for _, r := range refs {
 		uses = append(uses, Use{Image: r.Image, Location: Location{
-			Kind: KindReference, File: f.Path, Line: r.ImageLine, Name: r.Name,
+			Kind: KindReference, File: r.File, Line: r.Line, Name: r.Name,
 		}})
 	}
 	return uses

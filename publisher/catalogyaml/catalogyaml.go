@@ -303,3 +303,26 @@ func dns1123Label(s string) string {
 	}
 	return ""
 }
+
+// ImageRef is the image of one entry, with where it is written.
+type ImageRef struct {
+	Name  string // the entry's name
+	Image string // as written
+	File  string
+	Line  int // the line of the image field
+}
+
+// ImageRefs are the images the entries name, in order, for the checks that
+// look them up in registries. Entries whose image is missing, does not
+// parse or names an OCI image layout are left out: Parse has reported the
+// first two with their lines, and a layout is no registry image.
+func (f *File) ImageRefs() []ImageRef {
+	out := make([]ImageRef, 0, len(f.References))
+	for _, r := range f.References {
+		if r.Ref == nil {
+			continue
+		}
+		out = append(out, ImageRef{Name: r.Name, Image: r.Image, File: f.Path, Line: r.ImageLine})
+	}
+	return out
+}

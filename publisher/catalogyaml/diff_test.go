@@ -43,3 +43,14 @@ func TestDiffLists(t *testing.T) {
 		})
 	}
 }
+
+// TestImageRefs: the images checks look up are the entries' registry
+// images; a layout and an image that does not parse are not.
+func TestImageRefs(t *testing.T) {
+	data := "name: cool\nreferences:\n- name: etcd\n  image: quay.io/x/etcd:v1\n- name: local\n  image: oci:layouts/local\n- name: bad\n  image: quay.io/X/Bad:v1\n"
+	f, _ := Parse("catalog.yaml", []byte(data))
+	want := []ImageRef{{Name: "etcd", Image: "quay.io/x/etcd:v1", File: "catalog.yaml", Line: 4}}
+	if got := f.ImageRefs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ImageRefs = %+v, want %+v", got, want)
+	}
+}
