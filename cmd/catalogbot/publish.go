@@ -99,12 +99,7 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 			if (f.catalog == "") == (f.config == "") || f.image == "" {
 				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config")
 			}
-			return firstError(
-				checkImageFlag(cmd.CommandPath(), "--image", f.image),
-				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
-				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
-				checkPlatformFlags(cmd.CommandPath(), f.platforms),
-				checkInsecureFlags(cmd.CommandPath(), f.insecure))
+			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer a.showWaiting()()

@@ -76,12 +76,7 @@ registry or I/O error, 130 interrupted.`,
 			case f.config == "":
 				return usageErrorf(cmd.CommandPath(), "rebuild needs a catalog.yaml (rebuild CATALOG_YAML)")
 			}
-			return firstError(
-				checkImageFlag(cmd.CommandPath(), "--image", f.image),
-				checkBaseFlag(cmd.CommandPath(), "--base", f.base),
-				checkRefFlag(cmd.CommandPath(), "--opm-image", f.opmImage),
-				checkPlatformFlags(cmd.CommandPath(), f.platforms),
-				checkInsecureFlags(cmd.CommandPath(), f.insecure))
+			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRebuild(cmd.Context(), cmd.CommandPath(), f)

@@ -110,3 +110,14 @@ func checkInsecureFlags(cmdPath string, hosts []string) error {
 	}
 	return nil
 }
+
+// checkBuildFlags checks the flags publish and rebuild share, where the
+// image goes and what it is built on, before anything is fetched.
+func checkBuildFlags(cmdPath, image, base, opmImage string, platforms, insecure []string) error {
+	return firstError(
+		checkImageFlag(cmdPath, "--image", image),
+		checkBaseFlag(cmdPath, "--base", base),
+		checkRefFlag(cmdPath, "--opm-image", opmImage),
+		checkPlatformFlags(cmdPath, platforms),
+		checkInsecureFlags(cmdPath, insecure))
+}
