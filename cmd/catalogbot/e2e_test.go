@@ -113,7 +113,7 @@ func TestE2ECredentials(t *testing.T) {
 					continue
 				}
 				digest := publishLineDigest(t, r.stdout)
-				if got := skopeoDigest(t, args[4]); got != digest {
+				if got := skopeoDigest(t, flagValue(args, "--image")); got != digest {
 					t.Errorf("%s: the registry has %s, %s printed %s", cmd, got, cmd, digest)
 				}
 			}
@@ -189,4 +189,14 @@ func skopeoDigest(t *testing.T, ref string) string {
 		t.Fatalf("skopeo inspect %s: %v\n%s", ref, err, stderr.String())
 	}
 	return fmt.Sprintf("sha256:%x", sha256.Sum256(out))
+}
+
+// flagValue is the value given to flag in args, "" if none.
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
