@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -41,11 +42,32 @@ type PRState struct {
 	BaseChangedPaths []string
 	// TouchedPaths are the paths the pull request changes.
 	TouchedPaths []string
-	// ExtraChecks are the conclusions of check runs other than
-	// catalogbot's on the checked head, by name. Nil means they were not
-	// read: the required checks are not judged, so such a decision can
-	// only rule a merge out; the decision that merges always reads them.
-	ExtraChecks map[string]checks.Conclusion
+	// ExtraChecks are the check runs other than catalogbot's on the
+	// checked head, by name: of each App that made a run of that name,
+	// its newest, newest first. Nil means they were not read: the
+	// required checks are not judged, so such a decision can only rule a
+	// merge out; the decision that merges always reads them.
+	ExtraChecks map[string][]CheckRun
+}
+
+// CheckRun is one App's newest check run of a name.
+type CheckRun struct {
+	Conclusion checks.Conclusion
+	// AppID and AppSlug name the App that made the run, as GitHub says;
+	// 0 and "" when it did not say.
+	AppID   int64
+	AppSlug string
+}
+
+// app names the run's App in messages.
+func (r CheckRun) app() string {
+	switch {
+	case r.AppSlug != "":
+		return r.AppSlug
+	case r.AppID != 0:
+		return strconv.FormatInt(r.AppID, 10)
+	}
+	return "(unknown)"
 }
 
 // Decision is whether to merge, and every reason not to.
@@ -96,16 +118,27 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 			no("check %s concluded %s", name, conclusion(c))
 		}
 	}
-	for _, name := range p.Merge.RequiredChecks {
+	for _, rc := range p.Merge.RequiredChecks {
 		if pr.Local || pr.ExtraChecks == nil {
 			break
 		}
-		c, ok := pr.ExtraChecks[name]
+		// Only a run by the App the policy names counts: any App can
+		// name its runs as it likes.
+		runs := pr.ExtraChecks[rc.Name]
+		i := slices.IndexFunc(runs, func(r CheckRun) bool { return rc.ReportedBy(r.AppID, r.AppSlug) })
 		switch {
-		case !ok:
-			no("required check %s has not reported", name)
-		case c != checks.Success:
-			no("required check %s concluded %s", name, conclusion(c))
+		case i < 0 && len(runs) > 0:
+			var by []string
+			for _, r := range runs {
+				if a := r.app(); !slices.Contains(by, a) {
+					by = append(by, a)
+				}
+			}
+			no("check %s was reported by app %s, not %s", rc.Name, strings.Join(by, ", "), rc.App)
+		case i < 0:
+			no("required check %s has not reported", rc.Name)
+		case runs[i].Conclusion != checks.Success:
+			no("required check %s concluded %s", rc.Name, conclusion(runs[i].Conclusion))
 		}
 	}
 

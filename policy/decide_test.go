@@ -10,10 +10,11 @@ import (
 func TestDecide(t *testing.T) {
 	yes, no := true, false
 	const checked, moved = "0123456789abcdef0123", "fedcba9876543210fedc"
+	const actions, mallory = 15368, 666
 	enabled := func() *Policy {
 		p := Default()
 		p.Merge.Enabled = true
-		p.Merge.RequiredChecks = []string{"e2e"}
+		p.Merge.RequiredChecks = []RequiredCheck{{Name: "e2e"}, {Name: "ci", App: "github-actions"}, {Name: "lint", App: "15368"}}
 		return p
 	}
 	// ready is a pull request that may be merged; each case breaks it.
@@ -27,7 +28,12 @@ func TestDecide(t *testing.T) {
 				CheckedSHA:   checked,
 				Mergeable:    &yes,
 				TouchedPaths: []string{"catalog/foo/index.yaml"},
-				ExtraChecks:  map[string]checks.Conclusion{"e2e": checks.Success, "unrelated": checks.Failure},
+				ExtraChecks: map[string][]CheckRun{
+					"e2e":       {{Conclusion: checks.Success, AppID: 7, AppSlug: "someone"}},
+					"ci":        {{Conclusion: checks.Success, AppID: actions, AppSlug: "github-actions"}},
+					"lint":      {{Conclusion: checks.Success, AppID: actions, AppSlug: "github-actions"}},
+					"unrelated": {{Conclusion: checks.Failure}},
+				},
 			}
 	}
 	cases := []struct {
@@ -87,7 +93,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "local: no forge",
 			policy: func(p *Policy) { p.Merge.Enabled = false },
-			change: func(_ *Report, pr *PRState) { pr.Local = true; pr.ExtraChecks = map[string]checks.Conclusion{} },
+			change: func(_ *Report, pr *PRState) { pr.Local = true; pr.ExtraChecks = map[string][]CheckRun{} },
 			merge:  true,
 		},
 		{
@@ -97,13 +103,61 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:    "required check failed",
-			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = checks.Failure },
+			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"][0].Conclusion = checks.Failure },
 			reasons: []string{"required check e2e concluded failure"},
 		},
 		{
 			name:    "required check pending",
-			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"] = "" },
+			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"][0].Conclusion = "" },
 			reasons: []string{"required check e2e concluded nothing"},
+		},
+		{
+			name: "a required check of any source: another App's run counts",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["e2e"] = []CheckRun{{Conclusion: checks.Success, AppID: mallory, AppSlug: "mallory-app"}}
+			},
+			merge: true,
+		},
+		{
+			name: "a required check of a named App, reported by another",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["ci"] = []CheckRun{{Conclusion: checks.Success, AppID: mallory, AppSlug: "mallory-app"}}
+			},
+			reasons: []string{"check ci was reported by app mallory-app, not github-actions"},
+		},
+		{
+			name: "a required check of an App named by id, reported by another",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["lint"] = []CheckRun{{Conclusion: checks.Success, AppID: mallory, AppSlug: "github-actions"}}
+			},
+			reasons: []string{"check lint was reported by app github-actions, not 15368"},
+		},
+		{
+			name: "a required check of an App whose run says nothing of its App",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["ci"] = []CheckRun{{Conclusion: checks.Success}}
+			},
+			reasons: []string{"check ci was reported by app (unknown), not github-actions"},
+		},
+		{
+			name: "another App's newer success does not hide the named App's failure",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["ci"] = []CheckRun{
+					{Conclusion: checks.Success, AppID: mallory, AppSlug: "mallory-app"},
+					{Conclusion: checks.Failure, AppID: actions, AppSlug: "github-actions"},
+				}
+			},
+			reasons: []string{"required check ci concluded failure"},
+		},
+		{
+			name: "another App's newer failure does not block the named App's success",
+			change: func(_ *Report, pr *PRState) {
+				pr.ExtraChecks["ci"] = []CheckRun{
+					{Conclusion: checks.Failure, AppID: mallory, AppSlug: "mallory-app"},
+					{Conclusion: checks.Success, AppID: actions, AppSlug: "github-actions"},
+				}
+			},
+			merge: true,
 		},
 		{
 			name:    "head moved",
@@ -203,7 +257,7 @@ func TestDecide(t *testing.T) {
 				pr.Draft, pr.Held, pr.Approved = true, true, false
 				r.Conclusions["catalogbot/owners"] = checks.Failure
 				r.Conclusions["catalogbot/fbc"] = checks.Neutral
-				pr.ExtraChecks = map[string]checks.Conclusion{}
+				pr.ExtraChecks = map[string][]CheckRun{}
 				pr.HeadSHA = moved
 				pr.Mergeable = nil
 				pr.BaseMoved = true
@@ -218,6 +272,8 @@ func TestDecide(t *testing.T) {
 				"check catalogbot/fbc concluded neutral",
 				"check catalogbot/owners concluded failure",
 				"required check e2e has not reported",
+				"required check ci has not reported",
+				"required check lint has not reported",
 				"the head moved from 0123456789ab to fedcba987654 since the check",
 				"mergeability unknown",
 				"the base branch changed catalog/foo since the check",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -247,20 +248,102 @@ func (p *parser) merge(v *yaml.Node, m *Merge) {
 			}
 		},
 		"requiredChecks": func(v *yaml.Node) {
-			list, ok := p.Strs(v, "merge.requiredChecks")
-			seen := map[string]bool{}
-			for i, s := range list {
-				if s != "" && seen[s] {
-					p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue, "merge.requiredChecks[%d] %q is listed twice", i, s)
-					ok = false
-				}
-				seen[s] = true
-			}
-			if ok {
+			if list, ok := p.requiredChecks(v, "merge.requiredChecks"); ok {
 				m.RequiredChecks = list
 			}
 		},
 	})
+}
+
+// requiredChecks reads merge.requiredChecks: a list whose entries are a
+// check run's name (reported by anyone) or a mapping {name, app} naming
+// the App that must report it too. A null is the empty list.
+func (p *parser) requiredChecks(v *yaml.Node, field string) ([]RequiredCheck, bool) {
+	v = yamlnode.Resolve(v)
+	if yamlnode.IsNull(v) {
+		return []RequiredCheck{}, true
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, RuleType, "%s is %s; want a list of check names or {name, app} mappings", field, p.Describe(v))
+		return nil, false
+	}
+	out := make([]RequiredCheck, 0, len(v.Content))
+	ok := true
+	seen := map[RequiredCheck]int{}
+	for i, item := range v.Content {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		item = yamlnode.Resolve(item)
+		var c RequiredCheck
+		good := true
+		if item.Kind == yaml.MappingNode {
+			c, good = p.requiredCheck(item, at)
+		} else {
+			c.Name, good = p.Str(item, at)
+		}
+		if !good {
+			ok = false
+			continue
+		}
+		if _, dup := seen[c]; dup {
+			p.errorf(item.Line, RuleValue, "%s %s is listed twice", at, describeCheck(c))
+			ok = false
+			continue
+		}
+		seen[c] = i
+		out = append(out, c)
+	}
+	return out, ok
+}
+
+// requiredCheck reads one {name, app} entry of merge.requiredChecks. The
+// app is a slug (a string) or an App id (a positive whole number, written
+// bare or quoted).
+func (p *parser) requiredCheck(v *yaml.Node, at string) (RequiredCheck, bool) {
+	var c RequiredCheck
+	ok := true
+	p.Mapping(v, at+".", map[string]func(*yaml.Node){
+		"name": func(v *yaml.Node) {
+			var good bool
+			c.Name, good = p.Str(v, at+".name")
+			ok = ok && good
+		},
+		"app": func(v *yaml.Node) {
+			n := yamlnode.Resolve(v)
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+				if !isAppID(n.Value) {
+					p.errorf(n.Line, RuleValue, "%s.app is %s; an App id is a positive whole number", at, n.Value)
+					ok = false
+					return
+				}
+				c.App = n.Value
+				return
+			}
+			s, good := p.Str(v, at+".app")
+			if !good {
+				ok = false
+				return
+			}
+			if strings.TrimSpace(s) != s || strings.ContainsAny(s, " /\t") {
+				p.errorf(n.Line, RuleValue, "%s.app %q is neither an App's slug nor its id", at, s)
+				ok = false
+				return
+			}
+			c.App = s
+		},
+	})
+	if c.Name == "" && ok {
+		p.errorf(v.Line, RuleValue, "%s has no name", at)
+		ok = false
+	}
+	return c, ok
+}
+
+// describeCheck names a required check in findings.
+func describeCheck(c RequiredCheck) string {
+	if c.App == "" {
+		return strconv.Quote(c.Name)
+	}
+	return fmt.Sprintf("%q of app %s", c.Name, c.App)
 }
 
 func (p *parser) publish(v *yaml.Node, pub *Publish) {

@@ -56,6 +56,8 @@ func TestParseGolden(t *testing.T) {
 		{file: "toplevel.yaml", rules: []string{RuleType}},
 		{file: "twodocs.yaml", rules: []string{RuleSyntax}},
 		{file: "anchors.yaml", rules: []string{RuleUnknownKey}},
+		{file: "requiredchecks.yaml", valid: true},
+		{file: "requiredchecksbad.yaml", rules: []string{RuleValue, RuleType, RuleUnknownKey}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

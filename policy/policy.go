@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -73,9 +74,41 @@ type Merge struct {
 	Method string
 	// HoldLabel is the label that stops a merge, like a /hold comment.
 	HoldLabel string
-	// RequiredChecks are names of check runs besides catalogbot's own
-	// that must have succeeded on the checked head.
-	RequiredChecks []string
+	// RequiredChecks are the check runs besides catalogbot's own that
+	// must have succeeded on the checked head.
+	RequiredChecks []RequiredCheck
+}
+
+// RequiredCheck is a check run that must have succeeded before a merge.
+type RequiredCheck struct {
+	// Name is the check run's name.
+	Name string
+	// App is the slug or the numeric id of the GitHub App that must
+	// report the check, "" for any. Any App may name a check run as it
+	// likes, so without it a required check proves only that something
+	// able to write check runs said so.
+	App string `json:",omitempty"`
+}
+
+// ReportedBy reports whether a run made by the App with this id and slug
+// satisfies c's App. An App named by number matches the id only; one
+// named by slug the slug only (GitHub's slugs are lower case, but a
+// policy may not be).
+func (c RequiredCheck) ReportedBy(id int64, slug string) bool {
+	switch {
+	case c.App == "":
+		return true
+	case isAppID(c.App):
+		return c.App == strconv.FormatInt(id, 10)
+	default:
+		return slug != "" && strings.EqualFold(c.App, slug)
+	}
+}
+
+// isAppID says whether s names an App by its numeric id.
+func isAppID(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n > 0 && strconv.FormatInt(n, 10) == s
 }
 
 // HoldingLabel returns the label among labels that holds a pull request,

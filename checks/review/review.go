@@ -245,11 +245,13 @@ type Forge struct {
 	Labels []string
 	// Mergeable is GitHub's verdict; nil while it is computing.
 	Mergeable *bool
-	// Checks are the conclusions of other tools' check runs at the
-	// checked head, by name. Nil means not read yet: the required checks
-	// are not judged, so such a decision can only rule a merge out, and
-	// the decision that merges must read them.
-	Checks map[string]checks.Conclusion
+	// Checks are other tools' check runs at the checked head, by name:
+	// of each App that made a run of the name, its newest, newest first,
+	// with the App's id and slug, so that a required check naming its App
+	// is judged on that App's run alone. Nil means not read yet: the
+	// required checks are not judged, so such a decision can only rule a
+	// merge out, and the decision that merges must read them.
+	Checks map[string][]policy.CheckRun
 	// BaseMoved says the base branch moved since the check, and
 	// BaseChangedPaths what it changed.
 	BaseMoved        bool

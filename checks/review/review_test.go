@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 const (
@@ -244,7 +245,7 @@ func TestTouchedRenames(t *testing.T) {
 	// The base changed bar since the check: the rename's old side
 	// overlaps, so the decision asks for a recheck.
 	yes := true
-	d := o.Decide(Forge{Head: headSHA, Mergeable: &yes, Checks: map[string]checks.Conclusion{},
+	d := o.Decide(Forge{Head: headSHA, Mergeable: &yes, Checks: map[string][]policy.CheckRun{},
 		BaseMoved: true, BaseChangedPaths: []string{"catalog/bar/catalog.yaml"}})
 	if !d.Recheck {
 		t.Errorf("a base change to the rename's old package did not ask for a recheck: %+v", d)
@@ -255,28 +256,55 @@ func TestTouchedRenames(t *testing.T) {
 // is asked, and what it says now adds to what was checked.
 func TestDecideForge(t *testing.T) {
 	c, b, h := edit("alice")
-	b[".catalogbot.yaml"] = &fstest.MapFile{Data: []byte("merge:\n  enabled: true\n  requiredChecks: [e2e]\n")}
+	b[".catalogbot.yaml"] = &fstest.MapFile{Data: []byte("merge:\n  enabled: true\n  requiredChecks: [e2e, {name: ci, app: github-actions}]\n")}
 	o, err := Evaluate(context.Background(), &PR{Change: c, Base: b, Head: h})
 	if err != nil {
 		t.Fatal(err)
 	}
 	yes := true
+	const actionsID, otherID = 15368, 666
+	actions := func(c checks.Conclusion) policy.CheckRun {
+		return policy.CheckRun{Conclusion: c, AppID: actionsID, AppSlug: "github-actions"}
+	}
+	other := func(c checks.Conclusion) policy.CheckRun {
+		return policy.CheckRun{Conclusion: c, AppID: otherID, AppSlug: "other-app"}
+	}
 	ready := func() Forge {
-		return Forge{Head: headSHA, Mergeable: &yes, Checks: map[string]checks.Conclusion{"e2e": checks.Success}}
+		return Forge{Head: headSHA, Mergeable: &yes, Checks: map[string][]policy.CheckRun{
+			"e2e": {actions(checks.Success)},
+			"ci":  {actions(checks.Success)},
+		}}
 	}
 	cases := []struct {
 		name    string
 		forge   func(*Forge)
 		merge   bool
 		recheck bool
+		reason  string
 	}{
-		{"ready", nil, true, false},
-		{"required check missing", func(f *Forge) { f.Checks = map[string]checks.Conclusion{} }, false, false},
-		{"checks not read yet: can only say no", func(f *Forge) { f.Checks = nil }, true, false},
-		{"head moved", func(f *Forge) { f.Head = baseSHA }, false, true},
-		{"labelled hold since", func(f *Forge) { f.Labels = []string{"DO-NOT-MERGE/HOLD"} }, false, false},
-		{"draft since", func(f *Forge) { f.Draft = true }, false, false},
-		{"mergeability unknown", func(f *Forge) { f.Mergeable = nil }, false, false},
+		{"ready", nil, true, false, ""},
+		{"required check missing", func(f *Forge) { delete(f.Checks, "e2e") }, false, false, "required check e2e has not reported"},
+		{"checks not read yet: can only say no", func(f *Forge) { f.Checks = nil }, true, false, ""},
+		{"head moved", func(f *Forge) { f.Head = baseSHA }, false, true, ""},
+		{"labelled hold since", func(f *Forge) { f.Labels = []string{"DO-NOT-MERGE/HOLD"} }, false, false, ""},
+		{"draft since", func(f *Forge) { f.Draft = true }, false, false, ""},
+		{"mergeability unknown", func(f *Forge) { f.Mergeable = nil }, false, false, ""},
+		// Check runs are identified by the App that made them.
+		{"a check of a named App reported by another App", func(f *Forge) {
+			f.Checks["ci"] = []policy.CheckRun{other(checks.Success)}
+		}, false, false, "check ci was reported by app other-app, not github-actions"},
+		{"another App's newer success over the named App's failure", func(f *Forge) {
+			f.Checks["ci"] = []policy.CheckRun{other(checks.Success), actions(checks.Failure)}
+		}, false, false, "required check ci concluded failure"},
+		{"another App's newer failure over the named App's success", func(f *Forge) {
+			f.Checks["ci"] = []policy.CheckRun{other(checks.Failure), actions(checks.Success)}
+		}, true, false, ""},
+		{"a bare name accepts any source", func(f *Forge) {
+			f.Checks["e2e"] = []policy.CheckRun{other(checks.Success)}
+		}, true, false, ""},
+		{"another App's run named catalogbot is no catalogbot check", func(f *Forge) {
+			f.Checks["catalogbot"] = []policy.CheckRun{other(checks.Failure)}
+		}, true, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,6 +315,9 @@ func TestDecideForge(t *testing.T) {
 			d := o.Decide(f)
 			if d.Merge != tc.merge || d.Recheck != tc.recheck {
 				t.Errorf("Decide = %+v, want merge %v recheck %v", d, tc.merge, tc.recheck)
+			}
+			if tc.reason != "" && !slices.Contains(d.Reasons, tc.reason) {
+				t.Errorf("reasons %q lack %q", d.Reasons, tc.reason)
 			}
 		})
 	}
