@@ -62,6 +62,30 @@ func (s *Server) appJSON() obj {
 	}
 }
 
+// appOf is the id and slug of the App that made something: app, or the
+// catalogbot App when app is nil.
+func (s *Server) appOf(app *otherApp) (int64, string) {
+	if app == nil {
+		return s.appID, s.AppSlug()
+	}
+	return app.id, app.slug
+}
+
+// otherAppJSON describes app as GitHub describes an App (an
+// "integration"); nil is the catalogbot App.
+func (s *Server) otherAppJSON(app *otherApp) obj {
+	if app == nil {
+		return s.appJSON()
+	}
+	created := s.start.UTC()
+	return obj{
+		"id": app.id, "slug": app.slug, "node_id": nodeID("A_", app.id), "client_id": fmt.Sprintf("Iv1.%016x", app.id),
+		"owner": s.userJSON(app.slug + "-org"), "name": app.slug, "description": "",
+		"external_url": s.URL + "/apps/" + app.slug, "html_url": s.URL + "/apps/" + app.slug,
+		"created_at": ts(created), "updated_at": ts(created), "permissions": obj{"checks": "write"}, "events": []string{},
+	}
+}
+
 func (s *Server) installationJSON(in *installation) obj {
 	// GET /app/installations describes account as allOf [simple-user, enterprise], so the account
 	// carries the enterprise's required fields too (name, slug, created_at, updated_at).
@@ -284,7 +308,7 @@ func (s *Server) checkRunJSON(r *Repo, cr *checkRun) obj {
 			"title": nilIfEmpty(cr.Title), "summary": nilIfEmpty(cr.Summary), "text": nilIfEmpty(cr.Text),
 			"annotations_count": len(cr.Annotations), "annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", api, cr.ID),
 		},
-		"check_suite": obj{"id": cr.suiteID}, "app": s.appJSON(), "pull_requests": s.openPullsWithHead(r, cr.HeadSHA),
+		"check_suite": obj{"id": cr.suiteID}, "app": s.otherAppJSON(cr.app), "pull_requests": s.openPullsWithHead(r, cr.HeadSHA),
 	}
 }
 

@@ -451,7 +451,7 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request, repo *Re
 		return
 	}
 	now := s.now()
-	cr := &checkRun{CheckRun: CheckRun{ID: s.newID(), HeadSHA: req.HeadSHA, Status: "queued", StartedAt: now}}
+	cr := &checkRun{CheckRun: CheckRun{ID: s.newID(), HeadSHA: req.HeadSHA, Status: "queued", StartedAt: now}, app: s.tokenApp(bearer(r))}
 	if err := req.apply(cr, now); err != nil {
 		validationError(w, err.Error())
 		return
@@ -493,18 +493,27 @@ func (s *Server) listCheckRuns(w http.ResponseWriter, r *http.Request, repo *Rep
 	sha := c.Hash.String()
 	q := r.URL.Query()
 	var runs []*checkRun
-	latest := map[string]int{} // name -> index in runs
+	type key struct {
+		app  int64
+		name string
+	}
+	latest := map[key]int{} // index in runs
 	for _, cr := range repo.checkRuns {
+		appID, _ := s.appOf(cr.app)
 		if cr.HeadSHA != sha || (q.Get("check_name") != "" && cr.Name != q.Get("check_name")) ||
-			(q.Get("status") != "" && cr.Status != q.Get("status")) {
+			(q.Get("status") != "" && cr.Status != q.Get("status")) ||
+			(q.Get("app_id") != "" && q.Get("app_id") != strconv.FormatInt(appID, 10)) {
 			continue
 		}
-		// filter=latest (the default) keeps the most recent run of each name.
-		if i, ok := latest[cr.Name]; ok && q.Get("filter") != "all" {
+		// filter=latest (the default) keeps the most recent run of each
+		// name in each App's check suite: one App's run never replaces
+		// another's.
+		k := key{appID, cr.Name}
+		if i, ok := latest[k]; ok && q.Get("filter") != "all" {
 			runs[i] = cr
 			continue
 		}
-		latest[cr.Name] = len(runs)
+		latest[k] = len(runs)
 		runs = append(runs, cr)
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].ID > runs[j].ID })

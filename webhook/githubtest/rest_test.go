@@ -672,3 +672,49 @@ func TestValidatorCatchesABadResponse(t *testing.T) {
 func checkRunOpts(sha string) github.CreateCheckRunOptions {
 	return github.CreateCheckRunOptions{Name: "catalogbot", HeadSHA: sha}
 }
+
+// TestCheckRunsOfOtherApps: a check run carries the App that made it,
+// whatever its name; filter=latest keeps each App's newest; app_id
+// filters.
+func TestCheckRunsOfOtherApps(t *testing.T) {
+	s, repo := newRepo(t)
+	repo.Commit("feature", map[string]string{"catalog/b/index.yaml": "name: b2\n"}, "b2")
+	pr := repo.OpenPR("bob", "feature", "main")
+	head := pr.HeadSHA()
+	c, _ := installationClient(t, s, repo)
+	other := github.NewClient(nil).WithAuthToken(s.OtherAppToken(repo, "mallory-app"))
+	other.BaseURL = c.BaseURL
+	ctx := context.Background()
+
+	ours, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{Name: "catalogbot", HeadSHA: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, _, err := other.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{Name: "catalogbot", HeadSHA: head,
+		Status: github.String("completed"), Conclusion: github.String("failure")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID := s.OtherAppID("mallory-app")
+	if otherID == 0 || otherID == s.AppID() {
+		t.Fatalf("the other App's id is %d (catalogbot's %d)", otherID, s.AppID())
+	}
+	if ours.GetApp().GetID() != s.AppID() || ours.GetApp().GetSlug() != s.AppSlug() {
+		t.Errorf("catalogbot's run names App %d %q", ours.GetApp().GetID(), ours.GetApp().GetSlug())
+	}
+	if theirs.GetApp().GetID() != otherID || theirs.GetApp().GetSlug() != "mallory-app" {
+		t.Errorf("the other App's run names App %d %q", theirs.GetApp().GetID(), theirs.GetApp().GetSlug())
+	}
+	if runs := repo.CheckRuns(head); len(runs) != 2 || runs[1].AppID != otherID || runs[1].AppSlug != "mallory-app" {
+		t.Errorf("CheckRuns: %+v", runs)
+	}
+
+	latest, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, head, nil)
+	if err != nil || latest.GetTotal() != 2 {
+		t.Fatalf("filter=latest: total %d err %v, want each App's run of the name", latest.GetTotal(), err)
+	}
+	mine, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, head, &github.ListCheckRunsOptions{AppID: github.Int64(s.AppID())})
+	if err != nil || mine.GetTotal() != 1 || mine.CheckRuns[0].GetID() != ours.GetID() {
+		t.Fatalf("app_id filter: %+v err %v, want catalogbot's run alone", mine, err)
+	}
+}

@@ -46,6 +46,7 @@ type Server struct {
 	installs        map[string]*installation // by lower-case account login
 	installOrder    []*installation
 	tokens          map[string]*token
+	otherApps       map[string]*otherApp // by slug
 	users           map[string]int64
 	requests        []Request
 	violations      []Violation
@@ -92,6 +93,17 @@ type token struct {
 	value   string
 	inst    *installation
 	expires time.Time
+	// app is the App the token acts as: nil for the catalogbot App,
+	// another App's for a token from OtherAppToken.
+	app *otherApp
+}
+
+// otherApp is a GitHub App other than catalogbot installed on the same
+// account: what it writes (check runs) is labelled with its identity, as
+// GitHub labels it, whatever name it gives.
+type otherApp struct {
+	id   int64
+	slug string
 }
 
 type fault struct {
@@ -111,17 +123,18 @@ func New(t testing.TB) *Server {
 		t.Fatalf("githubtest: %v", err)
 	}
 	s := &Server{
-		t:        t,
-		appID:    100000 + int64(time.Now().UnixNano()%900000),
-		key:      key,
-		keyPEM:   pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		spec:     spec,
-		start:    time.Now(),
-		nextID:   1000,
-		repos:    map[string]*Repo{},
-		installs: map[string]*installation{},
-		tokens:   map[string]*token{},
-		users:    map[string]int64{},
+		t:         t,
+		appID:     100000 + int64(time.Now().UnixNano()%900000),
+		key:       key,
+		keyPEM:    pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		spec:      spec,
+		start:     time.Now(),
+		nextID:    1000,
+		repos:     map[string]*Repo{},
+		installs:  map[string]*installation{},
+		tokens:    map[string]*token{},
+		otherApps: map[string]*otherApp{},
+		users:     map[string]int64{},
 	}
 	s.mux = s.routes()
 	s.Server = httptest.NewServer(s)
@@ -483,6 +496,14 @@ func (s *Server) newToken(in *installation) *token {
 	tk := &token{value: "ghs_" + hex.EncodeToString(b), inst: in, expires: s.now().Add(time.Hour)}
 	s.tokens[tk.value] = tk
 	return tk
+}
+
+// tokenApp is the other App a valid token acts as, nil for catalogbot's.
+func (s *Server) tokenApp(value string) *otherApp {
+	if tk := s.tokens[value]; tk != nil {
+		return tk.app
+	}
+	return nil
 }
 
 // tokenInstallation is the installation of a valid installation token, or nil.

@@ -95,6 +95,9 @@ type CheckRun struct {
 	Annotations []Annotation // accumulated over the create and every update, as GitHub does
 	StartedAt   time.Time
 	CompletedAt time.Time
+	// AppID and AppSlug are the App that made the run.
+	AppID   int64
+	AppSlug string
 }
 
 // IssueComment is a comment on an issue or pull request.
@@ -136,6 +139,7 @@ type review struct {
 type checkRun struct {
 	CheckRun
 	suiteID int64
+	app     *otherApp // nil: made by the catalogbot App
 }
 
 type checkSuite struct {
@@ -510,6 +514,7 @@ func (r *Repo) Merges() []Merge {
 func (r *Repo) CheckRuns(sha string) []CheckRun {
 	return listLocked(r, r.checkRuns, func(cr *checkRun) (CheckRun, bool) {
 		c := cr.CheckRun
+		c.AppID, c.AppSlug = r.s.appOf(cr.app)
 		c.Annotations = append([]Annotation(nil), cr.Annotations...)
 		return c, cr.HeadSHA == sha
 	})

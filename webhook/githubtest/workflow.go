@@ -19,6 +19,34 @@ func (s *Server) InstallationToken(r *Repo) string {
 	return s.newToken(s.installationOf(r.Owner)).value
 }
 
+// OtherAppToken returns an installation token for r of another GitHub
+// App, slug, installed on r's account (the App is made on first use, with
+// an id of its own). Check runs created with it carry that App's identity
+// in their app object, as GitHub's do, so a test can report a check run
+// named like catalogbot's, or like a required check, from another App.
+func (s *Server) OtherAppToken(r *Repo, slug string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	app := s.otherApps[slug]
+	if app == nil {
+		app = &otherApp{id: s.newID(), slug: slug}
+		s.otherApps[slug] = app
+	}
+	tk := s.newToken(s.installationOf(r.Owner))
+	tk.app = app
+	return tk.value
+}
+
+// OtherAppID is the id of the App slug made by OtherAppToken, 0 if none.
+func (s *Server) OtherAppID(slug string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if app := s.otherApps[slug]; app != nil {
+		return app.id
+	}
+	return 0
+}
+
 // Clone clones r into dir over the fake's git service with every branch,
 // as actions/checkout with fetch-depth 0 does, so that both commits of a
 // pull request are there. It fails the test on an error.
