@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -150,37 +152,63 @@ func (r *prRun) reread(ctx context.Context) (*github.PullRequest, error) {
 // runsAt are the check runs of one commit.
 type runsAt struct {
 	ours  string                       // the catalogbot run's conclusion, "" if none
-	extra map[string]checks.Conclusion // the others', by name
+	extra map[string][]policy.CheckRun // the others': each App's newest of each name, newest first
 }
 
-// checkRuns reads the newest run of each name at sha.
+// checkRuns reads the check runs at sha: this App's newest catalogbot run,
+// and the newest run of each name by each App. A run counts as
+// catalogbot's only when this App made it: any App may name its runs
+// catalogbot, and such a run must neither stand in for ours nor hide it.
 func (r *prRun) checkRuns(ctx context.Context, sha string) (runsAt, error) {
-	out := runsAt{extra: map[string]checks.Conclusion{}}
-	newest := map[string]int64{}
-	opts := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	out := runsAt{extra: map[string][]policy.CheckRun{}}
+	type key struct {
+		name string
+		app  int64
+	}
+	newest := map[key]*github.CheckRun{}
+	var ours *github.CheckRun
+	opts := &github.ListCheckRunsOptions{Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		res, resp, err := r.gh.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, sha, opts)
 		if err != nil {
 			return out, fmt.Errorf("list the check runs of %s/%s@%s: %w", r.owner, r.name, sha, err)
 		}
 		for _, run := range res.CheckRuns {
-			name := run.GetName()
-			if id, ok := newest[name]; ok && id > run.GetID() {
+			name, app := run.GetName(), run.GetApp().GetID()
+			mine := app != 0 && app == r.a.gh.AppID()
+			switch {
+			case mine && name == CheckRunName:
+				if ours == nil || run.GetID() > ours.GetID() {
+					ours = run
+				}
+				continue
+			case mine && name == PublishCheckRunName:
 				continue
 			}
-			newest[name] = run.GetID()
-			mine := run.GetApp().GetID() == 0 || run.GetApp().GetID() == r.a.gh.AppID()
-			switch {
-			case name == CheckRunName && mine:
-				out.ours = run.GetConclusion()
-			case name == PublishCheckRunName && mine:
-			default:
-				out.extra[name] = checks.Conclusion(run.GetConclusion())
+			k := key{name, app}
+			if prev := newest[k]; prev == nil || run.GetID() > prev.GetID() {
+				newest[k] = run
 			}
 		}
 		if resp.NextPage == 0 {
-			return out, nil
+			break
 		}
 		opts.Page = resp.NextPage
 	}
+	out.ours = ours.GetConclusion()
+	byName := map[string][]*github.CheckRun{}
+	for k, run := range newest {
+		byName[k.name] = append(byName[k.name], run)
+	}
+	for name, runs := range byName {
+		slices.SortFunc(runs, func(a, b *github.CheckRun) int { return cmp.Compare(b.GetID(), a.GetID()) })
+		for _, run := range runs {
+			out.extra[name] = append(out.extra[name], policy.CheckRun{
+				Conclusion: checks.Conclusion(run.GetConclusion()),
+				AppID:      run.GetApp().GetID(),
+				AppSlug:    run.GetApp().GetSlug(),
+			})
+		}
+	}
+	return out, nil
 }
