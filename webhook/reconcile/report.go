@@ -130,7 +130,10 @@ func (a *App) findCheckRun(ctx context.Context, gh *github.Client, owner, repo, 
 			return nil, fmt.Errorf("list the %s check runs of %s/%s@%s: %w", runName, owner, repo, sha, err)
 		}
 		for _, run := range res.CheckRuns {
-			if run.GetName() != runName || (run.GetApp().GetID() != 0 && run.GetApp().GetID() != a.gh.AppID()) {
+			// The listing is already asked for this App's runs; a run
+			// that does not say it is this App's is still not taken
+			// for it: any App can name a run catalogbot.
+			if run.GetName() != runName || run.GetApp().GetID() != a.gh.AppID() {
 				continue
 			}
 			if found == nil || run.GetID() > found.GetID() {
@@ -167,11 +170,46 @@ func (r *prRun) begin(ctx context.Context, sha string) error {
 // check (check_run or check_suite event) is always rewritten; otherwise a
 // run that already says exactly this is left alone.
 func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
-	force := r.job.Event == "check_run" || r.job.Event == "check_suite"
+	force := r.rerequested()
 	if err := r.a.writeCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName, out, force); err != nil {
 		return r.a.fail("report", err)
 	}
 	return nil
+}
+
+// rerequested says whether the job is a re-request of this App's check:
+// a check_run or check_suite delivery whose run or suite this App made.
+// GitHub sends such deliveries only to the App that made the run, but
+// whoever can make the delivery look otherwise gets no forced rewrite of
+// catalogbot's run from another App's run. The pull request is still
+// reconciled as for any event: the queue may have folded another
+// delivery for it into this job.
+func (r *prRun) rerequested() bool {
+	if r.job.Event != "check_run" && r.job.Event != "check_suite" {
+		return false
+	}
+	if len(r.job.Payload) == 0 {
+		return true // a job made here, not from a delivery
+	}
+	var p struct {
+		CheckRun   *struct{ App *struct{ ID int64 } } `json:"check_run"`
+		CheckSuite *struct{ App *struct{ ID int64 } } `json:"check_suite"`
+	}
+	if err := json.Unmarshal(r.job.Payload, &p); err != nil {
+		return false
+	}
+	var id int64
+	switch {
+	case r.job.Event == "check_run" && p.CheckRun != nil && p.CheckRun.App != nil:
+		id = p.CheckRun.App.ID
+	case r.job.Event == "check_suite" && p.CheckSuite != nil && p.CheckSuite.App != nil:
+		id = p.CheckSuite.App.ID
+	}
+	if id == 0 || id != r.a.gh.AppID() {
+		r.log.Info("a re-request of another App's check run; not rewriting catalogbot's", "event", r.job.Event, "app_id", id)
+		return false
+	}
+	return true
 }
 
 // writeCheckRun makes the run runName of sha say out: the one run this App
