@@ -7,12 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v60/github"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -44,6 +48,9 @@ type agreeScenario struct {
 	// reasons against merging, and finding a finding they both report.
 	want            checks.Conclusion
 	reason, finding string
+	// merged, when set ("yes" or "no"), is whether the App merges the
+	// checked head: what only the App decides, on the forge's state.
+	merged string
 }
 
 func agreeScenarios() []agreeScenario {
@@ -57,6 +64,16 @@ func agreeScenarios() []agreeScenario {
 			s.Advance(time.Minute)
 			r.Comment(pr.Number, user, body)
 		}
+	}
+	// Another App's check runs, reported once catalogbot's run is there,
+	// so that they are the newest of their names.
+	other := func(runs ...[3]string) func(*githubtest.Server, *githubtest.Repo, *githubtest.PR) {
+		return func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+			afterOwnRun(s, r, pr, runs)
+		}
+	}
+	requireCI := func(entry string) map[string]string {
+		return map[string]string{".catalogbot.yaml": "merge:\n  enabled: true\n  requiredChecks: [" + entry + "]\nowners:\n  bots: [ci-robot]\n"}
 	}
 	return []agreeScenario{
 		{name: "an owner's change", author: "alice", head: bump, want: checks.Success},
@@ -89,7 +106,40 @@ func agreeScenarios() []agreeScenario {
 			base: map[string]string{"catalog/bar/OWNERS": "approvers:\n  - alice\n",
 				"catalog/bar/catalog.yaml": strings.Replace(bar, "defaultChannel: stable", "defaultChannel: beta", 1)},
 			head: map[string]string{"catalog/bar/notes.md": "notes\n"}},
+		// Check runs are told apart by the App that made them.
+		{name: "another App's failing run named catalogbot", author: "alice", head: bump, want: checks.Success, merged: "yes",
+			then: other([3]string{"mallory-app", "catalogbot", "failure"})},
+		{name: "another App's successful run named catalogbot", author: "mallory", head: bump, want: checks.Failure, merged: "no",
+			reason: "the pull request is not approved", then: other([3]string{"mallory-app", "catalogbot", "success"})},
+		{name: "a required check of the named App", author: "alice", head: bump, want: checks.Success, merged: "yes",
+			base: requireCI("{name: ci, app: github-actions}"), then: other([3]string{"github-actions", "ci", "success"})},
+		{name: "a required check of the named App, reported by another", author: "alice", head: bump, want: checks.Success, merged: "no",
+			base: requireCI("{name: ci, app: github-actions}"), then: other([3]string{"mallory-app", "ci", "success"})},
+		{name: "a required check by name, reported by any App", author: "alice", head: bump, want: checks.Success, merged: "yes",
+			base: requireCI("ci"), then: other([3]string{"mallory-app", "ci", "success"})},
 	}
+}
+
+// afterOwnRun makes each of runs ({App slug, name, conclusion}) a check
+// run of that App at the pull request's head, as soon as the catalogbot
+// App has created its own run there.
+func afterOwnRun(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR, runs [][3]string) {
+	head := pr.HeadSHA()
+	var done atomic.Bool
+	s.HookResponses(func(req *http.Request, resp *githubtest.Response) {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/check-runs") || resp.Status != http.StatusCreated || done.Swap(true) {
+			return
+		}
+		for _, run := range runs {
+			c := github.NewClient(nil).WithAuthToken(s.OtherAppToken(r, run[0]))
+			c.BaseURL, _ = url.Parse(s.URL + "/")
+			if _, _, err := c.Checks.CreateCheckRun(context.Background(), r.Owner, r.Name, github.CreateCheckRunOptions{
+				Name: run[1], HeadSHA: head, Status: github.String("completed"), Conclusion: github.String(run[2]),
+			}); err != nil {
+				panic(fmt.Sprintf("%s's %s run: %v", run[0], run[1], err))
+			}
+		}
+	})
 }
 
 // agreePolicy turns merging on and names a bot of the repository's own.
@@ -144,6 +194,17 @@ func TestFrontEndsAgree(t *testing.T) {
 			}
 			if !slices.Equal(app.Findings, action.Findings) {
 				t.Errorf("findings differ:\n  App:    %q\n  Action: %q", app.Findings, action.Findings)
+			}
+			if sc.merged != "" {
+				merged := "no"
+				for _, m := range repo.Merges() {
+					if m.HeadSHA == pr.HeadSHA() {
+						merged = "yes"
+					}
+				}
+				if merged != sc.merged {
+					t.Errorf("the App merged: %s, want %s (merges %+v)", merged, sc.merged, repo.Merges())
+				}
 			}
 		})
 	}
@@ -214,7 +275,7 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 	}
 	var run *githubtest.CheckRun
 	for _, r := range repo.CheckRuns(head) {
-		if r.Name == reconcile.CheckRunName && (run == nil || r.ID > run.ID) {
+		if r.Name == reconcile.CheckRunName && r.AppID == gh.AppID() && (run == nil || r.ID > run.ID) {
 			run = &r
 		}
 	}
