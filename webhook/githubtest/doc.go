@@ -22,5 +22,7 @@
 //	resp := s.Deliver(t, receiverURL+"/webhook", "secret", "pull_request", body)
 //
 // The REST base URL for go-github is s.URL+"/"; the App's id and private key are s.AppID() and
-// s.PrivateKeyPEM(); a repository's clone URL is repo.CloneURL().
+// s.PrivateKeyPEM(); a repository's clone URL is repo.CloneURL(). s.OtherAppToken(repo, slug) is a
+// token of another App installed on the same account: check runs made with it carry that App's id
+// and slug, in a check suite of that App's, as GitHub's do, whatever name they are given.
 package githubtest

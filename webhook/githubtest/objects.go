@@ -360,7 +360,7 @@ func (s *Server) checkSuiteJSON(r *Repo, cs *checkSuite) obj {
 		"id": cs.ID, "node_id": nodeID("CS_", cs.ID), "head_branch": cs.Branch, "head_sha": cs.HeadSHA,
 		"status": status, "conclusion": conclusion, "url": fmt.Sprintf("%s/check-suites/%d", api, cs.ID),
 		"before": before, "after": cs.HeadSHA, "pull_requests": s.openPullsWithHead(r, cs.HeadSHA),
-		"app": s.appJSON(), "repository": s.repoJSON(r), "created_at": ts(cs.CreatedAt), "updated_at": ts(cs.CreatedAt),
+		"app": s.otherAppJSON(cs.app), "repository": s.repoJSON(r), "created_at": ts(cs.CreatedAt), "updated_at": ts(cs.CreatedAt),
 		"head_commit": head, "latest_check_runs_count": runs, "check_runs_url": fmt.Sprintf("%s/check-suites/%d/check-runs", api, cs.ID),
 		"rerequestable": true, "runs_rerequestable": true,
 	}

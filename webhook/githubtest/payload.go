@@ -230,7 +230,7 @@ func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadAr
 		rj := s.checkRunJSON(r, cr)
 		merge(run, rj)
 		if suite, ok := run["check_suite"].(map[string]any); ok {
-			cs := r.suiteFor(cr.HeadSHA, pr.headRef, "")
+			cs := r.appSuite(cr.HeadSHA, pr.headRef, "", cr.app)
 			merge(suite, s.suitePayload(r, cs))
 		}
 	case "check_suite":

@@ -456,7 +456,7 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request, repo *Re
 		validationError(w, err.Error())
 		return
 	}
-	cr.suiteID = repo.suiteFor(req.HeadSHA, "", "").ID
+	cr.suiteID = repo.appSuite(req.HeadSHA, "", "", cr.app).ID
 	repo.checkRuns = append(repo.checkRuns, cr)
 	writeJSON(w, http.StatusCreated, s.checkRunJSON(repo, cr))
 }

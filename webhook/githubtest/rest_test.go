@@ -717,4 +717,27 @@ func TestCheckRunsOfOtherApps(t *testing.T) {
 	if err != nil || mine.GetTotal() != 1 || mine.CheckRuns[0].GetID() != ours.GetID() {
 		t.Fatalf("app_id filter: %+v err %v, want catalogbot's run alone", mine, err)
 	}
+
+	// Each App's runs are in a suite of that App's, and a delivery about
+	// the other App's run names that App in the run and its suite.
+	if theirs.GetCheckSuite().GetID() == ours.GetCheckSuite().GetID() {
+		t.Errorf("both Apps' runs are in suite %d", ours.GetCheckSuite().GetID())
+	}
+	suites, _, err := c.Checks.ListCheckSuitesForRef(ctx, owner, name, head, nil)
+	if err != nil || suites.GetTotal() != 2 {
+		t.Fatalf("suites: total %d err %v, want one per App", suites.GetTotal(), err)
+	}
+	var p struct {
+		CheckRun struct {
+			App        struct{ ID int64 }
+			CheckSuite struct{ App struct{ ID int64 } } `json:"check_suite"`
+		} `json:"check_run"`
+	}
+	body := s.Payload("check_run", "rerequested", githubtest.PayloadArgs{Repo: repo, PR: pr.Number, CheckRunID: theirs.GetID()})
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.CheckRun.App.ID != otherID || p.CheckRun.CheckSuite.App.ID != otherID {
+		t.Errorf("the delivery names App %d, suite App %d, want %d", p.CheckRun.App.ID, p.CheckRun.CheckSuite.App.ID, otherID)
+	}
 }

@@ -145,6 +145,7 @@ type checkRun struct {
 type checkSuite struct {
 	CheckSuite
 	before string
+	app    *otherApp // nil: the catalogbot App's suite
 }
 
 type commitStatus struct {
@@ -277,14 +278,20 @@ func pullRef(n int) plumbing.ReferenceName {
 	return plumbing.ReferenceName(fmt.Sprintf("refs/pull/%d/head", n))
 }
 
-// suiteFor returns the check suite of sha, creating it.
+// suiteFor returns the catalogbot App's check suite of sha, creating it.
 func (r *Repo) suiteFor(sha, branch, before string) *checkSuite {
+	return r.appSuite(sha, branch, before, nil)
+}
+
+// appSuite returns app's check suite of sha, creating it: as on GitHub,
+// each App's runs of a commit are in a suite of that App's.
+func (r *Repo) appSuite(sha, branch, before string, app *otherApp) *checkSuite {
 	for _, cs := range r.suites {
-		if cs.HeadSHA == sha {
+		if cs.HeadSHA == sha && cs.app == app {
 			return cs
 		}
 	}
-	cs := &checkSuite{CheckSuite: CheckSuite{ID: r.s.newID(), HeadSHA: sha, Branch: branch, CreatedAt: r.s.now()}, before: before}
+	cs := &checkSuite{CheckSuite: CheckSuite{ID: r.s.newID(), HeadSHA: sha, Branch: branch, CreatedAt: r.s.now()}, before: before, app: app}
 	r.suites = append(r.suites, cs)
 	return cs
 }
