@@ -275,10 +275,14 @@ func (p *parser) requiredChecks(v *yaml.Node, field string) ([]RequiredCheck, bo
 		item = yamlnode.Resolve(item)
 		var c RequiredCheck
 		good := true
-		if item.Kind == yaml.MappingNode {
+		switch item.Kind {
+		case yaml.MappingNode:
 			c, good = p.requiredCheck(item, at)
-		} else {
+		case yaml.ScalarNode:
 			c.Name, good = p.Str(item, at)
+		default:
+			p.errorf(item.Line, RuleType, "%s is %s; want a check name or a {name, app} mapping", at, p.Describe(item))
+			good = false
 		}
 		if !good {
 			ok = false
