@@ -39,6 +39,9 @@ type Approval struct {
 	// requesting changes).
 	Cancel bool   `json:"cancel,omitempty"`
 	Via    string `json:"via,omitempty"`
+	// Unbound says why SHA is empty when the front end could not tie the
+	// approval to a head, for the report.
+	Unbound string `json:"unbound,omitempty"`
 }
 
 // Policy are the repository's choices about approvals. The zero value is the
@@ -483,7 +486,11 @@ func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver
 		case login == author:
 			current[login] = Approver{Login: a.User, Via: ViaAuthor}
 		case !in.Policy.StickyApprovals && (c.HeadSHA == "" || !strings.EqualFold(a.SHA, c.HeadSHA)):
-			note(a, staleReason(a.SHA, c.HeadSHA))
+			reason := staleReason(a.SHA, c.HeadSHA)
+			if a.SHA == "" && a.Unbound != "" && c.HeadSHA != "" {
+				reason = a.Unbound
+			}
+			note(a, reason)
 		default:
 			ap := Approver{Login: a.User, Via: a.Via}
 			if !in.Policy.StickyApprovals {

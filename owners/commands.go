@@ -89,8 +89,37 @@ type Event struct {
 	ReviewState string    `json:"reviewState,omitempty"`
 	Time        time.Time `json:"time"`
 	// CommitSHA is the head commit the event was made on: a review's
-	// commit_id, or for a comment the head when it was posted.
+	// commit_id, or for a comment the head when it was posted. Empty when
+	// that is not known; Unbound then says why, for the report.
 	CommitSHA string `json:"commitSHA,omitempty"`
+	Unbound   string `json:"unbound,omitempty"`
+	// Edited says the body was changed after it was posted, and EditedBy
+	// who made the last change, when that is known. An edited body counts
+	// only when its author is established to have made the edit
+	// (spec/owners.md section 2, rule 11): GitHub lets collaborators edit
+	// anyone's comments, and the edit keeps the author's name.
+	Edited   bool   `json:"edited,omitempty"`
+	EditedBy string `json:"editedBy,omitempty"`
+}
+
+// Voided is an event whose commands were not read, and why.
+type Voided struct {
+	User   string `json:"user"`
+	Reason string `json:"reason"`
+}
+
+// editVoids says why an edited event's body does not count, or "" when it
+// does: the event was not edited, or its author made the edit.
+func editVoids(e Event) string {
+	switch {
+	case !e.Edited:
+		return ""
+	case NormLogin(e.EditedBy) == "":
+		return "edited; the editor cannot be established: post the command in a new comment"
+	case NormLogin(e.EditedBy) != NormLogin(e.User):
+		return "edited by " + e.EditedBy + ", not its author; post the command in a new comment"
+	}
+	return ""
 }
 
 // Activity is what the events on a change ask for.
@@ -107,6 +136,9 @@ type Activity struct {
 	Holds []HoldCommand `json:"holds,omitempty"`
 	// Recheck is the time of the latest /recheck, zero if none.
 	Recheck time.Time `json:"recheck,omitzero"`
+	// Voided are the comments and reviews with commands whose bodies did
+	// not count because of an edit, for the report.
+	Voided []Voided `json:"voided,omitempty"`
 }
 
 // HoldCommand is one /hold, or with Cancel one /hold cancel (/unhold).
@@ -155,6 +187,8 @@ func (a Activity) HoldState(mayLift func(login string) bool) (held bool, by stri
 }
 
 // ReadEvents turns comments and reviews into approvals and requests.
+// An edited body's commands count only when its author made the edit
+// (rule 11); the others are listed in Voided.
 // Events by bots (see IsBot) are ignored entirely, and so are dismissed
 // reviews, their bodies' commands included: a dismissal takes back the
 // whole review (spec/owners.md section 2, rule 10). Within an event the
@@ -174,9 +208,19 @@ func ReadEvents(events []Event, bots []string) Activity {
 			via = ViaReview
 		}
 		approval := func(cancel bool) Approval {
-			return Approval{User: e.User, SHA: e.CommitSHA, Time: e.Time, Cancel: cancel, Via: via}
+			return Approval{User: e.User, SHA: e.CommitSHA, Unbound: e.Unbound, Time: e.Time, Cancel: cancel, Via: via}
 		}
-		for _, c := range ParseCommands(e.Body) {
+		cmds := ParseCommands(e.Body)
+		if why := editVoids(e); why != "" {
+			// The body is not the author's own words: none of its
+			// commands count. A review's state is GitHub's record of
+			// what its author submitted and stands.
+			if len(cmds) > 0 {
+				act.Voided = append(act.Voided, Voided{User: e.User, Reason: why})
+			}
+			cmds = nil
+		}
+		for _, c := range cmds {
 			switch c.Name {
 			case CmdApprove:
 				act.Approvals = append(act.Approvals, approval(false))

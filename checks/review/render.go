@@ -175,6 +175,12 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 		}
 		fmt.Fprintf(&b, "\n🛑 Held by %s: %s.\n", o.Hold.By, release)
 	}
+	if len(o.Activity.Voided) > 0 {
+		b.WriteString("\nNot read (the body was edited):\n")
+		for _, v := range o.Activity.Voided {
+			fmt.Fprintf(&b, "- a comment by %s: %s\n", v.User, v.Reason)
+		}
+	}
 	if len(o.Hold.IgnoredLifts) > 0 {
 		fmt.Fprintf(&b, "\nNot counted: `/hold cancel` from %s. Only the user who placed a hold or an approver of a touched path may lift it.\n",
 			strings.Join(o.Hold.IgnoredLifts, ", "))
