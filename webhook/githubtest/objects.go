@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // This file builds the JSON objects the fake returns, with every field GitHub's description
@@ -374,6 +377,52 @@ func (s *Server) commentJSON(r *Repo, c *issueComment) obj {
 		"issue_url": fmt.Sprintf("%s/issues/%d", api, c.number), "body": c.Body, "user": s.userJSON(c.User),
 		"created_at": ts(c.CreatedAt), "updated_at": ts(c.UpdatedAt), "author_association": r.association(c.User),
 	}
+}
+
+// timelineJSON is a timeline event as GitHub's timeline lists it: a
+// committed event names the commit with its git dates (its maker's
+// choice), a head_ref_force_pushed event the new head with GitHub's time.
+func (s *Server) timelineJSON(r *Repo, pr *PR, ev timelineEvent) obj {
+	api := s.URL + "/repos/" + r.FullName()
+	if ev.event == "head_ref_force_pushed" {
+		return obj{
+			"id": ev.id, "node_id": nodeID("HRFPE_", ev.id), "url": fmt.Sprintf("%s/issues/events/%d", api, ev.id),
+			"actor": s.userJSON(ev.actor), "event": ev.event, "commit_id": ev.sha,
+			"commit_url": api + "/commits/" + ev.sha, "created_at": ts(ev.at), "performed_via_github_app": nil,
+		}
+	}
+	c, err := object.GetCommit(r.st, plumbing.NewHash(ev.sha))
+	if err != nil {
+		return obj{"event": ev.event, "sha": ev.sha}
+	}
+	person := func(sig object.Signature) obj {
+		return obj{"name": sig.Name, "email": sig.Email, "date": sig.When.UTC().Format(time.RFC3339)}
+	}
+	parents := []obj{}
+	for _, p := range c.ParentHashes {
+		parents = append(parents, obj{"sha": p.String(), "url": api + "/git/commits/" + p.String(), "html_url": s.URL + "/" + r.FullName() + "/commit/" + p.String()})
+	}
+	return obj{
+		"event": ev.event, "sha": ev.sha, "node_id": nodeID("C_", ev.id), "url": api + "/git/commits/" + ev.sha,
+		"html_url": s.URL + "/" + r.FullName() + "/commit/" + ev.sha,
+		"author":   person(c.Author), "committer": person(c.Committer), "message": c.Message,
+		"tree":         obj{"sha": c.TreeHash.String(), "url": api + "/git/trees/" + c.TreeHash.String()},
+		"parents":      parents,
+		"verification": obj{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil},
+	}
+}
+
+// canWrite says whether login may push to r (and so edit anyone's
+// comments on it).
+func (r *Repo) canWrite(login string) bool {
+	if strings.EqualFold(login, r.Owner) {
+		return true
+	}
+	switch r.perms[strings.ToLower(login)] {
+	case "admin", "maintain", "write":
+		return true
+	}
+	return false
 }
 
 func (s *Server) reviewJSON(r *Repo, rv *review) obj {

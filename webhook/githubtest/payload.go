@@ -170,6 +170,12 @@ func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadAr
 		}
 		if a.Sender == "" {
 			sender = c.User
+			if action == "edited" && c.editedBy != "" {
+				sender = c.editedBy
+			}
+		}
+		if action == "edited" {
+			p["changes"] = obj{"body": obj{"from": c.prevBody}}
 		}
 		issue, _ := p["issue"].(map[string]any)
 		if issue == nil {

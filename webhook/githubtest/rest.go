@@ -36,6 +36,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", s.repo(s.pull(s.listComments)))
 	m.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", s.repo(s.pull(s.createComment)))
 	m.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.repo(s.updateComment))
+	m.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/timeline", s.repo(s.pull(s.listTimeline)))
 	m.HandleFunc("POST /repos/{owner}/{repo}/check-runs", s.repo(s.createCheckRun))
 	m.HandleFunc("PATCH /repos/{owner}/{repo}/check-runs/{id}", s.repo(s.updateCheckRun))
 	m.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", s.repo(s.listCheckRuns))
@@ -352,6 +353,17 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request, repo *Repo
 	writeJSON(w, http.StatusOK, out)
 }
 
+// listTimeline serves the PR's committed and head_ref_force_pushed
+// events, the part of GitHub's timeline the fake models.
+func (s *Server) listTimeline(w http.ResponseWriter, r *http.Request, repo *Repo, pr *PR) {
+	lo, hi := s.page(w, r, len(pr.timeline))
+	out := []obj{}
+	for _, ev := range pr.timeline[lo:hi] {
+		out = append(out, s.timelineJSON(repo, pr, ev))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) createComment(w http.ResponseWriter, r *http.Request, repo *Repo, pr *PR) {
 	var req struct {
 		Body string `json:"body"`
@@ -372,8 +384,16 @@ func (s *Server) updateComment(w http.ResponseWriter, r *http.Request, repo *Rep
 	if !decodeBody(w, r, &req) {
 		return
 	}
+	editor := s.actor(bearer(r))
 	for _, c := range repo.comments {
 		if c.ID == id {
+			// As on GitHub: the author, or anyone with write access,
+			// may edit a comment; the comment keeps its author.
+			if !strings.EqualFold(editor, c.User) && !strings.HasSuffix(editor, "[bot]") && !repo.canWrite(editor) {
+				apiError(w, http.StatusForbidden, "Must have admin rights to Repository.")
+				return
+			}
+			c.prevBody, c.editedBy = c.Body, editor
 			c.Body, c.UpdatedAt = req.Body, s.now()
 			writeJSON(w, http.StatusOK, s.commentJSON(repo, c))
 			return

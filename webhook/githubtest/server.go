@@ -96,6 +96,9 @@ type token struct {
 	// app is the App the token acts as: nil for the catalogbot App,
 	// another App's for a token from OtherAppToken.
 	app *otherApp
+	// user is set for a user's token (UserToken): requests act as that
+	// user rather than as the App.
+	user string
 }
 
 // otherApp is a GitHub App other than catalogbot installed on the same
@@ -504,6 +507,27 @@ func (s *Server) tokenApp(value string) *otherApp {
 		return tk.app
 	}
 	return nil
+}
+
+// UserToken returns a token with which requests to r act as user, as a
+// personal access token does: comments it edits are edited by user. It
+// reaches r's installation's repositories only, which is all the fake
+// models.
+func (s *Server) UserToken(r *Repo, user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tk := s.newToken(s.installationOf(r.Owner))
+	tk.user = user
+	return tk.value
+}
+
+// actor is who a request with token value acts as: the token's user, or
+// the App's bot for an installation token.
+func (s *Server) actor(value string) string {
+	if tk := s.tokens[value]; tk != nil && tk.user != "" {
+		return tk.user
+	}
+	return s.AppSlug() + "[bot]"
 }
 
 // tokenInstallation is the installation of a valid installation token, or nil.

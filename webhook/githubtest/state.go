@@ -3,6 +3,7 @@ package githubtest
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,19 @@ type PR struct {
 	title, body      string
 	created, updated time.Time
 	closedAt         time.Time
+	// timeline are the PR's commits and force-pushes, in the order
+	// GitHub's timeline lists them.
+	timeline []timelineEvent
+}
+
+// timelineEvent is a committed or a head_ref_force_pushed event of a PR's
+// timeline.
+type timelineEvent struct {
+	id    int64
+	event string // "committed" or "head_ref_force_pushed"
+	sha   string // the commit, or the force-push's new head
+	actor string // who force-pushed
+	at    time.Time
 }
 
 // Merge is a merge a client made through PUT .../pulls/{n}/merge.
@@ -125,6 +139,9 @@ type CheckSuite struct {
 type issueComment struct {
 	IssueComment
 	number int
+	// editedBy and prevBody are who made the last edit and the body
+	// before it, for the "edited" delivery.
+	editedBy, prevBody string
 }
 
 type review struct {
@@ -263,6 +280,9 @@ func (r *Repo) moveBranch(branch string, sha plumbing.Hash) error {
 	r.pushed = r.s.now()
 	for _, pr := range r.prs {
 		if pr.state == "open" && pr.headRef == branch {
+			if err := pr.recordPushLocked(before, sha); err != nil {
+				return err
+			}
 			pr.headSHA = sha.String()
 			pr.updated = r.s.now()
 			if err := r.st.SetReference(plumbing.NewHashReference(pullRef(pr.Number), sha)); err != nil {
@@ -385,8 +405,113 @@ func (r *Repo) OpenPR(author, head, base string) *PR {
 	if err := r.st.SetReference(plumbing.NewHashReference(pullRef(pr.Number), sha)); err != nil {
 		r.s.t.Fatalf("githubtest: OpenPR: %v", err)
 	}
+	if err := pr.recordPushLocked(plumbing.ZeroHash, sha); err != nil {
+		r.s.t.Fatalf("githubtest: OpenPR: %v", err)
+	}
 	r.suiteFor(sha.String(), head, "")
 	return pr
+}
+
+// ForcePush points the PR's head branch at sha, an existing commit (of
+// this PR, another PR or any branch), as "git push --force" does: no
+// check suite is created when sha has one already, and the PR's timeline
+// records a head_ref_force_pushed event unless sha descends from the old
+// head. It fails the test when sha is not a commit.
+func (pr *PR) ForcePush(sha string) {
+	pr.r.s.t.Helper()
+	pr.r.s.mu.Lock()
+	defer pr.r.s.mu.Unlock()
+	h := plumbing.NewHash(sha)
+	if _, err := object.GetCommit(pr.r.st, h); err != nil {
+		pr.r.s.t.Fatalf("githubtest: ForcePush #%d: no commit %s: %v", pr.Number, sha, err)
+	}
+	if err := pr.r.moveBranch(pr.headRef, h); err != nil {
+		pr.r.s.t.Fatalf("githubtest: ForcePush #%d: %v", pr.Number, err)
+	}
+}
+
+// recordPushLocked adds to the PR's timeline what a move of its head from
+// before (zero when the PR opens) to after shows there: a
+// head_ref_force_pushed event when after does not descend from before,
+// then a committed event for each commit of after's history not on the
+// base branch and not listed yet, oldest first.
+func (pr *PR) recordPushLocked(before, after plumbing.Hash) error {
+	r := pr.r
+	now := r.s.now()
+	if !before.IsZero() && before != after {
+		ff, err := r.isAncestor(before, after)
+		if err != nil {
+			return err
+		}
+		if !ff {
+			pr.timeline = append(pr.timeline, timelineEvent{id: r.s.newID(), event: "head_ref_force_pushed", sha: after.String(), actor: pr.author, at: now})
+		}
+	}
+	onBase := map[plumbing.Hash]bool{}
+	if tip, ok := r.tip(pr.baseRef); ok {
+		if err := r.walk(tip, func(h plumbing.Hash) bool { onBase[h] = true; return true }); err != nil {
+			return err
+		}
+	}
+	listed := map[string]bool{}
+	for _, ev := range pr.timeline {
+		if ev.event == "committed" {
+			listed[ev.sha] = true
+		}
+	}
+	var fresh []string
+	if err := r.walk(after, func(h plumbing.Hash) bool {
+		if onBase[h] {
+			return false
+		}
+		if !listed[h.String()] {
+			fresh = append(fresh, h.String())
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	slices.Reverse(fresh)
+	for _, sha := range fresh {
+		pr.timeline = append(pr.timeline, timelineEvent{id: r.s.newID(), event: "committed", sha: sha, at: now})
+	}
+	return nil
+}
+
+// walk visits the history of from, each commit once, not going past a
+// commit for which visit returns false.
+func (r *Repo) walk(from plumbing.Hash, visit func(plumbing.Hash) bool) error {
+	seen := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{from}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if !visit(h) {
+			continue
+		}
+		c, err := object.GetCommit(r.st, h)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", h, err)
+		}
+		stack = append(stack, c.ParentHashes...)
+	}
+	return nil
+}
+
+// isAncestor says whether a is in the history of b.
+func (r *Repo) isAncestor(a, b plumbing.Hash) (bool, error) {
+	found := false
+	err := r.walk(b, func(h plumbing.Hash) bool {
+		if h == a {
+			found = true
+		}
+		return !found
+	})
+	return found, err
 }
 
 // PR returns pull request number, failing the test if there is none.

@@ -41,6 +41,7 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/merge",
 	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments",
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/timeline",
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
 	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
 	"POST /repos/{owner}/{repo}/check-runs",
