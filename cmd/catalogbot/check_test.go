@@ -393,8 +393,10 @@ func TestCheckGitHubOverride(t *testing.T) {
 func githubAPI(t *testing.T, head, reviews, comments string) *httptest.Server {
 	t.Helper()
 	pages := map[string]string{
-		"/repos/Codertocat/Hello-World/commits/" + head + "/check-suites": `{"total_count": 1, "check_suites": [
-			{"id": 1, "head_sha": "` + head + `", "created_at": "2024-05-01T10:00:00Z", "app": {"slug": "github-actions"}}]}`,
+		// The head became the pull request's head by a force-push at
+		// 10:00, as its timeline records.
+		"/repos/Codertocat/Hello-World/issues/2/timeline": `[{"id": 1, "event": "head_ref_force_pushed", "commit_id": "` + head + `",
+			"created_at": "2024-05-01T10:00:00Z", "actor": {"login": "mallory", "type": "User"}}]`,
 		"/repos/Codertocat/Hello-World/pulls/2/reviews":   reviews,
 		"/repos/Codertocat/Hello-World/issues/2/comments": comments,
 	}

@@ -178,7 +178,9 @@ func (a *Actions) Events(ctx context.Context, number int, headSHA string) ([]own
 	// which a busy repository's shared Actions token does run into.
 	client := github.NewClient(&http.Client{Transport: NewTransport(TransportOptions{}), Timeout: 2 * time.Minute}).WithAuthToken(a.Token)
 	client.BaseURL = base
-	return Events(ctx, client, owner, name, number, headSHA)
+	// The Action sees no edit deliveries: an edited comment counts
+	// for nothing here.
+	return Events(ctx, client, owner, name, number, headSHA, nil)
 }
 
 // SplitWords splits an Action's free-form argument string into words. A

@@ -12,34 +12,42 @@ import (
 	"github.com/catalogbot/catalogbot/owners"
 )
 
+// EditLog is what a front end saw of comment edits: the issue_comment
+// "edited" deliveries, whose sender is the editor. GitHub's REST listing
+// of a comment says that it was edited (updated_at), never by whom.
+type EditLog interface {
+	// CommentEditor returns who made the edit that left comment id as
+	// last updated at updated, when a delivery said so.
+	CommentEditor(id int64, updated time.Time) (login string, ok bool)
+}
+
 // Events returns the conversation of pull request number as owners.Events:
 // every review and every issue comment, all pages of each, in time order.
 // Each event is bound to the head commit it was given on, because an
 // approval covers only the commit its author saw:
 //
 //   - a review carries its own commit (commit_id);
-//   - a comment carries none, so it is bound to headSHA only when it was
-//     posted (or last edited) after headSHA reached GitHub, and otherwise to
-//     "" (an earlier head, which owners then does not count for headSHA).
+//   - a comment carries none, so it is bound to headSHA only when the pull
+//     request's own timeline shows it was posted (or last edited) after
+//     headSHA became this pull request's head (see headSince), and
+//     otherwise to "", with the reason in Unbound.
 //
-// When headSHA reached GitHub is taken from the server-side creation time of
-// the earliest check suite of headSHA. Commit dates are set by whoever makes
-// the commit and cannot be trusted for this. Without any check suite the
-// time is unknown, and every comment is bound to "". A commit that existed
-// on another branch before it became the head counts from its first push;
-// a comment made in between for an older head is then read as given on
-// headSHA, so approvals in repositories that reuse commits across branches
-// are best given as reviews.
+// Nothing another pull request or branch can create takes part: not check
+// suites (which belong to a commit wherever it was pushed), not commit
+// dates (which whoever makes the commit sets).
 //
-// An edited comment counts from its edit: editing "/approve" into an old
-// comment must not date the approval before the push it approves. Bots keep
-// their "[bot]" login (added when GitHub left it out), so that
-// owners.ReadEvents ignores them.
-func Events(ctx context.Context, c *github.Client, owner, repo string, number int, headSHA string) ([]owners.Event, error) {
-	pushed, err := firstCheckSuite(ctx, c, owner, repo, headSHA)
+// A comment edited after it was posted (updated_at after created_at) is
+// marked Edited, with its editor when edits knows it; owners then reads
+// it only when its author made the edit. An edited comment counts from its
+// edit: editing "/approve" into an old comment must not date the approval
+// before the push it approves. Bots keep their "[bot]" login (added when
+// GitHub left it out), so that owners.ReadEvents ignores them.
+func Events(ctx context.Context, c *github.Client, owner, repo string, number int, headSHA string, edits EditLog) ([]owners.Event, error) {
+	timeline, err := listTimeline(ctx, c, owner, repo, number)
 	if err != nil {
 		return nil, err
 	}
+	since, bound, unbound := headSince(timeline, headSHA)
 	var events []owners.Event
 
 	ropts := &github.ListOptions{PerPage: 100}
@@ -76,19 +84,29 @@ func Events(ctx context.Context, c *github.Client, owner, repo string, number in
 		}
 		for _, cm := range page {
 			t := cm.GetCreatedAt().Time
+			edited := false
 			if u := cm.GetUpdatedAt().Time; u.After(t) {
-				t = u
+				t, edited = u, true
 			}
-			sha := ""
-			if !pushed.IsZero() && t.After(pushed) {
-				sha = headSHA
+			ev := owners.Event{
+				User:   login(cm.GetUser()),
+				Body:   cm.GetBody(),
+				Time:   t,
+				Edited: edited,
 			}
-			events = append(events, owners.Event{
-				User:      login(cm.GetUser()),
-				Body:      cm.GetBody(),
-				Time:      t,
-				CommitSHA: sha,
-			})
+			switch {
+			case !bound:
+				ev.Unbound = unbound
+			case t.After(since):
+				ev.CommitSHA = headSHA
+			default:
+				ev.Unbound = fmt.Sprintf("commented before the head %s became this pull request's head (%s); a push after an approval needs a fresh one",
+					shortSHA(headSHA), since.UTC().Format(time.RFC3339))
+			}
+			if edited && edits != nil {
+				ev.EditedBy, _ = edits.CommentEditor(cm.GetID(), cm.GetUpdatedAt().Time)
+			}
+			events = append(events, ev)
 		}
 		if resp.NextPage == 0 || len(page) == 0 {
 			break
@@ -100,35 +118,87 @@ func Events(ctx context.Context, c *github.Client, owner, repo string, number in
 	return events, nil
 }
 
-// firstCheckSuite returns when the earliest check suite of sha was created:
-// GitHub creates suites as a commit is pushed, so this is when the commit
-// reached GitHub, by GitHub's own clock. It is the zero time when sha has
-// no check suite.
-func firstCheckSuite(ctx context.Context, c *github.Client, owner, repo, sha string) (time.Time, error) {
-	var first time.Time
-	if sha == "" {
-		return first, nil
-	}
-	opts := &github.ListCheckSuiteOptions{ListOptions: github.ListOptions{PerPage: 100}}
+// listTimeline reads every page of the pull request's timeline.
+func listTimeline(ctx context.Context, c *github.Client, owner, repo string, number int) ([]*github.Timeline, error) {
+	var all []*github.Timeline
+	opts := &github.ListOptions{PerPage: 100}
 	for {
-		res, resp, err := c.Checks.ListCheckSuitesForRef(ctx, owner, repo, sha, opts)
+		page, resp, err := c.Issues.ListIssueTimeline(ctx, owner, repo, number, opts)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("list the check suites of %s/%s@%s: %w", owner, repo, sha, err)
+			return nil, fmt.Errorf("list the timeline of %s/%s#%d: %w", owner, repo, number, err)
 		}
-		for _, s := range res.CheckSuites {
-			if s.CreatedAt == nil {
-				continue
-			}
-			if t := s.GetCreatedAt().Time; first.IsZero() || t.Before(first) {
-				first = t
-			}
-		}
-		if resp.NextPage == 0 || len(res.CheckSuites) == 0 {
+		all = append(all, page...)
+		if resp.NextPage == 0 || len(page) == 0 {
 			break
 		}
 		opts.Page = resp.NextPage
 	}
-	return first, nil
+	return all, nil
+}
+
+// headSince says since when head has been the pull request's head, by its
+// own timeline (spec/owners.md section 2, rule 12): a comment counts for
+// head only when it was written after that moment. ok is false, with the
+// reason, when the timeline cannot establish it; no comment is then bound.
+//
+// The timeline records force-pushes with the new head and GitHub's time
+// (head_ref_force_pushed), and commits (committed) with their SHA but no
+// push time; a commit's dates are its maker's to choose, and the timeline
+// orders commits by them, so neither the dates nor the order say when a
+// commit arrived. So:
+//
+//   - when the latest force-push moved the head to head, head has been the
+//     head since that force-push, even when head existed before (on this
+//     pull request or elsewhere): an approval given on a later head, or
+//     before the force-push, does not carry over;
+//   - when the latest force-push went elsewhere, head came after it by an
+//     ordinary push whose time is unknown;
+//   - without force-pushes, a pull request whose only commit is head has
+//     had it as its head since it was opened, so every comment is after;
+//     with more commits head may have been pushed at any time.
+func headSince(timeline []*github.Timeline, head string) (since time.Time, ok bool, why string) {
+	const push = "approve with a review, which names the commit it approves"
+	if head == "" {
+		return time.Time{}, false, "the head commit is unknown, so no comment can be tied to it"
+	}
+	var last *github.Timeline
+	var commits []string
+	for _, ev := range timeline {
+		switch ev.GetEvent() {
+		case "head_ref_force_pushed":
+			// The latest by GitHub's clock; of equal times the later
+			// in the timeline.
+			if last == nil || !ev.GetCreatedAt().Time.Before(last.GetCreatedAt().Time) {
+				last = ev
+			}
+		case "committed":
+			if !slices.ContainsFunc(commits, func(s string) bool { return strings.EqualFold(s, ev.GetSHA()) }) {
+				commits = append(commits, ev.GetSHA())
+			}
+		}
+	}
+	switch {
+	case last != nil && last.CreatedAt == nil:
+		return time.Time{}, false, "the pull request's timeline records a force-push without a time; " + push
+	case last != nil && strings.EqualFold(last.GetCommitID(), head):
+		return last.GetCreatedAt().Time, true, ""
+	case last != nil:
+		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after a force-push, and the pull request's timeline does not say when; %s",
+			shortSHA(head), push)
+	case len(commits) == 1 && strings.EqualFold(commits[0], head):
+		return time.Time{}, true, ""
+	case slices.ContainsFunc(commits, func(s string) bool { return strings.EqualFold(s, head) }):
+		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after the pull request was opened, and its timeline does not say when; %s",
+			shortSHA(head), push)
+	}
+	return time.Time{}, false, fmt.Sprintf("the head %s is not in the pull request's timeline; %s", shortSHA(head), push)
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }
 
 // login is a user's login, with the "[bot]" suffix that marks a bot to

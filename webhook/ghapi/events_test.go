@@ -24,16 +24,19 @@ const (
 )
 
 // eventPages are GitHub-shaped responses, as the REST API sends them, keyed
-// by path and then page ("" is the first). The head was pushed at 10:00:00
-// (the earliest check suite, which comes on the second page).
+// by path and then page ("" is the first). The pull request opened with
+// evOld and was force-pushed to evHead at 10:00:00 (on the timeline's
+// second page). evHead had a check suite from 09:00, made when another
+// pull request pushed it: it must not date the head.
 var eventPages = map[string]map[string]string{
 	"/repos/o/r/commits/" + evHead + "/check-suites": {
-		"": `{"total_count": 2, "check_suites": [
-			{"id": 2, "head_sha": "` + evHead + `", "status": "completed", "created_at": "2024-05-01T10:07:00Z", "updated_at": "2024-05-01T10:09:00Z",
-			 "app": {"id": 15368, "slug": "github-actions"}}]}`,
-		"2": `{"total_count": 2, "check_suites": [
-			{"id": 1, "head_sha": "` + evHead + `", "status": "completed", "created_at": "2024-05-01T10:00:00Z", "updated_at": "2024-05-01T10:02:00Z",
+		"": `{"total_count": 1, "check_suites": [
+			{"id": 1, "head_sha": "` + evHead + `", "status": "completed", "created_at": "2024-05-01T09:00:00Z", "updated_at": "2024-05-01T09:02:00Z",
 			 "app": {"id": 99, "slug": "catalogbot"}}]}`,
+	},
+	"/repos/o/r/issues/7/timeline": {
+		"":  `[` + tlCommit(evOld, "2024-05-01T11:00:00Z") + `]`,
+		"2": `[` + tlForcePush(evHead, "2024-05-01T10:00:00Z") + `]`,
 	},
 	"/repos/o/r/pulls/7/reviews": {
 		"": `[
@@ -58,9 +61,45 @@ var eventPages = map[string]map[string]string{
 			{"id": 93, "user": {"login": "catalogbot[bot]", "id": 100, "type": "Bot"}, "body": "/approve",
 			 "created_at": "2024-05-01T10:40:00Z", "updated_at": "2024-05-01T10:40:00Z", "author_association": "NONE"},
 			{"id": 94, "user": {"login": "helper", "id": 101, "type": "Bot"}, "body": "/approve",
-			 "created_at": "2024-05-01T10:41:00Z", "updated_at": "2024-05-01T10:41:00Z", "author_association": "NONE"}
+			 "created_at": "2024-05-01T10:41:00Z", "updated_at": "2024-05-01T10:41:00Z", "author_association": "NONE"},
+			{"id": 95, "user": {"login": "gina", "id": 7, "type": "User"}, "body": "/approve",
+			 "created_at": "2024-05-01T10:42:00Z", "updated_at": "2024-05-01T10:50:00Z", "author_association": "MEMBER"},
+			{"id": 96, "user": {"login": "hank", "id": 8, "type": "User"}, "body": "/approve",
+			 "created_at": "2024-05-01T10:43:00Z", "updated_at": "2024-05-01T10:51:00Z", "author_association": "MEMBER"}
 		]`,
 	},
+}
+
+// tlCommit and tlForcePush are timeline events as GitHub sends them; a
+// committed event's dates are the commit's own.
+func tlCommit(sha, date string) string {
+	return `{"event": "committed", "sha": "` + sha + `", "node_id": "C_1", "url": "https://api.github.com/repos/o/r/git/commits/` + sha + `",
+		"html_url": "https://github.com/o/r/commit/` + sha + `", "message": "m",
+		"author": {"name": "a", "email": "a@example.com", "date": "` + date + `"},
+		"committer": {"name": "a", "email": "a@example.com", "date": "` + date + `"},
+		"tree": {"sha": "` + evOld + `", "url": "https://api.github.com/repos/o/r/git/trees/` + evOld + `"}, "parents": [],
+		"verification": {"verified": false, "reason": "unsigned", "signature": null, "payload": null, "verified_at": null}}`
+}
+
+func tlForcePush(sha, at string) string {
+	return `{"id": 5, "node_id": "HRFPE_5", "url": "https://api.github.com/repos/o/r/issues/events/5",
+		"actor": {"login": "mallory", "id": 9, "type": "User"}, "event": "head_ref_force_pushed",
+		"commit_id": "` + sha + `", "commit_url": "https://api.github.com/repos/o/r/commits/` + sha + `",
+		"created_at": "` + at + `", "performed_via_github_app": null}`
+}
+
+// edits is an EditLog: comment id to editor and the updated_at of the edit.
+type edits map[int64]struct {
+	by string
+	at time.Time
+}
+
+func (e edits) CommentEditor(id int64, updated time.Time) (string, bool) {
+	x, ok := e[id]
+	if !ok || !x.at.Equal(updated) {
+		return "", false
+	}
+	return x.by, true
 }
 
 // eventServer serves pages, linking each to the next as GitHub does, and
@@ -126,30 +165,40 @@ func evAt(hhmm string) time.Time {
 
 func TestEvents(t *testing.T) {
 	c, asked := eventServer(t, eventPages)
-	got, err := Events(context.Background(), c, "o", "r", 7, evHead)
+	log := edits{
+		92: {"carol", evAt("10:30")},   // carol's own edit
+		95: {"mallory", evAt("10:50")}, // gina's comment, edited by mallory
+		96: {"hank", evAt("10:00")},    // hank edited, then someone again unseen
+	}
+	got, err := Events(context.Background(), c, "o", "r", 7, evHead, log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := "commented before the head 1111111 became this pull request's head (2024-05-01T10:00:00Z); a push after an approval needs a fresh one"
 	want := []owners.Event{
 		// A review binds to the commit it names, even an old one.
 		{User: "dave", ReviewState: "APPROVED", Time: evAt("09:30"), CommitSHA: evOld},
-		// Posted before the head was pushed: it was about an earlier head.
-		{User: "alice", Body: "/approve", Time: evAt("09:59"), CommitSHA: ""},
-		// Posted after the push (found on the second page of suites).
+		// Posted before the force-push to the head: it was about an
+		// earlier head, though the head's check suite is older.
+		{User: "alice", Body: "/approve", Time: evAt("09:59"), Unbound: before},
+		// Posted after the force-push (on the timeline's second page).
 		{User: "bob", Body: "/approve", Time: evAt("10:01"), CommitSHA: evHead},
 		{User: "erin", Body: "LGTM", ReviewState: "APPROVED", Time: evAt("10:20"), CommitSHA: evHead},
-		// Created before the push, edited after: it counts from the edit.
-		{User: "carol", Body: "thanks\n/approve", Time: evAt("10:30"), CommitSHA: evHead},
+		// Created before the push, edited after by its author: it
+		// counts from the edit.
+		{User: "carol", Body: "thanks\n/approve", Time: evAt("10:30"), CommitSHA: evHead, Edited: true, EditedBy: "carol"},
 		// Bots keep, or gain, their [bot] suffix.
 		{User: "catalogbot[bot]", Body: "/approve", Time: evAt("10:40"), CommitSHA: evHead},
 		{User: "helper[bot]", Body: "/approve", Time: evAt("10:41"), CommitSHA: evHead},
+		{User: "gina", Body: "/approve", Time: evAt("10:50"), CommitSHA: evHead, Edited: true, EditedBy: "mallory"},
+		{User: "hank", Body: "/approve", Time: evAt("10:51"), CommitSHA: evHead, Edited: true},
 		// frank's pending review is not there: it was never submitted.
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events:\n%s\nwant:\n%s", evLines(got), evLines(want))
 	}
 	for _, p := range []string{
-		"/repos/o/r/commits/" + evHead + "/check-suites?page=2",
+		"/repos/o/r/issues/7/timeline?page=2",
 		"/repos/o/r/issues/7/comments?page=2",
 	} {
 		if !slices.Contains(asked(), p) {
@@ -157,8 +206,9 @@ func TestEvents(t *testing.T) {
 		}
 	}
 
-	// What the events mean for approvals: bots are dropped, and only the
-	// approvals bound to the head count for it.
+	// What the events mean for approvals: bots are dropped, edits by
+	// others and by nobody known void, and only the approvals bound to
+	// the head count for it.
 	act := owners.ReadEvents(got, nil)
 	var heads []string
 	for _, a := range act.Approvals {
@@ -169,32 +219,72 @@ func TestEvents(t *testing.T) {
 	if fmt.Sprint(heads) != "[bob erin carol]" {
 		t.Errorf("approvals of the head: %v, want [bob erin carol]", heads)
 	}
+	if fmt.Sprint(act.Voided) != "[{gina edited by mallory, not its author; post the command in a new comment} "+
+		"{hank edited; the editor cannot be established: post the command in a new comment}]" {
+		t.Errorf("voided: %v", act.Voided)
+	}
 }
 
-// TestEventsNoCheckSuite: without a check suite nobody can tell when the
-// head arrived, so no comment is bound to it; reviews still are.
-func TestEventsNoCheckSuite(t *testing.T) {
-	pages := map[string]map[string]string{
-		"/repos/o/r/commits/" + evHead + "/check-suites": {"": `{"total_count": 0, "check_suites": []}`},
-		"/repos/o/r/pulls/7/reviews":                     eventPages["/repos/o/r/pulls/7/reviews"],
-		"/repos/o/r/issues/7/comments":                   eventPages["/repos/o/r/issues/7/comments"],
+// TestHeadSince: when the head became this pull request's head, by its
+// timeline alone, and what a comment at a given time is then bound to.
+func TestHeadSince(t *testing.T) {
+	const a, b, x = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccccccccccccccccccccccc"
+	commit := func(sha string) *github.Timeline {
+		return &github.Timeline{Event: github.String("committed"), SHA: github.String(sha)}
 	}
-	c, _ := eventServer(t, pages)
-	got, err := Events(context.Background(), c, "o", "r", 7, evHead)
-	if err != nil {
-		t.Fatal(err)
+	force := func(sha, hhmm string) *github.Timeline {
+		return &github.Timeline{Event: github.String("head_ref_force_pushed"), CommitID: github.String(sha), CreatedAt: &github.Timestamp{Time: evAt(hhmm)}}
 	}
-	var reviews int
-	for _, e := range got {
-		switch {
-		case e.ReviewState != "":
-			reviews++
-		case e.CommitSHA != "":
-			t.Errorf("comment %+v bound to %s without a push time", e, e.CommitSHA)
-		}
+	tests := []struct {
+		name     string
+		timeline []*github.Timeline
+		head     string
+		// comment is when a comment was written, bound whether it is
+		// then bound to head.
+		comment string
+		bound   bool
+		why     string
+	}{
+		{name: "the only commit since opening", timeline: []*github.Timeline{commit(a)}, head: a, comment: "09:00", bound: true},
+		// The attack of issue 13: B approved, then force-pushed to X,
+		// which another pull request had pushed (and made check
+		// suites for) long before.
+		{name: "force-pushed to an existing commit after the approval", head: x, comment: "10:00",
+			timeline: []*github.Timeline{commit(b), force(x, "10:05"), commit(x)}},
+		{name: "a comment after the force-push", head: x, comment: "10:06", bound: true,
+			timeline: []*github.Timeline{commit(b), force(x, "10:05"), commit(x)}},
+		// Approved on b, then force-pushed back to a, its old head.
+		{name: "force-pushed back to an old head", head: a, comment: "10:02",
+			timeline: []*github.Timeline{commit(a), commit(b), force(a, "10:05")}},
+		// Head x, then z, then x again: the latest force-push to x counts.
+		{name: "force-pushed away and back", head: x, comment: "10:04",
+			timeline: []*github.Timeline{commit(b), force(x, "10:01"), force(a, "10:03"), force(x, "10:05")}},
+		// The timeline lists events by its own order; GitHub's clock
+		// decides which force-push is the latest.
+		{name: "the latest force-push by time", head: x, comment: "10:04",
+			timeline: []*github.Timeline{force(x, "10:05"), force(a, "10:03")}},
+		{name: "pushed after a force-push", head: x, comment: "11:00", why: "was pushed after a force-push",
+			timeline: []*github.Timeline{commit(b), force(a, "10:01"), commit(x)}},
+		// A fast-forward to a commit that existed before the approval
+		// looks like any other push: its time is unknown.
+		{name: "pushed after opening", head: x, comment: "11:00", why: "was pushed after the pull request was opened",
+			timeline: []*github.Timeline{commit(b), commit(x)}},
+		{name: "not in the timeline", head: x, comment: "11:00", why: "is not in the pull request's timeline",
+			timeline: []*github.Timeline{commit(b)}},
+		{name: "an empty timeline", head: x, comment: "11:00", why: "is not in the pull request's timeline"},
+		{name: "no head", head: "", comment: "11:00", why: "head commit is unknown"},
 	}
-	if reviews != 2 {
-		t.Errorf("%d reviews, want 2", reviews)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			since, ok, why := headSince(tt.timeline, tt.head)
+			bound := ok && evAt(tt.comment).After(since)
+			if bound != tt.bound {
+				t.Errorf("a comment at %s bound = %v, want %v (since %v, ok %v, %q)", tt.comment, bound, tt.bound, since, ok, why)
+			}
+			if tt.why != "" && !strings.Contains(why, tt.why) {
+				t.Errorf("why = %q, want it to say %q", why, tt.why)
+			}
+		})
 	}
 }
 
@@ -202,7 +292,7 @@ func TestEventsErrors(t *testing.T) {
 	tests := []struct {
 		name, drop, want string
 	}{
-		{"check suites", "/repos/o/r/commits/" + evHead + "/check-suites", "list the check suites of o/r@" + evHead},
+		{"timeline", "/repos/o/r/issues/7/timeline", "list the timeline of o/r#7"},
 		{"reviews", "/repos/o/r/pulls/7/reviews", "list the reviews of o/r#7"},
 		{"comments", "/repos/o/r/issues/7/comments", "list the comments of o/r#7"},
 	}
@@ -215,7 +305,7 @@ func TestEventsErrors(t *testing.T) {
 				}
 			}
 			c, _ := eventServer(t, pages)
-			_, err := Events(context.Background(), c, "o", "r", 7, evHead)
+			_, err := Events(context.Background(), c, "o", "r", 7, evHead, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "404") {
 				t.Errorf("err = %v, want it to say %q and 404", err, tt.want)
 			}

@@ -63,6 +63,9 @@ type App struct {
 	slugMu sync.Mutex
 	slug   string // the App's slug, once known: its bot user is slug[bot]
 
+	// edits are the comment edits the App was told of.
+	edits editLog
+
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
 	resyncN int64
@@ -155,6 +158,7 @@ func (a *App) Ready() error {
 func (a *App) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	switch job.Key.Kind {
 	case webhook.KindPR:
+		a.edits.record(job)
 		return a.reconcile(ctx, job)
 	case webhook.KindPush:
 		return a.publish(ctx, job, enqueue)
