@@ -84,6 +84,50 @@ func TestReadEvents(t *testing.T) {
 	}
 }
 
+// TestReadEventsEdited: an edited body counts only when its author made the
+// edit (spec/owners.md section 2, rule 11); a review's state stands
+// whatever its body says.
+func TestReadEventsEdited(t *testing.T) {
+	tests := []struct {
+		name      string
+		event     owners.Event
+		approvals int
+		voided    string
+	}{
+		{name: "not edited", event: owners.Event{User: "alice", Body: "/approve"}, approvals: 1},
+		{name: "edited by its author", event: owners.Event{User: "alice", Body: "/approve", Edited: true, EditedBy: "ALICE"}, approvals: 1},
+		{name: "edited by another user", event: owners.Event{User: "alice", Body: "/approve", Edited: true, EditedBy: "mallory"},
+			voided: "edited by mallory, not its author; post the command in a new comment"},
+		{name: "edited by someone unknown", event: owners.Event{User: "alice", Body: "/approve", Edited: true},
+			voided: "edited; the editor cannot be established: post the command in a new comment"},
+		// A login that only looks like the author's is someone else.
+		{name: "edited by a look-alike", event: owners.Event{User: "alice", Body: "/approve", Edited: true, EditedBy: "alice-x"},
+			voided: "edited by alice-x, not its author; post the command in a new comment"},
+		{name: "an edit without commands is not reported", event: owners.Event{User: "alice", Body: "thanks", Edited: true}},
+		{name: "an edited approving review keeps its state", event: owners.Event{User: "alice", Body: "/hold",
+			ReviewState: owners.ReviewApproved, Edited: true, EditedBy: "mallory"}, approvals: 1,
+			voided: "edited by mallory, not its author; post the command in a new comment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			act := owners.ReadEvents([]owners.Event{tt.event}, nil)
+			if len(act.Approvals) != tt.approvals {
+				t.Errorf("approvals = %+v, want %d", act.Approvals, tt.approvals)
+			}
+			if act.Hold {
+				t.Errorf("a /hold in an edited body held")
+			}
+			var voided string
+			if len(act.Voided) > 0 {
+				voided = act.Voided[0].Reason
+			}
+			if voided != tt.voided {
+				t.Errorf("voided = %q, want %q", voided, tt.voided)
+			}
+		})
+	}
+}
+
 // TestHoldState: a hold is lifted by its placer, or by someone the caller
 // says may lift it (an approver of a touched path); anyone else's lift is
 // ignored and reported (spec/owners.md section 2, rule 13).

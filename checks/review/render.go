@@ -345,6 +345,9 @@ func (o *Outcome) notes() string {
 	} else if o.noEventsWhy != "" {
 		notes = append(notes, o.noEventsWhy)
 	}
+	for _, v := range o.Activity.Voided {
+		notes = append(notes, "Not read: a comment by "+v.User+", "+v.Reason+".")
+	}
 	if o.Draft {
 		notes = append(notes, "The pull request is a draft.")
 	}

@@ -150,6 +150,61 @@ func TestEvaluate(t *testing.T) {
 			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
 		},
 		{
+			name: "an /approve edited in by another user counts for nothing",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "/approve", 1)
+				ev.Edited, ev.EditedBy = true, "mallory"
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "an edited /approve whose editor is unknown counts for nothing",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "/approve", 1)
+				ev.Edited = true
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
+			name: "an author's own edit counts",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "/approve", 1)
+				ev.Edited, ev.EditedBy = true, "@Alice"
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			approved: true, merge: true,
+		},
+		{
+			// An edit by someone else voids a /hold cancel too: the
+			// hold stands.
+			name: "a /hold cancel edited in by another user does not lift",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				ev := comment("carol", "/hold cancel", 2)
+				ev.Edited, ev.EditedBy = true, "mallory"
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{comment("carol", "/hold", 1), ev}}
+			},
+			approved: true, hold: Hold{Held: true, By: "a /hold from carol"},
+			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
+		},
+		{
+			// The front end could not tie the comment to the head (the
+			// head was force-pushed to after it): it does not approve.
+			name: "an /approve not bound to the head counts for nothing",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				ev := comment("alice", "/approve", 1)
+				ev.CommitSHA, ev.Unbound = "", "commented before the head became this pull request's head"
+				return &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{ev}}
+			},
+			reasons: []string{"the pull request is not approved", "check owners concluded failure"},
+		},
+		{
 			name: "a bot of the policy neither holds nor approves",
 			pr: func() *PR {
 				c, b, h := edit("mallory")
@@ -219,6 +274,39 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("the decision is pinned to %q, want the checked head %q", d.SHA, headSHA)
 			}
 		})
+	}
+}
+
+// TestVoidedReported: the status comment says which comments did not count
+// and why, so that their authors know to comment again.
+func TestVoidedReported(t *testing.T) {
+	c, b, h := edit("mallory")
+	edited := comment("alice", "/approve", 1)
+	edited.Edited, edited.EditedBy = true, "mallory"
+	unknown := comment("bob", "/approve", 2)
+	unknown.Edited = true
+	unbound := comment("alice", "/approve", 3)
+	unbound.CommitSHA, unbound.Unbound = "", "the head a111111 was pushed after the pull request was opened"
+	o, err := Evaluate(context.Background(), &PR{Change: c, Base: b, Head: h, EventsRead: true, Events: []owners.Event{edited, unknown, unbound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := o.StatusComment(o.Decide(Forge{Local: true}))
+	var summary strings.Builder
+	if err := o.JobSummary(&summary, o.Decide(Forge{Local: true}), ""); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Not read: a comment by alice, edited by mallory, not its author"; !strings.Contains(summary.String(), want) {
+		t.Errorf("the job summary lacks %q:\n%s", want, summary.String())
+	}
+	for _, want := range []string{
+		"a comment by alice: edited by mallory, not its author",
+		"a comment by bob: edited; the editor cannot be established: post the command in a new comment",
+		"alice: the head a111111 was pushed after the pull request was opened",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the status comment lacks %q:\n%s", want, text)
+		}
 	}
 }
 

@@ -121,6 +121,11 @@ func TestEveryOperationMatchesTheDescription(t *testing.T) {
 	repo.Comment(pr.Number, "alice", "/approve")
 	repo.Review(pr.Number, "alice", "APPROVED", "lgtm", "")
 	repo.SetPermission("alice", "maintain")
+	// A push and a force-push back, so that the timeline holds both
+	// kinds of event the fake models.
+	first := pr.HeadSHA()
+	pr.Push(map[string]string{"catalog/b/index.yaml": "schema: olm.package\nname: b\ndefaultChannel: y\n"}, "change b")
+	pr.ForcePush(first)
 	c, _ := installationClient(t, s, repo)
 	ctx := context.Background()
 	head := pr.HeadSHA()
@@ -148,6 +153,7 @@ func TestEveryOperationMatchesTheDescription(t *testing.T) {
 		{"installation repos", func() error { _, _, err := c.Apps.ListRepos(ctx, nil); return err }},
 		{"check suites", func() error { _, _, err := c.Checks.ListCheckSuitesForRef(ctx, owner, name, head, nil); return err }},
 		{"is merged", func() error { _, _, err := c.PullRequests.IsMerged(ctx, owner, name, pr.Number); return err }},
+		{"timeline", func() error { _, _, err := c.Issues.ListIssueTimeline(ctx, owner, name, pr.Number, nil); return err }},
 	}
 	for _, st := range steps {
 		if err := st.call(); err != nil {
@@ -511,6 +517,109 @@ func TestComments(t *testing.T) {
 	}
 	if ic := repo.IssueComments(pr.Number); len(ic) != 3 || ic[2].Body != "<!-- catalogbot -->\nupdated" {
 		t.Errorf("IssueComments: %+v", ic)
+	}
+}
+
+// TestTimeline: a PR's timeline lists its commits and its force-pushes,
+// with GitHub's time for the force-pushes, and a force-push to a commit
+// that exists already (here another PR's) makes no new check suite.
+func TestTimeline(t *testing.T) {
+	s, repo := newRepo(t)
+	repo.Commit("evil", map[string]string{"x": "evil"}, "evil")
+	evil := repo.OpenPR("mallory", "evil", "main")
+	x := evil.HeadSHA()
+	evil.Close()
+	s.Advance(time.Hour)
+	repo.Commit("benign", map[string]string{"y": "benign"}, "benign")
+	pr := repo.OpenPR("mallory", "benign", "main")
+	b1 := pr.HeadSHA()
+	s.Advance(time.Minute)
+	b2 := pr.Push(map[string]string{"y": "more"}, "more")
+	s.Advance(time.Minute)
+	pr.ForcePush(x)
+	if pr.HeadSHA() != x || repo.Branch("benign") != x {
+		t.Fatalf("head %s, branch %s after the force-push, want %s", pr.HeadSHA(), repo.Branch("benign"), x)
+	}
+	if n := len(repo.CheckSuites(x)); n != 1 {
+		t.Errorf("%d check suites of %s after the force-push, want the one the first PR made", n, x)
+	}
+
+	c, _ := installationClient(t, s, repo)
+	var got []string
+	var forced time.Time
+	opts := &github.ListOptions{PerPage: 2}
+	for {
+		page, resp, err := c.Issues.ListIssueTimeline(context.Background(), owner, name, pr.Number, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page {
+			switch ev.GetEvent() {
+			case "committed":
+				got = append(got, "committed "+ev.GetSHA())
+			case "head_ref_force_pushed":
+				got = append(got, "force-pushed "+ev.GetCommitID()+" by "+ev.GetActor().GetLogin())
+				forced = ev.GetCreatedAt().Time
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	want := []string{"committed " + b1, "committed " + b2, "force-pushed " + x + " by mallory", "committed " + x}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("timeline:\n got %q\nwant %q", got, want)
+	}
+	if forced.Before(repo.CheckSuites(x)[0].CreatedAt.Add(time.Hour)) {
+		t.Errorf("the force-push is dated %v, not by the fake's clock after the first PR's push", forced)
+	}
+	if v := s.Violations(); len(v) != 0 {
+		t.Errorf("violations: %v", v)
+	}
+}
+
+// TestEditByAnotherUser: a collaborator with write access may edit anyone's
+// comment, as on GitHub; the comment keeps its author, and the edited
+// delivery names the editor and the body before. Others may not.
+func TestEditByAnotherUser(t *testing.T) {
+	s, repo := newRepo(t)
+	repo.Commit("feature", map[string]string{"x": "y"}, "x")
+	pr := repo.OpenPR("bob", "feature", "main")
+	id := repo.Comment(pr.Number, "alice", "do not merge yet")
+	repo.SetPermission("mallory", "write")
+	path := fmt.Sprintf("/repos/%s/%s/issues/comments/%d", owner, name, id)
+
+	if resp, body := raw(t, s, "PATCH", path, s.UserToken(repo, "eve"), map[string]string{"body": "/approve"}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a user without write access edited a comment: %d %s", resp.StatusCode, body)
+	}
+	s.Advance(time.Minute)
+	resp, body := raw(t, s, "PATCH", path, s.UserToken(repo, "mallory"), map[string]string{"body": "/approve"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("edit: %d %s", resp.StatusCode, body)
+	}
+	var cm github.IssueComment
+	if err := json.Unmarshal(body, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.GetUser().GetLogin() != "alice" || cm.GetBody() != "/approve" || !cm.GetUpdatedAt().After(cm.GetCreatedAt().Time) {
+		t.Errorf("edited comment: by %s, %q, created %v, updated %v", cm.GetUser().GetLogin(), cm.GetBody(), cm.GetCreatedAt(), cm.GetUpdatedAt())
+	}
+	var p map[string]any
+	if err := json.Unmarshal(s.Payload("issue_comment", "edited", githubtest.PayloadArgs{Repo: repo, PR: pr.Number, CommentID: id}), &p); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]any{
+		"action": "edited", "sender.login": "mallory", "comment.user.login": "alice",
+		"comment.body": "/approve", "changes.body.from": "do not merge yet",
+		"comment.updated_at": cm.GetUpdatedAt().UTC().Format(time.RFC3339),
+	} {
+		if got := field(t, p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if v := s.Violations(); len(v) != 0 {
+		t.Errorf("violations: %v", v)
 	}
 }
 

@@ -115,11 +115,12 @@ func (v *specValidator) validateRequest(r *http.Request, body []byte, op *operat
 }
 
 // genericStatus are replies GitHub may give to any operation although the description does not
-// list them for each: authentication failures, conditional-request hits, validation failures
+// list them for each: authentication and permission failures (403, e.g. editing another user's
+// comment without write access), conditional-request hits, validation failures
 // (GitHub's 422 "Validation Failed", e.g. a check run for an unknown SHA) and outages. Their bodies
 // are still validated when the operation does describe them.
 var genericStatus = map[int]bool{
-	http.StatusNotModified: true, http.StatusUnauthorized: true, http.StatusUnprocessableEntity: true,
+	http.StatusNotModified: true, http.StatusUnauthorized: true, http.StatusForbidden: true, http.StatusUnprocessableEntity: true,
 	http.StatusInternalServerError: true, http.StatusBadGateway: true, http.StatusServiceUnavailable: true,
 }
 
