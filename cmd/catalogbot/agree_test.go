@@ -51,6 +51,10 @@ type agreeScenario struct {
 	// merged, when set ("yes" or "no"), is whether the App merges the
 	// checked head: what only the App decides, on the forge's state.
 	merged string
+	// actionWant, when set, is the Action's verdict where the front ends
+	// know different things by design: the App is told who edits a
+	// comment, the Action is not. The two are then not compared.
+	actionWant checks.Conclusion
 }
 
 func agreeScenarios() []agreeScenario {
@@ -75,6 +79,36 @@ func agreeScenarios() []agreeScenario {
 	requireCI := func(entry string) map[string]string {
 		return map[string]string{".catalogbot.yaml": "merge:\n  enabled: true\n  requiredChecks: [" + entry + "]\nowners:\n  bots: [ci-robot]\n"}
 	}
+	// edit has editor change comment id's body through the API with
+	// their own token, a minute on.
+	edit := func(s *githubtest.Server, r *githubtest.Repo, id int64, editor, body string) {
+		s.Advance(time.Minute)
+		req, err := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/repos/%s/issues/comments/%d", s.URL, r.FullName(), id),
+			strings.NewReader(fmt.Sprintf(`{"body": %q}`, body)))
+		if err != nil {
+			panic(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+s.UserToken(r, editor))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			panic(fmt.Sprintf("%s could not edit comment %d: %s", editor, id, resp.Status))
+		}
+	}
+	// evil is a commit of another pull request, opened and closed: it
+	// changes alice's package, and has its check suite from then.
+	evil := func(s *githubtest.Server, r *githubtest.Repo) string {
+		r.Commit("evil", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v6.6.6", 1)}, "evil")
+		pr := r.OpenPR("mallory", "evil", "main")
+		sha := pr.HeadSHA()
+		pr.Close()
+		s.Advance(time.Minute)
+		return sha
+	}
 	return []agreeScenario{
 		{name: "an owner's change", author: "alice", head: bump, want: checks.Success},
 		{name: "a non-owner's change", author: "mallory", head: bump, want: checks.Failure, reason: "the pull request is not approved"},
@@ -96,6 +130,77 @@ func agreeScenarios() []agreeScenario {
 			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
 				comment("renovate[bot]", "/approve")(s, r, pr)
 				comment("ci-robot", "/approve")(s, r, pr)
+			}},
+		// Issue 13: PR A pushed X and closed; an owner approved the
+		// benign B, held by its author; B was force-pushed to X and the
+		// hold lifted. X's check suite predates the approval.
+		{name: "approval moved by force-push to another PR's commit", author: "mallory", head: bump,
+			want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				x := evil(s, r)
+				comment("mallory", "/hold")(s, r, pr)
+				comment("alice", "/approve")(s, r, pr)
+				s.Advance(time.Minute)
+				pr.ForcePush(x)
+				comment("mallory", "/hold cancel")(s, r, pr)
+			}},
+		// The PR opened with a bad commit, was fixed and approved, and
+		// was force-pushed back to the bad commit.
+		{name: "approval moved by force-push to an old commit", author: "mallory",
+			head: map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v6.6.6", 1)},
+			want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				old := pr.HeadSHA()
+				s.Advance(time.Minute)
+				pr.Push(bump, "fix")
+				comment("alice", "/approve")(s, r, pr)
+				s.Advance(time.Minute)
+				pr.ForcePush(old)
+			}},
+		// The same without a force-push: the approved head is the parent
+		// of a commit pushed elsewhere before the approval, and the
+		// branch fast-forwards to it.
+		{name: "approval moved by a fast-forward to an existing commit", author: "mallory", head: bump,
+			want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.Commit("change-next", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v6.6.6", 1)}, "evil")
+				x := r.Branch("change-next")
+				s.Advance(time.Minute)
+				comment("alice", "/approve")(s, r, pr)
+				s.Advance(time.Minute)
+				pr.ForcePush(x)
+			}},
+		// A collaborator with write access turns alice's "do not merge
+		// yet" into /approve; the comment still shows alice as its author.
+		{name: "comment edited by another user", author: "mallory", head: bump,
+			want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.SetPermission("carol", "write")
+				s.Advance(time.Minute)
+				id := r.Comment(pr.Number, "alice", "do not merge yet")
+				edit(s, r, id, "carol", "/approve")
+			}},
+		// The author's own edit, first by someone else then back: the
+		// last edit is the author's, and the body is hers.
+		{name: "an author's own edit still counts (App)", author: "mallory", head: bump,
+			want: checks.Success, actionWant: checks.Failure,
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.SetPermission("carol", "write")
+				s.Advance(time.Minute)
+				id := r.Comment(pr.Number, "alice", "looks good")
+				edit(s, r, id, "carol", "looks good, nit")
+				edit(s, r, id, "alice", "/approve")
+			}},
+		// bob's own comment, edited by carol into /hold cancel, would
+		// read as bob lifting his hold; the edit voids it.
+		{name: "a hold lift edited in by another user", author: "alice", head: bump, want: checks.Success,
+			reason: "the pull request is held (do-not-merge/hold label or /hold)",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.SetPermission("carol", "write")
+				comment("bob", "/hold")(s, r, pr)
+				s.Advance(time.Minute)
+				id := r.Comment(pr.Number, "bob", "waiting for the release")
+				edit(s, r, id, "carol", "/hold cancel")
 			}},
 		{name: "a rename across two packages", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
 			base: map[string]string{"catalog/bar/OWNERS": "approvers:\n  - bob\n", "catalog/bar/catalog.yaml": bar, "catalog/bar/notes.md": "notes\n"},
@@ -177,6 +282,15 @@ func TestFrontEndsAgree(t *testing.T) {
 			// The Action first: it only reads, and the App may merge.
 			action := actionVerdict(t, gh, repo, pr)
 			app := appVerdict(t, gh, repo, pr)
+			if sc.actionWant != "" {
+				if action.Conclusion != sc.actionWant {
+					t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.actionWant)
+				}
+				if app.Conclusion != sc.want {
+					t.Errorf("the App concluded %s (%s), want %s", app.Conclusion, app.Title, sc.want)
+				}
+				return
+			}
 			if action.Conclusion != sc.want {
 				t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.want)
 			}
@@ -268,6 +382,19 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 	}
 	defer app.Close()
 	head := pr.HeadSHA()
+	// The App is told of every comment edit, as GitHub delivers
+	// issue_comment edited to it; the editor is the delivery's sender.
+	for _, c := range repo.IssueComments(pr.Number) {
+		if !c.UpdatedAt.After(c.CreatedAt) || c.User == gh.AppSlug()+"[bot]" {
+			continue
+		}
+		edited := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
+			Event: "issue_comment", Action: "edited", Delivery: fmt.Sprintf("edit-%d", c.ID), Installation: gh.InstallationID(repo),
+			Payload: gh.Payload("issue_comment", "edited", githubtest.PayloadArgs{Repo: repo, PR: pr.Number, CommentID: c.ID})}
+		if err := app.Process(context.Background(), edited, nil); err != nil {
+			t.Fatalf("the App, on an edit: %v", err)
+		}
+	}
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
 		Event: "pull_request", Delivery: "agree-1", Installation: gh.InstallationID(repo)}
 	if err := app.Process(context.Background(), job, nil); err != nil {
