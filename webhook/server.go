@@ -35,6 +35,11 @@ type ServerOptions struct {
 	Gatherer prometheus.Gatherer // what /metrics serves; nil: Metrics' registry as above, else prometheus.DefaultGatherer
 	Logger   *slog.Logger
 	Ready    func() error // /readyz consults it; nil is always ready
+	// Observe, when set, sees every job a verified delivery makes, before
+	// the queue may replace it with a newer job for the same key: what
+	// only a delivery says (who edited a comment) is not lost to the
+	// coalescing.
+	Observe func(Job)
 	// MaxReading bounds the bytes of the bodies being read and not yet
 	// verified, all requests together; 0 is DefaultMaxReading. A body is
 	// read before its signature can be checked, so without a bound anyone
@@ -60,6 +65,7 @@ type Server struct {
 	m          *Metrics
 	log        *slog.Logger
 	ready      func() error
+	observe    func(Job)
 	handler    http.Handler
 }
 
@@ -67,7 +73,7 @@ type Server struct {
 // without a webhook secret: an unsigned webhook endpoint would let anyone
 // trigger merges.
 func NewServer(o ServerOptions) (*Server, error) {
-	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready}
+	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready, observe: o.Observe}
 	for _, sec := range o.Secrets {
 		if len(sec) > 0 {
 			s.secrets = append(s.secrets, append([]byte(nil), sec...))
@@ -237,6 +243,11 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		log = log.With("prs", len(rt.jobs))
 	}
 
+	if s.observe != nil {
+		for _, j := range rt.jobs {
+			s.observe(j)
+		}
+	}
 	switch res := s.queue.EnqueueAll(rt.jobs); res {
 	case Queued, Replaced:
 		result := ResultAccepted

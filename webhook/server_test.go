@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -296,6 +297,36 @@ func TestServerDuplicateProcessedOnce(t *testing.T) {
 	}
 	if !strings.Contains(s.metrics(t), `catalogbot_webhook_deliveries_total{event="pull_request_review",result="duplicate"} 1`) {
 		t.Fatal("duplicate not counted")
+	}
+}
+
+// TestServerObservesEveryJob: the observer sees each delivery's job, also
+// one the queue replaces with a newer job for the same pull request before
+// it runs: an edit's sender is in that delivery only.
+func TestServerObservesEveryJob(t *testing.T) {
+	rec := &recorder{}
+	var mu sync.Mutex
+	var observed []string
+	s := newService(t, rec, QueueOptions{}, ServerOptions{Observe: func(j Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed = append(observed, j.Delivery+" "+j.Event+"."+j.Action)
+	}})
+	body := withField(t, "issue_comment.edited.7.json", func(d map[string]any) {
+		d["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+	})
+	for _, id := range []string{"edit-1", "edit-2"} {
+		if w := s.do(delivery("issue_comment", id, body)); w.Code != http.StatusAccepted {
+			t.Fatalf("%s: status %d", id, w.Code)
+		}
+	}
+	if n := s.q.Len(); n != 1 {
+		t.Fatalf("%d jobs queued, want the newer one only", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"edit-1 issue_comment.edited", "edit-2 issue_comment.edited"}; !slices.Equal(observed, want) {
+		t.Errorf("observed %q, want %q", observed, want)
 	}
 }
 

@@ -113,6 +113,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
 	srv, err := webhook.NewServer(webhook.ServerOptions{
 		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
+		Observe: bot.Observe,
 	})
 	if err != nil {
 		return err

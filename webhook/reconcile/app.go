@@ -151,6 +151,12 @@ func (a *App) Ready() error {
 	return nil
 }
 
+// Observe notes what a delivery alone says, for the reconciles to come:
+// who edited a comment. The server calls it for every job before the queue
+// may coalesce it away (webhook.ServerOptions.Observe); Process calls it
+// too, for jobs that come another way.
+func (a *App) Observe(job webhook.Job) { a.edits.record(job) }
+
 // Process does one job. It implements Processor.
 //
 // enqueue takes the work a KindResync job (and a push that changes the
@@ -158,7 +164,7 @@ func (a *App) Ready() error {
 func (a *App) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	switch job.Key.Kind {
 	case webhook.KindPR:
-		a.edits.record(job)
+		a.Observe(job)
 		return a.reconcile(ctx, job)
 	case webhook.KindPush:
 		return a.publish(ctx, job, enqueue)
