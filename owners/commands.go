@@ -106,6 +106,15 @@ type Event struct {
 type Voided struct {
 	User   string `json:"user"`
 	Reason string `json:"reason"`
+	Review bool   `json:"review,omitempty"`
+}
+
+// What names what was voided: "a comment by alice" or "a review by alice".
+func (v Voided) What() string {
+	if v.Review {
+		return "a review by " + v.User
+	}
+	return "a comment by " + v.User
 }
 
 // editVoids says why an edited event's body does not count, or "" when it
@@ -216,7 +225,7 @@ func ReadEvents(events []Event, bots []string) Activity {
 			// commands count. A review's state is GitHub's record of
 			// what its author submitted and stands.
 			if len(cmds) > 0 {
-				act.Voided = append(act.Voided, Voided{User: e.User, Reason: why})
+				act.Voided = append(act.Voided, Voided{User: e.User, Reason: why, Review: e.ReviewState != ""})
 			}
 			cmds = nil
 		}

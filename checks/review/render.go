@@ -178,7 +178,7 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 	if len(o.Activity.Voided) > 0 {
 		b.WriteString("\nNot read (the body was edited):\n")
 		for _, v := range o.Activity.Voided {
-			fmt.Fprintf(&b, "- a comment by %s: %s\n", v.User, v.Reason)
+			fmt.Fprintf(&b, "- %s: %s\n", v.What(), v.Reason)
 		}
 	}
 	if len(o.Hold.IgnoredLifts) > 0 {
@@ -346,7 +346,7 @@ func (o *Outcome) notes() string {
 		notes = append(notes, o.noEventsWhy)
 	}
 	for _, v := range o.Activity.Voided {
-		notes = append(notes, "Not read: a comment by "+v.User+", "+v.Reason+".")
+		notes = append(notes, "Not read: "+v.What()+", "+v.Reason+".")
 	}
 	if o.Draft {
 		notes = append(notes, "The pull request is a draft.")

@@ -19,6 +19,10 @@ type EditLog interface {
 	// CommentEditor returns who made the edit that left comment id as
 	// last updated at updated, when a delivery said so.
 	CommentEditor(id int64, updated time.Time) (login string, ok bool)
+	// ReviewEditor says whether review id's body was edited, as far as
+	// deliveries told, and by whom: the author only when every edit was
+	// theirs. GitHub's review listing shows no edit at all.
+	ReviewEditor(id int64) (login string, edited bool)
 }
 
 // Events returns the conversation of pull request number as owners.Events:
@@ -38,7 +42,9 @@ type EditLog interface {
 //
 // A comment edited after it was posted (updated_at after created_at) is
 // marked Edited, with its editor when edits knows it; owners then reads
-// it only when its author made the edit. An edited comment counts from its
+// it only when its author made the edit. A review's edits show only in
+// deliveries: one edited by someone else, as edits knows, is marked so
+// too (its state stands; its body's commands do not). An edited comment counts from its
 // edit: editing "/approve" into an old comment must not date the approval
 // before the push it approves. Bots keep their "[bot]" login (added when
 // GitHub left it out), so that owners.ReadEvents ignores them.
@@ -62,13 +68,17 @@ func Events(ctx context.Context, c *github.Client, owner, repo string, number in
 			if strings.EqualFold(r.GetState(), "PENDING") || r.SubmittedAt == nil {
 				continue
 			}
-			events = append(events, owners.Event{
+			ev := owners.Event{
 				User:        login(r.GetUser()),
 				Body:        r.GetBody(),
 				ReviewState: strings.ToUpper(r.GetState()),
 				Time:        r.GetSubmittedAt().Time,
 				CommitSHA:   r.GetCommitID(),
-			})
+			}
+			if edits != nil {
+				ev.EditedBy, ev.Edited = edits.ReviewEditor(r.GetID())
+			}
+			events = append(events, ev)
 		}
 		if resp.NextPage == 0 || len(page) == 0 {
 			break

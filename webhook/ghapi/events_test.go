@@ -45,7 +45,9 @@ var eventPages = map[string]map[string]string{
 			{"id": 81, "user": {"login": "erin", "id": 5, "type": "User"}, "body": "LGTM", "state": "APPROVED",
 			 "commit_id": "` + evHead + `", "submitted_at": "2024-05-01T10:20:00Z", "author_association": "MEMBER"},
 			{"id": 82, "user": {"login": "frank", "id": 6, "type": "User"}, "body": "", "state": "PENDING",
-			 "commit_id": "` + evHead + `", "author_association": "MEMBER"}
+			 "commit_id": "` + evHead + `", "author_association": "MEMBER"},
+			{"id": 83, "user": {"login": "ivan", "id": 10, "type": "User"}, "body": "/approve", "state": "COMMENTED",
+			 "commit_id": "` + evHead + `", "submitted_at": "2024-05-01T10:21:00Z", "author_association": "MEMBER"}
 		]`,
 	},
 	"/repos/o/r/issues/7/comments": {
@@ -88,7 +90,8 @@ func tlForcePush(sha, at string) string {
 		"created_at": "` + at + `", "performed_via_github_app": null}`
 }
 
-// edits is an EditLog: comment id to editor and the updated_at of the edit.
+// edits is an EditLog: comment id to editor and the updated_at of the
+// edit, or review id to editor (with no time).
 type edits map[int64]struct {
 	by string
 	at time.Time
@@ -96,7 +99,15 @@ type edits map[int64]struct {
 
 func (e edits) CommentEditor(id int64, updated time.Time) (string, bool) {
 	x, ok := e[id]
-	if !ok || !x.at.Equal(updated) {
+	if !ok || x.at.IsZero() || !x.at.Equal(updated) {
+		return "", false
+	}
+	return x.by, true
+}
+
+func (e edits) ReviewEditor(id int64) (string, bool) {
+	x, ok := e[id]
+	if !ok || !x.at.IsZero() {
 		return "", false
 	}
 	return x.by, true
@@ -169,6 +180,8 @@ func TestEvents(t *testing.T) {
 		92: {"carol", evAt("10:30")},   // carol's own edit
 		95: {"mallory", evAt("10:50")}, // gina's comment, edited by mallory
 		96: {"hank", evAt("10:00")},    // hank edited, then someone again unseen
+		81: {by: "erin"},               // erin's review, edited by erin
+		83: {by: "mallory"},            // ivan's review, its body edited by mallory
 	}
 	got, err := Events(context.Background(), c, "o", "r", 7, evHead, log)
 	if err != nil {
@@ -183,7 +196,8 @@ func TestEvents(t *testing.T) {
 		{User: "alice", Body: "/approve", Time: evAt("09:59"), Unbound: before},
 		// Posted after the force-push (on the timeline's second page).
 		{User: "bob", Body: "/approve", Time: evAt("10:01"), CommitSHA: evHead},
-		{User: "erin", Body: "LGTM", ReviewState: "APPROVED", Time: evAt("10:20"), CommitSHA: evHead},
+		{User: "erin", Body: "LGTM", ReviewState: "APPROVED", Time: evAt("10:20"), CommitSHA: evHead, Edited: true, EditedBy: "erin"},
+		{User: "ivan", Body: "/approve", ReviewState: "COMMENTED", Time: evAt("10:21"), CommitSHA: evHead, Edited: true, EditedBy: "mallory"},
 		// Created before the push, edited after by its author: it
 		// counts from the edit.
 		{User: "carol", Body: "thanks\n/approve", Time: evAt("10:30"), CommitSHA: evHead, Edited: true, EditedBy: "carol"},
@@ -219,8 +233,9 @@ func TestEvents(t *testing.T) {
 	if fmt.Sprint(heads) != "[bob erin carol]" {
 		t.Errorf("approvals of the head: %v, want [bob erin carol]", heads)
 	}
-	if fmt.Sprint(act.Voided) != "[{gina edited by mallory, not its author; post the command in a new comment} "+
-		"{hank edited; the editor cannot be established: post the command in a new comment}]" {
+	if fmt.Sprint(act.Voided) != "[{ivan edited by mallory, not its author; post the command in a new comment true} "+
+		"{gina edited by mallory, not its author; post the command in a new comment false} "+
+		"{hank edited; the editor cannot be established: post the command in a new comment false}]" {
 		t.Errorf("voided: %v", act.Voided)
 	}
 }

@@ -25,20 +25,25 @@ type editLog struct {
 }
 
 type editKey struct {
-	repo string
-	id   int64
+	repo   string
+	id     int64
+	review bool
 }
 
 type edit struct {
 	by string
 	at time.Time
+	// author and others are a review's author and the first editor who
+	// was not its author: the review listing gives no edit time, so an
+	// edit by anyone else taints the review for good.
+	author, other string
 }
 
-// record notes the editor of an issue_comment "edited" delivery; other
-// jobs are ignored. Of two deliveries for one comment the later edit
-// wins, whatever order they came in.
+// record notes the editor of an issue_comment or pull_request_review
+// "edited" delivery; other jobs are ignored. Of two deliveries for one
+// comment the later edit wins, whatever order they came in.
 func (l *editLog) record(job webhook.Job) {
-	if job.Event != "issue_comment" || job.Action != "edited" {
+	if job.Action != "edited" {
 		return
 	}
 	var p struct {
@@ -46,21 +51,51 @@ func (l *editLog) record(job webhook.Job) {
 			ID        int64     `json:"id"`
 			UpdatedAt time.Time `json:"updated_at"`
 		} `json:"comment"`
+		Review struct {
+			ID   int64 `json:"id"`
+			User struct {
+				Login string `json:"login"`
+			} `json:"user"`
+		} `json:"review"`
 		Sender struct {
 			Login string `json:"login"`
 		} `json:"sender"`
 	}
-	if json.Unmarshal(job.Payload, &p) != nil || p.Comment.ID == 0 || p.Sender.Login == "" {
+	if json.Unmarshal(job.Payload, &p) != nil || p.Sender.Login == "" {
 		return
 	}
-	k := editKey{repo: strings.ToLower(job.Key.Repo), id: p.Comment.ID}
+	repo := strings.ToLower(job.Key.Repo)
+	switch {
+	case job.Event == "issue_comment" && p.Comment.ID != 0:
+		l.put(editKey{repo: repo, id: p.Comment.ID}, func(old edit, seen bool) (edit, bool) {
+			if seen && old.at.After(p.Comment.UpdatedAt) {
+				return old, false
+			}
+			return edit{by: p.Sender.Login, at: p.Comment.UpdatedAt}, true
+		})
+	case job.Event == "pull_request_review" && p.Review.ID != 0:
+		l.put(editKey{repo: repo, id: p.Review.ID, review: true}, func(old edit, seen bool) (edit, bool) {
+			if !seen {
+				old.author = p.Review.User.Login
+			}
+			if old.other == "" && !strings.EqualFold(p.Sender.Login, old.author) {
+				old.other = p.Sender.Login
+			}
+			return old, true
+		})
+	}
+}
+
+// put updates the entry of k with update, keeping the log bounded.
+func (l *editLog) put(k editKey, update func(old edit, seen bool) (edit, bool)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.edits == nil {
 		l.edits = make(map[editKey]edit)
 	}
 	old, seen := l.edits[k]
-	if seen && old.at.After(p.Comment.UpdatedAt) {
+	e, ok := update(old, seen)
+	if !ok {
 		return
 	}
 	if !seen {
@@ -70,7 +105,7 @@ func (l *editLog) record(job webhook.Job) {
 			l.order = l.order[1:]
 		}
 	}
-	l.edits[k] = edit{by: p.Sender.Login, at: p.Comment.UpdatedAt}
+	l.edits[k] = e
 }
 
 // forRepo is the log of one repository, as ghapi.Events reads it.
@@ -92,4 +127,20 @@ func (r repoEdits) CommentEditor(id int64, updated time.Time) (string, bool) {
 		return "", false
 	}
 	return e.by, true
+}
+
+// ReviewEditor says whether review id was edited, as far as the App was
+// told, and by whom: its author when every edit was theirs, otherwise the
+// first other editor.
+func (r repoEdits) ReviewEditor(id int64) (string, bool) {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	e, ok := r.l.edits[editKey{repo: r.repo, id: id, review: true}]
+	if !ok {
+		return "", false
+	}
+	if e.other != "" {
+		return e.other, true
+	}
+	return e.author, true
 }

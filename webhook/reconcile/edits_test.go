@@ -51,6 +51,25 @@ func TestEditLog(t *testing.T) {
 		})
 	}
 
+	// Reviews carry no edit time: an edit by anyone but the author
+	// taints the review whatever came after.
+	review := func(id int64, author, by string) webhook.Job {
+		return webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: 1, Kind: webhook.KindPR}, Event: "pull_request_review", Action: "edited",
+			Payload: []byte(fmt.Sprintf(`{"action": "edited", "review": {"id": %d, "user": {"login": %q}}, "sender": {"login": %q}}`, id, author, by))}
+	}
+	l.record(review(10, "bob", "Bob"))
+	l.record(review(11, "bob", "mallory"))
+	l.record(review(11, "bob", "bob"))
+	for _, tt := range []struct {
+		id     int64
+		want   string
+		edited bool
+	}{{10, "bob", true}, {11, "mallory", true}, {12, "", false}, {1, "", false}} {
+		if got, edited := edits.ReviewEditor(tt.id); got != tt.want || edited != tt.edited {
+			t.Errorf("ReviewEditor(%d) = %q, %v; want %q, %v", tt.id, got, edited, tt.want, tt.edited)
+		}
+	}
+
 	// The log is bounded; the oldest edits go first.
 	var big editLog
 	for i := range maxEdits + 1 {
