@@ -44,10 +44,11 @@ type EditLog interface {
 // marked Edited, with its editor when edits knows it; owners then reads
 // it only when its author made the edit. A review's edits show only in
 // deliveries: one edited by someone else, as edits knows, is marked so
-// too (its state stands; its body's commands do not). An edited comment counts from its
-// edit: editing "/approve" into an old comment must not date the approval
-// before the push it approves. Bots keep their "[bot]" login (added when
-// GitHub left it out), so that owners.ReadEvents ignores them.
+// too (its state stands; its body's commands do not). An edited comment
+// counts from its edit: editing "/approve" into an old comment must not
+// date the approval before the push it approves. Bots keep their "[bot]"
+// login (added when GitHub left it out), so that owners.ReadEvents
+// ignores them.
 func Events(ctx context.Context, c *github.Client, owner, repo string, number int, headSHA string, edits EditLog) ([]owners.Event, error) {
 	timeline, err := listTimeline(ctx, c, owner, repo, number)
 	if err != nil {
