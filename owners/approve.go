@@ -83,6 +83,35 @@ type Input struct {
 	// to catalog.yaml reference lists entry by entry. Without them a
 	// reference list is judged as a whole, by its own owners.
 	Base, Head fs.FS
+	// Packages are the catalog packages whose blobs the change adds,
+	// removes or changes, wherever they sit (spec/owners.md section 4).
+	// Each needs the approvers of its home besides those of the paths.
+	Packages []PackageTouch
+}
+
+// PackageTouch is a package whose blobs a change adds, removes or changes.
+type PackageTouch struct {
+	Name string `json:"name"`
+	// Home is the package's directory, "<root>/<name>/", whose approvers
+	// (read from the base, like every path's) own the package. "" when
+	// the name cannot be a directory name: only the root approvers may
+	// approve such a package.
+	Home string `json:"home"`
+	// Files are the changed files that hold the package's blobs, on
+	// either side of the change.
+	Files []string `json:"files"`
+	// Why says what happened to its blobs: "1 blob added in ...".
+	Why string `json:"why"`
+}
+
+// PackageState is the approval state of one touched package.
+type PackageState struct {
+	PackageTouch
+	Approvers    []string `json:"approvers"`
+	ApprovedBy   []string `json:"approvedBy,omitempty"`
+	Approved     bool     `json:"approved"`
+	AutoApproved bool     `json:"autoApproved,omitempty"`
+	Blocked      string   `json:"blocked,omitempty"`
 }
 
 // State is the approval state of a change at its head commit.
@@ -109,6 +138,9 @@ type State struct {
 	NotCounted []NotCounted `json:"notCounted,omitempty"`
 	// Findings are the problems with the OWNERS files and reference lists.
 	Findings []checks.Finding `json:"findings"`
+	// Packages are the catalog packages the change touches, each with
+	// the approvers of its home; their coverage is in Files too.
+	Packages []PackageState `json:"packages,omitempty"`
 }
 
 // Coverage is the approval state of one path.
@@ -129,10 +161,14 @@ type Coverage struct {
 	AutoApproved bool `json:"autoApproved,omitempty"`
 	// Blocked says why nobody can approve the path.
 	Blocked string `json:"blocked,omitempty"`
+	// Package is the package the path is the home of, when the path
+	// needs approval because the change touches that package.
+	Package string `json:"package,omitempty"`
 
 	res     *Resolution
 	root    bool
 	derived bool // the path stands for part of File (a reference list entry)
+	pkg     int  // as target.pkg
 }
 
 // Requirement is one OWNERS file whose approvers must approve.
@@ -162,6 +198,7 @@ type target struct {
 	path, file, why string
 	root            bool // only the root approvers decide
 	derived         bool // part of a reference list, not a file
+	pkg             int  // 1 + the index of the package in Input.Packages; 0 for a path
 }
 
 // Evaluate computes the approval state of a change: which paths need whose
@@ -180,6 +217,7 @@ func (r *Repo) Evaluate(in Input) *State {
 
 	targets, findings := r.targets(c, in)
 	st.Findings = append(st.Findings, findings...)
+	targets = append(targets, packageTargets(in.Packages)...)
 
 	current, notCounted, author := r.currentApprovers(c, in)
 	st.NotCounted = notCounted
@@ -201,6 +239,9 @@ func (r *Repo) Evaluate(in Input) *State {
 			root:         t.root,
 			derived:      t.derived,
 		}
+		if t.pkg > 0 {
+			cov.Package, cov.pkg = in.Packages[t.pkg-1].Name, t.pkg
+		}
 		for _, a := range res.Approvers {
 			if ap, ok := current[a]; ok {
 				cov.ApprovedBy = append(cov.ApprovedBy, ap.Login)
@@ -220,6 +261,7 @@ func (r *Repo) Evaluate(in Input) *State {
 	}
 
 	st.Required = r.required(st.Files, byDir)
+	st.Packages = packageStates(in.Packages, st.Files)
 	for _, req := range st.Required {
 		if !req.Approved {
 			st.Unapproved = append(st.Unapproved, req.File)
@@ -374,6 +416,47 @@ func (r *Repo) targets(c *change.Change, in Input) ([]target, []checks.Finding) 
 		}
 	}
 	return out, findings
+}
+
+// packageTargets are the homes of the touched packages: each package
+// needs its home's approvers wherever its blobs sit, so that the owner of
+// one package cannot change another from their own directory.
+func packageTargets(pkgs []PackageTouch) []target {
+	var out []target
+	for i, p := range pkgs {
+		file := ""
+		if len(p.Files) > 0 {
+			file = p.Files[0]
+		}
+		why := "package " + p.Name + ": " + p.Why
+		if p.Home == "" {
+			out = append(out, target{path: ".", file: file, why: why + "; its name is not a plain directory name", root: true, derived: true, pkg: i + 1})
+			continue
+		}
+		out = append(out, target{path: strings.TrimSuffix(p.Home, "/") + "/", file: file, why: why, derived: true, pkg: i + 1})
+	}
+	return out
+}
+
+// packageStates reads each touched package's approval off its home's
+// coverage.
+func packageStates(pkgs []PackageTouch, files []Coverage) []PackageState {
+	var out []PackageState
+	for i, p := range pkgs {
+		ps := PackageState{PackageTouch: p}
+		for _, cov := range files {
+			if cov.pkg == i+1 {
+				ps.Approvers, ps.ApprovedBy = cov.Approvers, cov.ApprovedBy
+				ps.Approved, ps.AutoApproved, ps.Blocked = cov.Approved, cov.AutoApproved, cov.Blocked
+				break
+			}
+		}
+		if ps.Approvers == nil {
+			ps.Approvers = []string{}
+		}
+		out = append(out, ps)
+	}
+	return out
 }
 
 func fileWhy(f change.File, p string) string {

@@ -137,6 +137,12 @@ func (st *State) Explain() string {
 			}
 		}
 	}
+	if len(st.Packages) > 0 {
+		b.WriteString("\npackages the change touches:\n")
+		for _, p := range st.Packages {
+			fmt.Fprintf(&b, "  %s\n", p.Describe())
+		}
+	}
 	if len(st.Approvers) > 0 {
 		var parts []string
 		for _, a := range st.Approvers {
@@ -178,4 +184,25 @@ func (cov *Coverage) describe() string {
 		return what + ": waiting for a root approver: " + strings.Join(cov.Approvers, ", ")
 	}
 	return what + ": waiting for one of " + strings.Join(cov.Approvers, ", ")
+}
+
+// Describe says in a line what a touched package needs: "package bar (home
+// catalog/bar/): needs bob", or who approved it.
+func (p *PackageState) Describe() string {
+	home := p.Home
+	if home == "" {
+		home = "none: the name is not a directory name, so the root approvers decide"
+	}
+	what := fmt.Sprintf("package %s (home %s; %s)", p.Name, home, p.Why)
+	switch {
+	case p.Blocked != "":
+		return what + ": blocked, " + p.Blocked
+	case p.AutoApproved:
+		return what + ": needs no approval (auto_approve_unowned_subfolders)"
+	case p.Approved:
+		return what + ": approved by " + strings.Join(p.ApprovedBy, ", ")
+	case len(p.Approvers) == 0:
+		return what + ": nobody can approve it; no OWNERS file names approvers for its home"
+	}
+	return what + ": needs " + strings.Join(p.Approvers, " or ")
 }

@@ -41,6 +41,10 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
+	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	if err != nil {
+		return nil, err
+	}
 	pol := in.Policy.Owners
 	if in.Bots != nil {
 		pol.Bots = in.Bots
@@ -51,6 +55,7 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 		Policy:    pol,
 		Base:      in.Base,
 		Head:      in.Head,
+		Packages:  pkgs,
 	}), nil
 }
 
@@ -64,6 +69,12 @@ func ownersSummary(st *owners.State) string {
 		b.WriteString("\nWaiting for approval:\n\n")
 		for _, f := range st.Unapproved {
 			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
+	}
+	if len(st.Packages) > 0 {
+		b.WriteString("\nPackages the change touches:\n\n")
+		for _, p := range st.Packages {
+			fmt.Fprintf(&b, "- %s\n", p.Describe())
 		}
 	}
 	if len(st.Suggested) > 0 {

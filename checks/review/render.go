@@ -150,6 +150,12 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | `%s`%s |\n", req.File, mark, by, strings.Join(paths, "`, `"), more)
 		}
 	}
+	if len(st.Packages) > 0 {
+		b.WriteString("\nPackages the change touches, each owned by the approvers of its home wherever its blobs sit:\n")
+		for _, p := range st.Packages {
+			fmt.Fprintf(&b, "- %s\n", p.Describe())
+		}
+	}
 	for _, c := range st.Files {
 		if c.Blocked != "" {
 			fmt.Fprintf(&b, "\n`%s` cannot be approved: %s\n", c.Path, c.Blocked)
