@@ -132,6 +132,18 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 				c.Roots = roots
 			}
 		},
+		"layout": func(v *yaml.Node) {
+			s, ok := p.Str(v, "catalog.layout")
+			if !ok {
+				return
+			}
+			switch s {
+			case LayoutPackageDirs, LayoutFree:
+				c.Layout = s
+			default:
+				p.errorf(v.Line, RuleValue, "catalog.layout is %q; want %s or %s", s, LayoutPackageDirs, LayoutFree)
+			}
+		},
 		"referenceList": func(v *yaml.Node) {
 			s, ok := p.Str(v, "catalog.referenceList")
 			if !ok {

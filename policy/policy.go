@@ -65,7 +65,25 @@ type Catalog struct {
 	// ReferenceList is the path of a catalog.yaml reference list, or ""
 	// when the repository has none of its own choosing.
 	ReferenceList string
+	// Layout is LayoutPackageDirs (the default, also for "") or
+	// LayoutFree.
+	Layout string
 }
+
+// Catalog layouts.
+const (
+	// LayoutPackageDirs keeps every blob of package P in <root>/P/: a
+	// blob elsewhere is an error on the head of a change.
+	LayoutPackageDirs = "packageDirs"
+	// LayoutFree lets blobs sit anywhere under a root; a blob outside
+	// its package's directory is a warning. Ownership still follows the
+	// package.
+	LayoutFree = "free"
+)
+
+// FreeLayout says whether the policy lets blobs sit outside their
+// package's directory.
+func (c Catalog) FreeLayout() bool { return c.Layout == LayoutFree }
 
 // Merge says whether and how catalogbot merges pull requests that pass.
 type Merge struct {

@@ -135,13 +135,13 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 
 	// validate runs the scope on both sides and returns the package names
 	// found; grow ends with a run of the final scope, which is the result.
-	var places map[string][]fbc.Place
+	free := in.Policy.Catalog.FreeLayout()
 	validate := func(s *scope) ([]string, error) {
 		res, err := validateScope(ctx, headFS, root, s)
 		if err != nil {
 			return nil, err
 		}
-		head, places = prefixed(res.Findings, root), res.PackagePlaces
+		head = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
 		names := res.PackageNames
 		base = nil
 		if baseFS != nil {
@@ -149,7 +149,9 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 			if err != nil {
 				return nil, err
 			}
-			base = prefixed(res.Findings, root)
+			// The base's layout breaks are found the same way, so that
+			// one the change did not make stays a warning.
+			base = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
 			names = append(names, res.PackageNames...)
 		}
 		return names, nil
@@ -160,7 +162,6 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 	if s.all {
 		return head, base, "", nil
 	}
-	head = append(head, layoutFindings(places, root, s)...)
 	note = fmt.Sprintf("`%s`: validated %d of %d package directories: %d touched by the change", root, len(s.dirs), s.total, s.touched)
 	if extra := len(s.dirs) - s.touched; extra > 0 {
 		note += fmt.Sprintf(", %d holding the same packages", extra)
@@ -198,20 +199,35 @@ func prefixed(findings []checks.Finding, root string) []checks.Finding {
 // name.
 const RuleLayout = "PK1"
 
-// layoutFindings warns about the packages of the touched directories that
-// live in a directory of another name: a change to that package elsewhere
-// cannot be scoped to see this directory.
-func layoutFindings(places map[string][]fbc.Place, root string, s *scope) []checks.Finding {
+// layoutFindings reports the blobs of the scope that sit outside their
+// package's home, <root>/<package>/. Under the default layout that is an
+// error: the scope of a change is found through the directories of its
+// packages' names, so a package elsewhere escapes the validation of a
+// change to it, and a reader of the tree cannot see whose it is. Under a
+// free layout it is a warning, and only for the directories the change
+// touches, where it tells the reader what the scope could not see.
+func layoutFindings(places map[string][]fbc.Place, root string, s *scope, free bool) []checks.Finding {
 	var out []checks.Finding
 	for pkg, ps := range places {
 		for _, p := range ps {
 			dir, _, nested := strings.Cut(p.File, "/")
-			if !nested || dir == pkg || !s.dirs[dir] || pkg == "" {
+			if pkg == "" || nested && dir == pkg {
 				continue
 			}
+			sev := checks.SeverityError
+			if free {
+				if !nested || s.all || !s.dirs[dir] {
+					continue
+				}
+				sev = checks.SeverityWarning
+			}
+			where := fmt.Sprintf("in directory %q", dir)
+			if !nested {
+				where = "directly in the catalog root"
+			}
 			out = append(out, checks.Finding{
-				Rule: RuleLayout, Severity: checks.SeverityWarning, File: path.Join(root, p.File), Line: p.Line, Package: pkg,
-				Message: fmt.Sprintf("package %q is in directory %q; keep each package in the directory of its name, where a change to it is validated with it", pkg, dir),
+				Rule: RuleLayout, Severity: sev, File: path.Join(root, p.File), Line: p.Line, Package: pkg,
+				Message: fmt.Sprintf("package %q is %s, not in %q; keep each package in the directory of its name, where a change to it is validated with it and its owners are found", pkg, where, path.Join(root, pkg)+"/"),
 			})
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -224,27 +225,92 @@ func TestOwners(t *testing.T) {
 	}
 }
 
-// TestFBCLayout: a touched directory holding a package of another name is
-// warned about at the package's blob, and the scope still reaches the
-// directory of that name.
+// TestFBCLayout: a blob outside its package's directory is an error on the
+// head (PK1), a warning when the base had it already or the policy allows
+// a free layout, and the scope still reaches the directory of its name.
 func TestFBCLayout(t *testing.T) {
-	base := map[string]string{"catalog/foo/catalog.yaml": fooCatalog}
-	head := map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/x/catalog.yaml": fooCatalog}
-	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: policy.Default()}
-	res := FBC{}.Run(context.Background(), in)
-	var layout, duplicate int
-	for _, f := range res.Findings {
-		switch {
-		case f.Rule == RuleLayout && f.File == "catalog/x/catalog.yaml" && f.Line == 2 && f.Severity == checks.SeverityWarning:
-			layout++
-		case f.Rule == "C2" && f.File == "catalog/x/catalog.yaml":
-			duplicate++
-		}
+	bar := strings.ReplaceAll(fooCatalog, "foo", "bar")
+	fooPkg := fooCatalog[:3+strings.Index(fooCatalog[3:], "---")]
+	free := policy.Default()
+	free.Catalog.Layout = policy.LayoutFree
+	tests := []struct {
+		name       string
+		base, head map[string]string
+		pol        *policy.Policy
+		// want is the severity of the layout finding in file, "" for
+		// none.
+		file string
+		want checks.Severity
+		// duplicate says the head defines foo twice.
+		duplicate bool
+	}{
+		{
+			name: "a package again in a directory of another name",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/x/catalog.yaml": fooCatalog},
+			file: "catalog/x/catalog.yaml", want: checks.SeverityError, duplicate: true,
+		},
+		{
+			name: "another package's blobs added to a package's file",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/bar/catalog.yaml": bar},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog + strings.ReplaceAll(fooPkg, "foo", "baz"), "catalog/bar/catalog.yaml": bar},
+			file: "catalog/foo/catalog.yaml", want: checks.SeverityError,
+		},
+		{
+			name: "a package directly in the root",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/baz.yaml": strings.ReplaceAll(fooCatalog, "foo", "baz")},
+			file: "catalog/baz.yaml", want: checks.SeverityError,
+		},
+		{
+			name: "a break already on the base stays a warning",
+			base: map[string]string{"catalog/x/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/x/catalog.yaml": fooCatalog, "catalog/x/notes.txt": "notes"},
+			file: "catalog/x/catalog.yaml", want: checks.SeverityWarning,
+		},
+		{
+			name: "a free layout warns",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/x/catalog.yaml": fooCatalog},
+			pol:  free,
+			file: "catalog/x/catalog.yaml", want: checks.SeverityWarning, duplicate: true,
+		},
+		{
+			name: "packages at home",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/bar/catalog.yaml": bar},
+		},
 	}
-	if layout != 1 || duplicate != 1 {
-		t.Errorf("findings = %+v, want one layout warning at catalog/x/catalog.yaml:2 and one duplicate package", res.Findings)
-	}
-	if !strings.Contains(res.Summary, "validated 2 of 2 package directories") {
-		t.Errorf("summary %q does not give the scope", res.Summary)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol := tt.pol
+			if pol == nil {
+				pol = policy.Default()
+			}
+			in := &Input{Change: diff(tt.base, tt.head, nil), Base: tree(tt.base), Head: tree(tt.head), Policy: pol}
+			res := FBC{}.Run(context.Background(), in)
+			var layout []checks.Severity
+			duplicate := false
+			for _, f := range res.Findings {
+				switch {
+				case f.Rule == RuleLayout && f.File == tt.file:
+					layout = append(layout, f.Severity)
+				case f.Rule == RuleLayout:
+					t.Errorf("unexpected layout finding %+v", f)
+				case f.Rule == "C2":
+					duplicate = true
+				}
+			}
+			var want []checks.Severity
+			if tt.want != "" {
+				want = []checks.Severity{tt.want}
+			}
+			if !slices.Equal(layout, want) || duplicate != tt.duplicate {
+				t.Errorf("layout findings %v, duplicate %v; want %v, %v\n%+v", layout, duplicate, want, tt.duplicate, res.Findings)
+			}
+			if tt.want == checks.SeverityError && res.Conclusion != checks.Failure {
+				t.Errorf("conclusion %s, want failure", res.Conclusion)
+			}
+		})
 	}
 }
