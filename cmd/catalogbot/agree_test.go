@@ -109,7 +109,40 @@ func agreeScenarios() []agreeScenario {
 		s.Advance(time.Minute)
 		return sha
 	}
+	// The blobs of bob's package bar an attacker writes into foo's file,
+	// and where the first of them lands.
+	barBlobs := bar[strings.Index(bar, "---\nschema: olm.channel"):]
+	barBlobs = strings.Replace(barBlobs, "bar.v1.0.0", "bar.v9.0.0", -1)
+	barBlobs = strings.Replace(barBlobs, "quay.io/example/bar-bundle:v1.0.0", "evil.example.com/bar-bundle:v9", 1)
+	barBlobs = strings.Replace(barBlobs, "version: 1.0.0", "version: 9.0.0", 1)
+	barBlobs = strings.Replace(barBlobs, "name: stable", "name: fast", 1)
+	barBlobs += "---\nschema: olm.deprecations\npackage: bar\nentries:\n  - reference:\n      schema: olm.package\n    message: use evil instead\n"
+	inFoo := fmt.Sprintf("catalog/foo/catalog.yaml:%d error PK1", strings.Count(fbctest.Foo, "\n")+2)
+	barBase := map[string]string{"catalog/bar/OWNERS": "approvers:\n  - bob\n", "catalog/bar/catalog.yaml": bar}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = v
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		return out
+	free := agreePolicy + "catalog:\n  layout: free\n"
 	return []agreeScenario{
+		{name: "foo's owner changes bar from foo's file", author: "alice", want: checks.Failure, reason: "the pull request is not approved", finding: inFoo,
+			base: barBase, head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + barBlobs}},
+		{name: "under a free layout, foo's owner still needs bar's", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
+			base: with(barBase, ".catalogbot.yaml", free), head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + barBlobs}},
+		{name: "under a free layout, bar's owner approves bar's blobs in foo's file", author: "alice", want: checks.Success, then: comment("bob", "/approve"),
+			base: with(barBase, ".catalogbot.yaml", free), head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + barBlobs}},
+		{name: "a stranger writes foo's blobs into an auto-approved directory", author: "mallory", want: checks.Failure, reason: "the pull request is not approved",
+			base: map[string]string{".catalogbot.yaml": free, "OWNERS": "approvers:\n  - root-admin\noptions:\n  auto_approve_unowned_subfolders: true\n"},
+			head: map[string]string{"catalog/evil/catalog.yaml": strings.ReplaceAll(barBlobs, "bar", "foo")}},
+		{name: "removing bar's blob from foo's directory", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
+			base: with(barBase, "catalog/foo/deprecations.yaml", barBlobs[strings.Index(barBlobs, "---\nschema: olm.deprecations"):]),
+			head: map[string]string{"catalog/foo/deprecations.yaml": githubtest.Delete}},
+		{name: "a package defined again from the author's own directory", author: "alice", want: checks.Failure, finding: inFoo,
+			base: map[string]string{"catalog/qux/catalog.yaml": strings.ReplaceAll(fbctest.Foo, "foo", "baz")},
+			head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + strings.ReplaceAll(fbctest.Foo, "foo", "baz")}},
 		{name: "an owner's change", author: "alice", head: bump, want: checks.Success},
 		{name: "a non-owner's change", author: "mallory", head: bump, want: checks.Failure, reason: "the pull request is not approved"},
 		{name: "approved by /approve", author: "mallory", head: bump, then: comment("alice", "/approve"), want: checks.Success},
