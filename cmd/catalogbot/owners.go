@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -216,11 +218,12 @@ type ownersCheckFlags struct {
 	approve                  []string
 	noSelfApproval, sticky   bool
 	bots, referenceLists     []string
+	roots                    []string
 	format                   ownersFormat
 }
 
 func newOwnersCheckCmd(a *app) *cobra.Command {
-	f := ownersCheckFlags{repo: ".", format: "text"}
+	f := ownersCheckFlags{repo: ".", format: "text", roots: []string{"catalog"}}
 	cmd := &cobra.Command{
 		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
 		Short: "Compute the approval state of a change between two commits",
@@ -241,12 +244,17 @@ Entries of catalog.yaml reference lists (catalog.yaml at the root, or the
 files given with --reference-list) are owned one by one, as
 <catalog name>/<entry>/index.yaml beside the list.
 
+Catalog content is owned by package as well: every blob under a catalog
+root (--catalog-root, default catalog) that the change adds, removes or
+changes needs the approvers of its package's directory,
+<root>/<package>/, wherever the blob sits.
+
 Output formats (-o):
   text  the verdict, each required OWNERS file with its paths and who
         approved them, what did not count and why, whom to ask
   json  {"approved": true|false, "reason", "files", "required",
         "unapproved", "suggested", "approvers", "notCounted", "findings",
-        ...}
+        "packages", ...}
 
 Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 		Example: `  catalogbot owners check --base origin/main --head HEAD --author alice
@@ -277,6 +285,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.BoolVar(&f.sticky, "sticky-approvals", false, "let approvals of earlier commits count")
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
 	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml)")
+	fl.StringArrayVar(&f.roots, "catalog-root", f.roots, "a directory holding a File-Based Catalog, one package per directory below it (repeatable)")
 	fl.VarP(&f.format, "output", "o", "output format: text or json")
 	return cmd
 }
@@ -331,6 +340,15 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	if err != nil {
 		return err
 	}
+	roots := make([]string, len(f.roots))
+	for i, r := range f.roots {
+		// As the policy writes roots: slash-separated, no trailing slash.
+		roots[i] = path.Clean(strings.ReplaceAll(r, `\`, "/"))
+	}
+	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, roots)
+	if err != nil {
+		return err
+	}
 	st := repo.Evaluate(owners.Input{
 		Change:    c,
 		Approvals: approvals,
@@ -340,8 +358,9 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 			Bots:            f.bots,
 			ReferenceLists:  f.referenceLists,
 		},
-		Base: baseFS,
-		Head: headFS,
+		Base:     baseFS,
+		Head:     headFS,
+		Packages: pkgs,
 	})
 	a.log.Debug("evaluated approvals", "base", c.BaseSHA, "head", c.HeadSHA, "files", len(c.Files),
 		"owners files", len(repo.Files()), "approved", st.Approved, "took", time.Since(start))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 )
 
 const ownersBundle = `apiVersion: operators.coreos.com/v1alpha1
@@ -151,6 +152,36 @@ func TestOwnersCheck(t *testing.T) {
 				ownersGolden(t, tt.golden, res.stdout)
 			}
 		})
+	}
+}
+
+// TestOwnersCheckPackages: a blob of bar written from foo's directory
+// needs bar's approvers, and the text names the package, its home and
+// whom it needs.
+func TestOwnersCheckPackages(t *testing.T) {
+	r := changetest.NewRepo(t)
+	bar := strings.ReplaceAll(fbctest.Foo, "foo", "bar")
+	base := r.Commit("base", map[string]string{
+		"OWNERS":                 "approvers:\n  - root-admin\n",
+		"lists/foo/OWNERS":       "approvers:\n  - alice\n",
+		"lists/foo/catalog.yaml": fbctest.Foo,
+		"lists/bar/OWNERS":       "approvers:\n  - bob\n",
+		"lists/bar/catalog.yaml": bar,
+	})
+	r.Branch("pr", base)
+	r.Commit("deprecate bar", map[string]string{
+		"lists/foo/catalog.yaml": fbctest.Foo + "---\nschema: olm.deprecations\npackage: bar\nentries:\n  - reference:\n      schema: olm.package\n    message: gone\n",
+	})
+	r.Checkout("main")
+	check := []string{"owners", "check", "--repo", r.Dir, "--base", "main", "--head", "pr", "--author", "alice", "--catalog-root", "lists/"}
+	res := ownersCLI(t, t.TempDir(), check...)
+	want := "package bar (home lists/bar/; blob 1 added in lists/foo/catalog.yaml): needs bob"
+	if res.code != exitInvalid || !strings.Contains(res.stdout, want) {
+		t.Errorf("exit %d, want %d with %q:\n%s%s", res.code, exitInvalid, want, res.stdout, res.stderr)
+	}
+	res = ownersCLI(t, t.TempDir(), append(check, "--approve", "bob")...)
+	if res.code != exitOK {
+		t.Errorf("with bob's approval: exit %d, want %d:\n%s%s", res.code, exitOK, res.stdout, res.stderr)
 	}
 }
 
