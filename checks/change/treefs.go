@@ -543,3 +543,14 @@ func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	d.offset += n
 	return slices.Clone(rest[:n]), nil
 }
+
+// ObjectID returns the git object id of a file or directory of a tree
+// from TreeFS, as fs.Stat or a directory entry's Info describes it: a
+// directory's id names its whole content exactly. ok is false for a file
+// of any other file system.
+func ObjectID(fi fs.FileInfo) (id string, ok bool) {
+	if h, isHash := fi.Sys().(plumbing.Hash); isHash && !h.IsZero() {
+		return h.String(), true
+	}
+	return "", false
+}

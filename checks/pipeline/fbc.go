@@ -132,6 +132,13 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		}
 	}
 	s := &scope{dirs: dirs, touched: len(dirs), total: len(existing), all: rootFile}
+	if !s.all && baseFS != nil {
+		// Directories the change leaves alone are the same on both
+		// sides; those it touches are in the scope already.
+		if s.holders, err = packageIndex(ctx, baseFS); err != nil {
+			return nil, nil, "", err
+		}
+	}
 
 	// validate runs the scope on both sides and returns the package names
 	// found; grow ends with a run of the final scope, which is the result.

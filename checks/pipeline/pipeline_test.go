@@ -149,6 +149,16 @@ func TestFBC(t *testing.T) {
 			wantSev: map[string]checks.Severity{"catalog/foo/catalog.yaml": checks.SeverityError},
 		},
 		{
+			name: "a package kept in another directory on the base, defined again in its own",
+			base: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/qux/catalog.yaml": strings.ReplaceAll(fooCatalog, "foo", "baz")},
+			head: map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/qux/catalog.yaml": strings.ReplaceAll(fooCatalog, "foo", "baz"),
+				"catalog/baz/catalog.yaml": strings.ReplaceAll(fooCatalog, "foo", "baz")},
+			want: checks.Failure,
+			// The base's baz in qux joins the scope through the package
+			// index, and the whole catalog's duplicate is found there.
+			wantSev: map[string]checks.Severity{"catalog/qux/catalog.yaml": checks.SeverityError},
+		},
+		{
 			name: "no root",
 			base: map[string]string{"README.md": "x"},
 			head: map[string]string{"README.md": "y"},

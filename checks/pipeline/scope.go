@@ -21,12 +21,13 @@ import (
 // for it as validating the whole: opm's rules relate blobs only through
 // package names (a package defined twice, the channels and bundles of a
 // package, replaces and skips within it), and the scope holds every
-// directory where a blob of its packages can be. What is left out is
-// untouched on both sides of the change, so its problems are pre-existing
-// by definition and are not re-reported. A touched directory that holds a
-// package of another name breaks the layout; the fbc check warns about it,
-// since the directory of that name is then all the scope can see of the
-// package.
+// directory where a blob of its packages is: the directories of their
+// names, and those of the base that hold them under another name (the
+// package index, see packageIndex). What is left out is untouched on both
+// sides of the change and shares no package with it, so its problems are
+// pre-existing by definition and are not re-reported: the verdict is that
+// of the whole head catalog. A blob outside the directory of its package's
+// name breaks the layout, which the fbc check reports (PK1).
 type scope struct {
 	// all means the whole root: a change to a file directly in the root,
 	// such as .indexignore, whose patterns apply everywhere.
@@ -37,6 +38,9 @@ type scope struct {
 	touched int
 	// total counts the directories of the root.
 	total int
+	// holders are, by package name, the directories of the base whose
+	// blobs mention the package (see packageIndex); nil when unknown.
+	holders map[string][]string
 }
 
 // touchedDirs returns the directories directly below root that the change
@@ -83,7 +87,8 @@ func packageDirs(fsys fs.FS, root string) (map[string]bool, error) {
 	return dirs, nil
 }
 
-// grow adds to s the directory of every package name of the scope, and
+// grow adds to s the directory of every package name of the scope and
+// every directory of the base that holds one of those packages, and
 // repeats with the names those bring in, until nothing more joins. names
 // validates the current scope and returns its package names; grow always
 // ends with a call for the final scope.
@@ -98,6 +103,12 @@ func (s *scope) grow(existing map[string]bool, names func(*scope) ([]string, err
 			if existing[n] && !s.dirs[n] {
 				s.dirs[n] = true
 				joined = true
+			}
+			for _, d := range s.holders[n] {
+				if !s.dirs[d] {
+					s.dirs[d] = true
+					joined = true
+				}
 			}
 		}
 		if !joined {
