@@ -100,7 +100,25 @@ func TestPackageOwnership(t *testing.T) {
 		// free sets catalog.layout: free, so that only ownership
 		// stands in the way.
 		free bool
+		// rule is the error the fbc check must report; PK1 when the
+		// check fails and it is "".
+		rule string
 	}{
+		{
+			name: "a package the base keeps elsewhere, defined again at home",
+			edit: func(base, head fstest.MapFS) {
+				baz := strings.ReplaceAll(string(head["catalog/bar/catalog.yaml"].Data), "bar", "baz")
+				for _, fs := range []fstest.MapFS{base, head} {
+					fs["OWNERS"] = &fstest.MapFile{Data: []byte("approvers: [root-owner]\noptions:\n  auto_approve_unowned_subfolders: true\n")}
+					fs["catalog/qux/catalog.yaml"] = &fstest.MapFile{Data: []byte(baz)}
+				}
+				head["catalog/baz/catalog.yaml"] = &fstest.MapFile{Data: []byte(baz)}
+			},
+			author: "mallory",
+			needs:  []string{"package baz (home catalog/baz/; blobs 3 added in catalog/baz/catalog.yaml): needs no approval"},
+			fbc:    checks.Failure,
+			rule:   "C2",
+		},
 		{
 			name: "foo's owner adds a channel, a bundle and a deprecation of bar from foo's file",
 			edit: func(_, head fstest.MapFS) {
@@ -257,11 +275,15 @@ func TestPackageOwnership(t *testing.T) {
 				t.Errorf("fbc = %s, want %s", got, tc.fbc)
 			}
 			if tc.fbc == checks.Failure {
+				rule := tc.rule
+				if rule == "" {
+					rule = pipeline.RuleLayout
+				}
 				i := slices.IndexFunc(o.Report.Results, func(r checks.Result) bool { return r.Name == pipeline.FBCName })
 				if !slices.ContainsFunc(o.Report.Results[i].Findings, func(f checks.Finding) bool {
-					return f.Rule == pipeline.RuleLayout && f.Severity == checks.SeverityError
+					return f.Rule == rule && f.Severity == checks.SeverityError
 				}) {
-					t.Errorf("no PK1 error: %+v", o.Report.Results[i].Findings)
+					t.Errorf("no %s error: %+v", rule, o.Report.Results[i].Findings)
 				}
 			}
 		})
