@@ -123,9 +123,12 @@ func agreeScenarios() []agreeScenario {
 		out := map[string]string{}
 		for k, v := range m {
 			out[k] = v
+		}
 		for i := 0; i < len(kv); i += 2 {
 			out[kv[i]] = kv[i+1]
+		}
 		return out
+	}
 	free := agreePolicy + "catalog:\n  layout: free\n"
 	return []agreeScenario{
 		{name: "foo's owner changes bar from foo's file", author: "alice", want: checks.Failure, reason: "the pull request is not approved", finding: inFoo,
