@@ -273,18 +273,23 @@ func (s *mdState) scanInline(line string) {
 			}
 			i += 1 + j
 		case c == '~':
-			// A strikethrough (GitHub's ~~ or ~) left open crosses out
-			// what follows.
+			// A strikethrough (GitHub's ~~ or ~) may cross out what
+			// follows, up to a closing run on a later line of the
+			// paragraph. Whether a run opens or closes depends on the
+			// characters around it (CommonMark's flanking rules, with
+			// Unicode punctuation and invalid bytes), so any run of one
+			// or two makes the rest of the paragraph unsure rather than
+			// being paired here: a command after a tilde in the same
+			// paragraph is missed, never one a reader sees struck out.
 			n := 1
 			for i+n < len(line) && line[i+n] == '~' {
 				n++
 			}
-			j := closingRunOf(line[i+n:], '~', n)
-			if j < 0 {
+			if n <= 2 {
 				s.unsure = true
 				return
 			}
-			i += n + j + n - 1
+			i += n - 1
 		case c == '[':
 			j := strings.IndexByte(line[i+1:], ']')
 			if j < 0 {

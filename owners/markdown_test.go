@@ -43,6 +43,9 @@ func TestCommandsAsRead(t *testing.T) {
 		{"reference definition title", "[a]: http://x \"title\n/approve\n\"", nil},
 		{"table row", "| a | b |\n|---|---|\n/approve | x", nil},
 		{"strikethrough across lines", "~~not\n/approve\nthis~~", nil},
+		{"a tilde run that cannot close", "~\xca\xca~0\n/Approve\n0~", nil},
+		{"a tilde earlier in the paragraph", "about ~5 minutes\n/approve", nil},
+		{"a tilde in an earlier paragraph", "about ~5 minutes\n\n/approve", []int{3}},
 		{"escaped slash is not a command", "\\/approve", nil},
 		{"CRLF", "ok\r\n/approve\r\n", []int{2}},
 	}
