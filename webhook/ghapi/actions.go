@@ -180,7 +180,7 @@ func (a *Actions) Events(ctx context.Context, number int, headSHA string) ([]own
 	client.BaseURL = base
 	// The Action sees no edit deliveries: an edited comment counts
 	// for nothing here.
-	return Events(ctx, client, owner, name, number, headSHA, nil)
+	return Events(ctx, client, owner, name, number, headSHA, nil, nil)
 }
 
 // SplitWords splits an Action's free-form argument string into words. A

@@ -25,16 +25,29 @@ type EditLog interface {
 	ReviewEditor(id int64) (login string, edited bool)
 }
 
+// HeadLog is what a front end saw of pushes to pull requests: the
+// pull_request "opened", "synchronize" and "reopened" deliveries, signed by
+// GitHub, which name the pull request, its new head and GitHub's time of
+// the change (pull_request.updated_at). The timeline gives no time for an
+// ordinary push; a delivery does.
+type HeadLog interface {
+	// HeadSince returns when a delivery said that sha became the head of
+	// pull request number, the latest such time when there were several.
+	HeadSince(number int, sha string) (at time.Time, ok bool)
+}
+
 // Events returns the conversation of pull request number as owners.Events:
 // every review and every issue comment, all pages of each, in time order.
 // Each event is bound to the head commit it was given on, because an
 // approval covers only the commit its author saw:
 //
 //   - a review carries its own commit (commit_id);
-//   - a comment carries none, so it is bound to headSHA only when the pull
-//     request's own timeline shows it was posted (or last edited) after
-//     headSHA became this pull request's head (see headSince), and
-//     otherwise to "", with the reason in Unbound.
+//   - a comment carries none, so it is bound to headSHA only when it was
+//     posted (or last edited) after headSHA became this pull request's
+//     head, by the pull request's own timeline or by heads, what GitHub's
+//     deliveries said of this pull request's pushes (see headSince), and
+//     otherwise to "", with the reason in Unbound. heads is nil where no
+//     deliveries come (the Action).
 //
 // Nothing another pull request or branch can create takes part: not check
 // suites (which belong to a commit wherever it was pushed), not commit
@@ -49,12 +62,19 @@ type EditLog interface {
 // date the approval before the push it approves. Bots keep their "[bot]"
 // login (added when GitHub left it out), so that owners.ReadEvents
 // ignores them.
-func Events(ctx context.Context, c *github.Client, owner, repo string, number int, headSHA string, edits EditLog) ([]owners.Event, error) {
+func Events(ctx context.Context, c *github.Client, owner, repo string, number int, headSHA string, edits EditLog, heads HeadLog) ([]owners.Event, error) {
 	timeline, err := listTimeline(ctx, c, owner, repo, number)
 	if err != nil {
 		return nil, err
 	}
-	since, bound, unbound := headSince(timeline, headSHA)
+	var pushed *time.Time
+	if heads != nil {
+		pushed = new(time.Time)
+		if at, ok := heads.HeadSince(number, headSHA); ok && headSHA != "" {
+			*pushed = at
+		}
+	}
+	since, bound, unbound := headSince(timeline, headSHA, pushed)
 	var events []owners.Event
 
 	ropts := &github.ListOptions{PerPage: 100}
@@ -147,27 +167,32 @@ func listTimeline(ctx context.Context, c *github.Client, owner, repo string, num
 	return all, nil
 }
 
-// headSince says since when head has been the pull request's head, by its
-// own timeline (spec/owners.md section 2, rule 12): a comment counts for
-// head only when it was written after that moment. ok is false, with the
-// reason, when the timeline cannot establish it; no comment is then bound.
+// headSince says since when head has been the pull request's head (spec/
+// owners.md section 2, rule 12): a comment counts for head only when it was
+// written after that moment. ok is false, with the reason, when it cannot
+// be established; no comment is then bound.
 //
 // The timeline records force-pushes with the new head and GitHub's time
 // (head_ref_force_pushed), and commits (committed) with their SHA but no
 // push time; a commit's dates are its maker's to choose, and the timeline
 // orders commits by them, so neither the dates nor the order say when a
-// commit arrived. So:
+// commit arrived. pushed is what deliveries said: nil where none come (the
+// Action), zero when none named head for this pull request (as after a
+// restart), else GitHub's time when head became its head. So:
 //
-//   - when the latest force-push moved the head to head, head has been the
-//     head since that force-push, even when head existed before (on this
-//     pull request or elsewhere): an approval given on a later head, or
+//   - the latest head change counts: when the latest force-push moved the
+//     head to head, head has been the head since that force-push, even
+//     when head existed before (on this pull request or elsewhere) or a
+//     delivery named it earlier: an approval given on a later head, or
 //     before the force-push, does not carry over;
-//   - when the latest force-push went elsewhere, head came after it by an
-//     ordinary push whose time is unknown;
+//   - otherwise, when a delivery said head became the head and no
+//     force-push came after it, head has been the head since then;
+//   - when the latest force-push went elsewhere, after any such delivery,
+//     head came after it by an ordinary push whose time is unknown;
 //   - without force-pushes, a pull request whose only commit is head has
 //     had it as its head since it was opened, so every comment is after;
 //     with more commits head may have been pushed at any time.
-func headSince(timeline []*github.Timeline, head string) (since time.Time, ok bool, why string) {
+func headSince(timeline []*github.Timeline, head string, pushed *time.Time) (since time.Time, ok bool, why string) {
 	const push = "approve with a review, which names the commit it approves"
 	if head == "" {
 		return time.Time{}, false, "the head commit is unknown, so no comment can be tied to it"
@@ -188,19 +213,28 @@ func headSince(timeline []*github.Timeline, head string) (since time.Time, ok bo
 			}
 		}
 	}
+	// Why an ordinary push has no known time: the Action is told of no
+	// pushes, the App only of those since it started.
+	unknown := "its timeline does not say when, and the Action is told of no pushes"
+	if pushed != nil {
+		unknown = "its timeline does not say when, and no push delivery for it has reached the App since it started"
+	}
+	delivered := pushed != nil && !pushed.IsZero()
 	switch {
 	case last != nil && last.CreatedAt == nil:
 		return time.Time{}, false, "the pull request's timeline records a force-push without a time; " + push
+	case delivered && (last == nil || !last.GetCreatedAt().Time.After(*pushed)):
+		return *pushed, true, ""
 	case last != nil && strings.EqualFold(last.GetCommitID(), head):
 		return last.GetCreatedAt().Time, true, ""
 	case last != nil:
-		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after a force-push, and the pull request's timeline does not say when; %s",
-			shortSHA(head), push)
+		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after a force-push, and %s; %s",
+			shortSHA(head), unknown, push)
 	case len(commits) == 1 && strings.EqualFold(commits[0], head):
 		return time.Time{}, true, ""
 	case slices.ContainsFunc(commits, func(s string) bool { return strings.EqualFold(s, head) }):
-		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after the pull request was opened, and its timeline does not say when; %s",
-			shortSHA(head), push)
+		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after the pull request was opened, and %s; %s",
+			shortSHA(head), unknown, push)
 	}
 	return time.Time{}, false, fmt.Sprintf("the head %s is not in the pull request's timeline; %s", shortSHA(head), push)
 }

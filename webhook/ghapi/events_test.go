@@ -183,7 +183,7 @@ func TestEvents(t *testing.T) {
 		81: {by: "erin"},               // erin's review, edited by erin
 		83: {by: "mallory"},            // ivan's review, its body edited by mallory
 	}
-	got, err := Events(context.Background(), c, "o", "r", 7, evHead, log)
+	got, err := Events(context.Background(), c, "o", "r", 7, evHead, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +257,12 @@ func TestHeadSince(t *testing.T) {
 		// comment is when a comment was written, bound whether it is
 		// then bound to head.
 		comment string
-		bound   bool
-		why     string
+		// pushed is what deliveries said of head: "" none come (the
+		// Action), "none" none named it (the App after a restart), else
+		// when GitHub said head became this pull request's head.
+		pushed string
+		bound  bool
+		why    string
 	}{
 		{name: "the only commit since opening", timeline: []*github.Timeline{commit(a)}, head: a, comment: "09:00", bound: true},
 		// The attack of issue 13: B approved, then force-pushed to X,
@@ -284,6 +288,30 @@ func TestHeadSince(t *testing.T) {
 		// looks like any other push: its time is unknown.
 		{name: "pushed after opening", head: x, comment: "11:00", why: "was pushed after the pull request was opened",
 			timeline: []*github.Timeline{commit(b), commit(x)}},
+		// What the App's push deliveries add: an ordinary push's time.
+		{name: "a comment after an ordinary push (App)", head: x, comment: "10:06", pushed: "10:05", bound: true,
+			timeline: []*github.Timeline{commit(b), commit(x)}},
+		{name: "a comment before an ordinary push (App)", head: x, comment: "10:04", pushed: "10:05",
+			timeline: []*github.Timeline{commit(b), commit(x)}},
+		{name: "a comment in the push's own second (App)", head: x, comment: "10:05", pushed: "10:05",
+			timeline: []*github.Timeline{commit(b), commit(x)}},
+		{name: "an ordinary push after a force-push (App)", head: x, comment: "11:00", pushed: "10:30", bound: true,
+			timeline: []*github.Timeline{commit(b), force(a, "10:01"), commit(x)}},
+		// A force-push after the delivered push is the latest head
+		// change: back to head, it dates head; elsewhere, head came
+		// back by a push the App was not told of.
+		{name: "force-pushed back to head after its delivery (App)", head: x, comment: "10:20", pushed: "10:05",
+			timeline: []*github.Timeline{commit(b), commit(x), force(a, "10:10"), force(x, "10:30")}},
+		{name: "a comment after a force-push back to head (App)", head: x, comment: "10:31", pushed: "10:05", bound: true,
+			timeline: []*github.Timeline{commit(b), commit(x), force(a, "10:10"), force(x, "10:30")}},
+		{name: "force-pushed away after its delivery (App)", head: x, comment: "11:00", pushed: "10:05", why: "no push delivery for it has reached the App",
+			timeline: []*github.Timeline{commit(b), commit(x), force(a, "10:10"), commit(x)}},
+		{name: "a push delivery later than the force-push to head (App)", head: x, comment: "10:20", pushed: "10:30",
+			timeline: []*github.Timeline{commit(b), force(x, "10:10")}},
+		{name: "no delivery since a restart (App)", head: x, comment: "11:00", pushed: "none", why: "no push delivery for it has reached the App since it started",
+			timeline: []*github.Timeline{commit(b), commit(x)}},
+		{name: "no deliveries at all (Action)", head: x, comment: "11:00", why: "the Action is told of no pushes",
+			timeline: []*github.Timeline{commit(b), commit(x)}},
 		{name: "not in the timeline", head: x, comment: "11:00", why: "is not in the pull request's timeline",
 			timeline: []*github.Timeline{commit(b)}},
 		{name: "an empty timeline", head: x, comment: "11:00", why: "is not in the pull request's timeline"},
@@ -291,7 +319,16 @@ func TestHeadSince(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			since, ok, why := headSince(tt.timeline, tt.head)
+			var pushed *time.Time
+			switch tt.pushed {
+			case "":
+			case "none":
+				pushed = new(time.Time)
+			default:
+				at := evAt(tt.pushed)
+				pushed = &at
+			}
+			since, ok, why := headSince(tt.timeline, tt.head, pushed)
 			bound := ok && evAt(tt.comment).After(since)
 			if bound != tt.bound {
 				t.Errorf("a comment at %s bound = %v, want %v (since %v, ok %v, %q)", tt.comment, bound, tt.bound, since, ok, why)
@@ -320,7 +357,7 @@ func TestEventsErrors(t *testing.T) {
 				}
 			}
 			c, _ := eventServer(t, pages)
-			_, err := Events(context.Background(), c, "o", "r", 7, evHead, nil)
+			_, err := Events(context.Background(), c, "o", "r", 7, evHead, nil, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "404") {
 				t.Errorf("err = %v, want it to say %q and 404", err, tt.want)
 			}
@@ -334,4 +371,60 @@ func evLines(events []owners.Event) string {
 		fmt.Fprintf(&b, "  %+v\n", e)
 	}
 	return b.String()
+}
+
+// heads is a HeadLog: pull request number and head to when a delivery
+// said it became the head.
+type heads map[string]time.Time
+
+func (h heads) HeadSince(number int, sha string) (time.Time, bool) {
+	at, ok := h[strconv.Itoa(number)+"/"+sha]
+	return at, ok
+}
+
+// TestEventsHeads: after an ordinary push only a delivery for this pull
+// request and this very head dates it, and only comments after it count.
+func TestEventsHeads(t *testing.T) {
+	pages := map[string]map[string]string{}
+	for k, v := range eventPages {
+		pages[k] = v
+	}
+	// evOld, then evHead by an ordinary push: no time in the timeline.
+	pages["/repos/o/r/issues/7/timeline"] = map[string]string{"": `[` + tlCommit(evOld, "2024-05-01T08:00:00Z") + `,` + tlCommit(evHead, "2024-05-01T08:01:00Z") + `]`}
+	tests := []struct {
+		name  string
+		heads HeadLog
+		want  string // the users whose comments are bound to evHead
+		why   string // the reason of the unbound ones
+	}{
+		{name: "the push delivered", heads: heads{"7/" + evHead: evAt("10:00")},
+			want: "[bob carol catalogbot[bot] helper[bot] gina hank]", why: "before the head 1111111 became this pull request's head"},
+		{name: "another pull request's push of the head", heads: heads{"8/" + evHead: evAt("10:00")},
+			want: "[]", why: "no push delivery for it has reached the App"},
+		{name: "a push of another head", heads: heads{"7/" + evOld: evAt("10:00")},
+			want: "[]", why: "no push delivery for it has reached the App"},
+		{name: "no deliveries (Action)", want: "[]", why: "the Action is told of no pushes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := eventServer(t, pages)
+			got, err := Events(context.Background(), c, "o", "r", 7, evHead, nil, tt.heads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bound []string
+			for _, e := range got {
+				switch {
+				case e.ReviewState != "":
+				case e.CommitSHA == evHead:
+					bound = append(bound, e.User)
+				case !strings.Contains(e.Unbound, tt.why):
+					t.Errorf("%s's comment: unbound %q, want it to say %q", e.User, e.Unbound, tt.why)
+				}
+			}
+			if fmt.Sprint(bound) != tt.want {
+				t.Errorf("bound to the head: %v, want %s", bound, tt.want)
+			}
+		})
+	}
 }

@@ -65,6 +65,8 @@ type App struct {
 
 	// edits are the comment edits the App was told of.
 	edits editLog
+	// heads are the head changes of pull requests the App was told of.
+	heads headLog
 
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
@@ -152,10 +154,13 @@ func (a *App) Ready() error {
 }
 
 // Observe notes what a delivery alone says, for the reconciles to come:
-// who edited a comment. The server calls it for every job before the queue
+// who edited a comment, and when a pull request's head became its head. The server calls it for every job before the queue
 // may coalesce it away (webhook.ServerOptions.Observe); Process calls it
 // too, for jobs that come another way.
-func (a *App) Observe(job webhook.Job) { a.edits.record(job) }
+func (a *App) Observe(job webhook.Job) {
+	a.edits.record(job)
+	a.heads.record(job)
+}
 
 // Process does one job. It implements Processor.
 //

@@ -131,7 +131,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return false, a.fail("github", err)
 	}
 
-	events, err := ghapi.Events(ctx, r.gh, r.owner, r.name, r.number, head, a.edits.forRepo(r.job.Key.Repo))
+	events, err := ghapi.Events(ctx, r.gh, r.owner, r.name, r.number, head, a.edits.forRepo(r.job.Key.Repo), a.heads.forRepo(r.job.Key.Repo))
 	if err != nil {
 		return false, a.fail("github", err)
 	}
