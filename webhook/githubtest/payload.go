@@ -36,6 +36,10 @@ type PayloadArgs struct {
 	ReviewID   int64  // pull_request_review; default the PR's latest review
 	CheckRunID int64  // check_run; default the latest run on the PR's head
 	Label      string // pull_request labeled/unlabeled
+	// HeadChange, for pull_request opened and synchronize, is the head
+	// change (from PR.HeadChanges) to deliver: its head, time and old
+	// head stand in for the PR's current ones, as when GitHub sent it.
+	HeadChange *HeadChange
 
 	// push: Ref defaults to the default branch, After to its tip, Before to After's first parent.
 	Ref, Before, After string
@@ -157,6 +161,17 @@ func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadAr
 		}
 		p["number"] = pr.Number
 		s.mergePull(p, pr)
+		if hc := a.HeadChange; hc != nil {
+			pull := p["pull_request"].(map[string]any)
+			head, _ := pull["head"].(obj)
+			if head == nil {
+				return fmt.Errorf("pull_request payload has no head")
+			}
+			head["sha"], pull["updated_at"] = hc.SHA, ts(hc.At)
+			if hc.Action == "synchronize" {
+				p["before"], p["after"] = hc.Before, hc.SHA
+			}
+		}
 		if a.Label != "" {
 			p["label"] = s.labelJSON(r, a.Label)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
@@ -161,5 +162,38 @@ func TestDeliverSignsLikeGitHub(t *testing.T) {
 	s.Deliver(t, receiver.URL, "s3cret", "push", body, "fixed-id")
 	if d := <-deliveries; d.header.Get("X-GitHub-Delivery") != "fixed-id" {
 		t.Errorf("delivery id %q, want the given one", d.header.Get("X-GitHub-Delivery"))
+	}
+}
+
+// TestHeadChangePayloads: each head change is delivered as GitHub sent it
+// then, with that head and that time, whatever the PR's state now.
+func TestHeadChangePayloads(t *testing.T) {
+	s, repo := newRepo(t)
+	repo.Commit("feature", map[string]string{"catalog/b/index.yaml": "name: b2\n"}, "b2")
+	pr := repo.OpenPR("bob", "feature", "main")
+	opened := pr.HeadSHA()
+	s.Advance(time.Minute)
+	second := pr.Push(map[string]string{"catalog/b/index.yaml": "name: b3\n"}, "b3")
+	s.Advance(time.Minute)
+	pr.Push(map[string]string{"catalog/b/index.yaml": "name: b4\n"}, "b4")
+	s.Advance(time.Minute)
+	repo.Comment(pr.Number, "alice", "later")
+
+	hc := pr.HeadChanges()
+	if len(hc) != 3 || hc[0].Action != "opened" || hc[0].SHA != opened || hc[1].Action != "synchronize" ||
+		hc[1].Before != opened || hc[1].SHA != second || !hc[1].At.After(hc[0].At) || !hc[2].At.After(hc[1].At) {
+		t.Fatalf("head changes: %+v", hc)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(s.Payload("pull_request", "synchronize", githubtest.PayloadArgs{Repo: repo, PR: pr.Number, HeadChange: &hc[1]}), &p); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]any{
+		"action": "synchronize", "number": float64(pr.Number), "pull_request.head.sha": second,
+		"pull_request.updated_at": hc[1].At.UTC().Format(time.RFC3339), "before": opened, "after": second,
+	} {
+		if got := field(t, p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
 	}
 }

@@ -60,6 +60,25 @@ type PR struct {
 	// timeline are the PR's commits and force-pushes, in the order
 	// GitHub's timeline lists them.
 	timeline []timelineEvent
+	// headChanges are the head changes GitHub delivers as pull_request
+	// events, in order.
+	headChanges []HeadChange
+}
+
+// HeadChange is a change of a PR's head as GitHub delivers it: a
+// pull_request "opened" or "synchronize" event naming the new head, at
+// GitHub's time of the change (the payload's pull_request.updated_at).
+// Tests replay the ones they want delivered with PayloadArgs.HeadChange.
+type HeadChange struct {
+	Action      string // "opened" or "synchronize"
+	Before, SHA string // the old head ("" when opened) and the new
+	At          time.Time
+}
+
+// HeadChanges are the PR's head changes so far, oldest first.
+func (pr *PR) HeadChanges() (hc []HeadChange) {
+	pr.locked(func() { hc = append(hc, pr.headChanges...) })
+	return hc
 }
 
 // timelineEvent is a committed or a head_ref_force_pushed event of a PR's
@@ -283,6 +302,7 @@ func (r *Repo) moveBranch(branch string, sha plumbing.Hash) error {
 			if err := pr.recordPushLocked(before, sha); err != nil {
 				return err
 			}
+			pr.headChanges = append(pr.headChanges, HeadChange{Action: "synchronize", Before: pr.headSHA, SHA: sha.String(), At: r.s.now()})
 			pr.headSHA = sha.String()
 			pr.updated = r.s.now()
 			if err := r.st.SetReference(plumbing.NewHashReference(pullRef(pr.Number), sha)); err != nil {
@@ -400,6 +420,7 @@ func (r *Repo) OpenPR(author, head, base string) *PR {
 		r: r, Number: r.nextNumber, ID: r.s.newID(), author: author, headRef: head, baseRef: base,
 		headSHA: sha.String(), state: "open", title: "Update from " + head, created: now, updated: now,
 	}
+	pr.headChanges = []HeadChange{{Action: "opened", SHA: pr.headSHA, At: now}}
 	r.nextNumber++
 	r.prs[pr.Number] = pr
 	if err := r.st.SetReference(plumbing.NewHashReference(pullRef(pr.Number), sha)); err != nil {
@@ -524,6 +545,33 @@ func (r *Repo) PR(number int) *PR {
 		r.s.t.Fatalf("githubtest: no pull request #%d in %s", number, r.FullName())
 	}
 	return pr
+}
+
+// PRs are the repository's pull requests, open and closed, by number.
+func (r *Repo) PRs() []*PR {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	prs := make([]*PR, 0, len(r.prs))
+	for _, pr := range r.prs {
+		prs = append(prs, pr)
+	}
+	slices.SortFunc(prs, func(a, b *PR) int { return a.Number - b.Number })
+	return prs
+}
+
+// SetBranch points branch at sha, an existing commit, creating the branch
+// if need be, as a push does; open pull requests from it follow.
+func (r *Repo) SetBranch(branch, sha string) {
+	r.s.t.Helper()
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	h := plumbing.NewHash(sha)
+	if _, err := object.GetCommit(r.st, h); err != nil {
+		r.s.t.Fatalf("githubtest: SetBranch %s: no commit %s: %v", branch, sha, err)
+	}
+	if err := r.moveBranch(branch, h); err != nil {
+		r.s.t.Fatalf("githubtest: SetBranch %s: %v", branch, err)
+	}
 }
 
 // Push adds a commit to the PR's head branch; the head moves to it. It returns the new head SHA.
