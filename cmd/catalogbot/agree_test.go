@@ -55,10 +55,14 @@ type agreeScenario struct {
 	// know different things by design: the App is told who edits a
 	// comment, the Action is not. The two are then not compared.
 	actionWant checks.Conclusion
+	// missed is how many of the pull request's last head changes the
+	// App was never told of (a lost delivery, or one before a restart).
+	missed int
 }
 
 func agreeScenarios() []agreeScenario {
 	bump := map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v1.0.1", 1)}
+	bump2 := map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v1.0.2", 1)}
 	bar := strings.ReplaceAll(fbctest.Foo, "foo", "bar")
 	// Comments come a minute after the push they are about: GitHub's
 	// clock is in whole seconds, and a comment in the push's own second
@@ -210,6 +214,36 @@ func agreeScenarios() []agreeScenario {
 				s.Advance(time.Minute)
 				pr.ForcePush(x)
 			}},
+		// An ordinary push has no time in the timeline; the App dates it
+		// by GitHub's synchronize delivery, the Action cannot.
+		{name: "an owner's /approve after an ordinary push approves (App)", author: "mallory", head: bump,
+			want: checks.Success, actionWant: checks.Failure,
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				s.Advance(time.Minute)
+				pr.Push(bump2, "another bump")
+				comment("alice", "/approve")(s, r, pr)
+			}},
+		{name: "a comment written before the synchronize push does not count for the new head", author: "mallory", head: bump,
+			want: checks.Failure, reason: "the pull request is not approved",
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				comment("alice", "/approve")(s, r, pr)
+				s.Advance(time.Minute)
+				pr.Push(bump2, "another bump")
+			}},
+		// Another pull request pushed X before alice approved this one;
+		// this one fast-forwarded to X after, and that delivery was
+		// lost. The other's delivery names X, but not this pull request.
+		{name: "a synchronize delivery for another PR's head does not bind", author: "mallory", head: bump,
+			want: checks.Failure, reason: "the pull request is not approved", missed: 1,
+			then: func(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR) {
+				r.SetBranch("next", pr.HeadSHA())
+				s.Advance(time.Minute)
+				x := r.Commit("next", bump2, "another bump")
+				r.OpenPR("mallory", "next", "main")
+				comment("alice", "/approve")(s, r, pr)
+				s.Advance(time.Minute)
+				pr.ForcePush(x)
+			}},
 		// A collaborator with write access turns alice's "do not merge
 		// yet" into /approve; the comment still shows alice as its author.
 		{name: "comment edited by another user", author: "mallory", head: bump,
@@ -321,7 +355,7 @@ func TestFrontEndsAgree(t *testing.T) {
 
 			// The Action first: it only reads, and the App may merge.
 			action := actionVerdict(t, gh, repo, pr)
-			app := appVerdict(t, gh, repo, pr)
+			app := appVerdict(t, gh, repo, pr, sc.missed)
 			if sc.actionWant != "" {
 				if action.Conclusion != sc.actionWant {
 					t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.actionWant)
@@ -407,7 +441,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 
 // appVerdict runs the App on the pull request and reads what it wrote: the
 // catalogbot check run and the status comment.
-func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
+func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int) verdict {
 	t.Helper()
 	app, err := reconcile.NewApp(reconcile.AppOptions{
 		HTTPClient: &http.Client{},
@@ -422,6 +456,21 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 	}
 	defer app.Close()
 	head := pr.HeadSHA()
+	// The App is told of the head changes of every pull request of the
+	// repository but the last missed of this one, as GitHub delivers
+	// pull_request opened and synchronize to it; the server hands each
+	// to Observe before it is queued.
+	for _, p := range repo.PRs() {
+		changes := p.HeadChanges()
+		if p.Number == pr.Number {
+			changes = changes[:max(len(changes)-missed, 0)]
+		}
+		for i, hc := range changes {
+			app.Observe(webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: p.Number, Kind: webhook.KindPR},
+				Event: "pull_request", Action: hc.Action, Delivery: fmt.Sprintf("head-%d-%d", p.Number, i), Installation: gh.InstallationID(repo),
+				Payload: gh.Payload("pull_request", hc.Action, githubtest.PayloadArgs{Repo: repo, PR: p.Number, HeadChange: &hc})})
+		}
+	}
 	// The App is told of every comment edit, as GitHub delivers
 	// issue_comment edited to it; the editor is the delivery's sender.
 	for _, c := range repo.IssueComments(pr.Number) {
