@@ -3,7 +3,6 @@ package reconcile
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/webhook"
@@ -19,9 +18,7 @@ const maxEdits = 10000
 // comment (spec/owners.md section 2, rule 11). It lives in memory only; an
 // edit from before a restart is unknown, and its comment does not count.
 type editLog struct {
-	mu    sync.Mutex
-	edits map[editKey]edit
-	order []editKey
+	edits memo[editKey, edit]
 }
 
 type editKey struct {
@@ -67,14 +64,14 @@ func (l *editLog) record(job webhook.Job) {
 	repo := strings.ToLower(job.Key.Repo)
 	switch {
 	case job.Event == "issue_comment" && p.Comment.ID != 0:
-		l.put(editKey{repo: repo, id: p.Comment.ID}, func(old edit, seen bool) (edit, bool) {
+		l.edits.update(editKey{repo: repo, id: p.Comment.ID}, maxEdits, func(old edit, seen bool) (edit, bool) {
 			if seen && old.at.After(p.Comment.UpdatedAt) {
 				return old, false
 			}
 			return edit{by: p.Sender.Login, at: p.Comment.UpdatedAt}, true
 		})
 	case job.Event == "pull_request_review" && p.Review.ID != 0:
-		l.put(editKey{repo: repo, id: p.Review.ID, review: true}, func(old edit, seen bool) (edit, bool) {
+		l.edits.update(editKey{repo: repo, id: p.Review.ID, review: true}, maxEdits, func(old edit, seen bool) (edit, bool) {
 			if !seen {
 				old.author = p.Review.User.Login
 			}
@@ -84,28 +81,6 @@ func (l *editLog) record(job webhook.Job) {
 			return old, true
 		})
 	}
-}
-
-// put updates the entry of k with update, keeping the log bounded.
-func (l *editLog) put(k editKey, update func(old edit, seen bool) (edit, bool)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.edits == nil {
-		l.edits = make(map[editKey]edit)
-	}
-	old, seen := l.edits[k]
-	e, ok := update(old, seen)
-	if !ok {
-		return
-	}
-	if !seen {
-		l.order = append(l.order, k)
-		if len(l.order) > maxEdits {
-			delete(l.edits, l.order[0])
-			l.order = l.order[1:]
-		}
-	}
-	l.edits[k] = e
 }
 
 // forRepo is the log of one repository, as ghapi.Events reads it.
@@ -120,9 +95,7 @@ type repoEdits struct {
 // comment as it is: an edit after the one a delivery named (its delivery
 // not yet come, or lost) is unknown.
 func (r repoEdits) CommentEditor(id int64, updated time.Time) (string, bool) {
-	r.l.mu.Lock()
-	defer r.l.mu.Unlock()
-	e, ok := r.l.edits[editKey{repo: r.repo, id: id}]
+	e, ok := r.l.edits.get(editKey{repo: r.repo, id: id})
 	if !ok || !e.at.Equal(updated) {
 		return "", false
 	}
@@ -133,9 +106,7 @@ func (r repoEdits) CommentEditor(id int64, updated time.Time) (string, bool) {
 // told, and by whom: its author when every edit was theirs, otherwise the
 // first other editor.
 func (r repoEdits) ReviewEditor(id int64) (string, bool) {
-	r.l.mu.Lock()
-	defer r.l.mu.Unlock()
-	e, ok := r.l.edits[editKey{repo: r.repo, id: id, review: true}]
+	e, ok := r.l.edits.get(editKey{repo: r.repo, id: id, review: true})
 	if !ok {
 		return "", false
 	}

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/webhook"
@@ -22,9 +21,7 @@ const maxHeads = 10000
 // comment after such a push cannot be tied to the new head. It lives in
 // memory only; a push from before a restart is unknown.
 type headLog struct {
-	mu    sync.Mutex
-	heads map[headKey]time.Time
-	order []headKey
+	heads memo[headKey, time.Time]
 }
 
 // headKey is one head of one pull request: a delivery for another pull
@@ -68,23 +65,10 @@ func (l *headLog) record(job webhook.Job) {
 		return
 	}
 	k := headKey{repo: strings.ToLower(job.Key.Repo), number: n, sha: strings.ToLower(p.PullRequest.Head.SHA)}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.heads == nil {
-		l.heads = make(map[headKey]time.Time)
-	}
-	old, seen := l.heads[k]
-	if seen && !p.PullRequest.UpdatedAt.After(old) {
-		return
-	}
-	if !seen {
-		l.order = append(l.order, k)
-		if len(l.order) > maxHeads {
-			delete(l.heads, l.order[0])
-			l.order = l.order[1:]
-		}
-	}
-	l.heads[k] = p.PullRequest.UpdatedAt
+	at := p.PullRequest.UpdatedAt
+	l.heads.update(k, maxHeads, func(old time.Time, seen bool) (time.Time, bool) {
+		return at, !seen || at.After(old)
+	})
 }
 
 // forRepo is the log of one repository, as ghapi.Events reads it.
@@ -99,8 +83,6 @@ type repoHeads struct {
 
 // HeadSince implements ghapi.HeadLog.
 func (r repoHeads) HeadSince(number int, sha string) (time.Time, bool) {
-	r.l.mu.Lock()
-	defer r.l.mu.Unlock()
-	at, ok := r.l.heads[headKey{repo: r.repo, number: number, sha: strings.ToLower(sha)}]
+	at, ok := r.l.heads.get(headKey{repo: r.repo, number: number, sha: strings.ToLower(sha)})
 	return at, ok
 }
