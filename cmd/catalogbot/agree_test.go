@@ -443,18 +443,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 // catalogbot check run and the status comment.
 func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int) verdict {
 	t.Helper()
-	app, err := reconcile.NewApp(reconcile.AppOptions{
-		HTTPClient: &http.Client{},
-		Config: &webhook.Config{
-			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
-		},
-		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer app.Close()
+	app := newTestApp(t, gh)
 	head := pr.HeadSHA()
 	// The App is told of the head changes of every pull request of the
 	// repository but the last missed of this one, as GitHub delivers
@@ -523,4 +512,23 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 		}
 	}
 	return v
+}
+
+// newTestApp is the App as serve builds it, talking to the fake GitHub gh,
+// closed when the test ends.
+func newTestApp(t *testing.T, gh *githubtest.Server) *reconcile.App {
+	t.Helper()
+	app, err := reconcile.NewApp(reconcile.AppOptions{
+		HTTPClient: &http.Client{},
+		Config: &webhook.Config{
+			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
+		},
+		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	return app
 }

@@ -3,15 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -39,18 +34,7 @@ func TestPublishersAgree(t *testing.T) {
 		"OWNERS":           "approvers:\n  - root-admin\n",
 		"catalog.yaml":     list,
 	})
-	app, err := reconcile.NewApp(reconcile.AppOptions{
-		HTTPClient: &http.Client{},
-		Config: &webhook.Config{
-			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
-		},
-		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer app.Close()
+	app := newTestApp(t, gh)
 	sha := repo.Branch("main")
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), Kind: webhook.KindPush}, Event: "push",
 		Delivery: "publish-1", Installation: gh.InstallationID(repo), Payload: gh.Payload("push", "", githubtest.PayloadArgs{Repo: repo})}

@@ -88,6 +88,15 @@ func baseImage(t testing.TB, p string) v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return configured(t, img, p, func(c *v1.Config) {
+		c.Labels = map[string]string{"vendor": "base"}
+		c.Entrypoint = []string{"/bin/sh"}
+	})
+}
+
+// configured is img for platform p, its config changed by edit.
+func configured(t testing.TB, img v1.Image, p string, edit func(*v1.Config)) v1.Image {
+	t.Helper()
 	pl, err := v1.ParsePlatform(p)
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +107,7 @@ func baseImage(t testing.TB, p string) v1.Image {
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture, cfg.Variant = pl.OS, pl.Architecture, pl.Variant
-	cfg.Config.Labels = map[string]string{"vendor": "base"}
-	cfg.Config.Entrypoint = []string{"/bin/sh"}
+	edit(&cfg.Config)
 	img, err = mutate.ConfigFile(img, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -124,23 +124,10 @@ func opmBase(t testing.TB, p string, layers ...v1.Layer) v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := v1.ParsePlatform(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture, cfg.Variant = pl.OS, pl.Architecture, pl.Variant
-	cfg.Config.User = "1001"
-	cfg.Config.Entrypoint = []string{"/bin/opm"}
-	img, err = mutate.ConfigFile(img, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return configured(t, img, p, func(c *v1.Config) {
+		c.User = "1001"
+		c.Entrypoint = []string{"/bin/opm"}
+	})
 }
 
 const hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
