@@ -50,31 +50,31 @@ func TestCredentials(t *testing.T) {
 	tests := []struct {
 		name     string
 		keychain func(t *testing.T) authn.Keychain
-		class    images.Class
+		class    registry.Class
 	}{
 		{"right credentials", func(t *testing.T) authn.Keychain {
 			return registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), reg.Host, robot, secret))
-		}, images.ClassOK},
+		}, registry.ClassOK},
 		{"credentials for the repository", func(t *testing.T) authn.Keychain {
 			return registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), reg.Host+"/private/app", robot, secret))
-		}, images.ClassOK},
+		}, registry.ClassOK},
 		{"wrong password", func(t *testing.T) authn.Keychain {
 			return registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), reg.Host, robot, secret+"-old"))
-		}, images.ClassUnauthorized},
+		}, registry.ClassUnauthorized},
 		{"credentials for another repository", func(t *testing.T) authn.Keychain {
 			return registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), reg.Host+"/other", robot, secret))
-		}, images.ClassUnauthorized},
-		{"no credentials", func(t *testing.T) authn.Keychain { return registry.ContainersKeychain() }, images.ClassUnauthorized},
+		}, registry.ClassUnauthorized},
+		{"no credentials", func(t *testing.T) authn.Keychain { return registry.ContainersKeychain() }, registry.ClassUnauthorized},
 		{"unreadable auth file", func(t *testing.T) authn.Keychain {
 			path := filepath.Join(t.TempDir(), "auth.json")
 			os.WriteFile(path, []byte(`{"auths": {"`+reg.Host+`": {"auth": "`+secret+`"`), 0o600)
 			return registry.ContainersKeychain(path)
-		}, images.ClassUnauthorized},
+		}, registry.ClassUnauthorized},
 		{"auth not base64", func(t *testing.T) authn.Keychain {
 			path := filepath.Join(t.TempDir(), "auth.json")
 			os.WriteFile(path, []byte(`{"auths": {"`+reg.Host+`": {"auth": "`+secret+`!"}}}`), 0o600)
 			return registry.ContainersKeychain(path)
-		}, images.ClassUnauthorized},
+		}, registry.ClassUnauthorized},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,7 +15,7 @@
 // failures are retried with exponential backoff and jitter, honouring
 // Retry-After on 429 and 503.
 //
-// Every failure falls into exactly one class (see Class), so a report can
+// Every failure falls into exactly one class (see registry.Class), so a report can
 // tell "this image is not there" from "we were not allowed to look": an
 // authentication failure is never reported as a missing image.
 package images

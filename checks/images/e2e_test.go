@@ -117,17 +117,17 @@ func TestE2E(t *testing.T) {
 	dir := t.TempDir()
 	render(t, dir, host, digests)
 
-	want := map[string]images.Class{
-		ref("team/foo-bundle@" + digests["foo-bundle"].String()):       images.ClassOK,
-		ref("team/foo-bundle:v1.1.0"):                                  images.ClassNotFound,
-		ref("team/foo-multi-bundle:v1.2.0"):                            images.ClassPolicy,
-		ref("team/foo:v1"):                                             images.ClassOK,
-		ref("team/foo-agent@" + digests["foo-agent"].String()):         images.ClassOK,
-		ref("gone/agent:v1"):                                           images.ClassNotFound,
-		ref("team/foo-catalog:v1"):                                     images.ClassOK,
-		ref("team/multi-catalog@" + digests["multi-catalog"].String()): images.ClassOK,
-		ref("team/plain:v1"):                                           images.ClassPolicy,
-		ref("team/bar-catalog:v9"):                                     images.ClassNotFound,
+	want := map[string]registry.Class{
+		ref("team/foo-bundle@" + digests["foo-bundle"].String()):       registry.ClassOK,
+		ref("team/foo-bundle:v1.1.0"):                                  registry.ClassNotFound,
+		ref("team/foo-multi-bundle:v1.2.0"):                            registry.ClassPolicy,
+		ref("team/foo:v1"):                                             registry.ClassOK,
+		ref("team/foo-agent@" + digests["foo-agent"].String()):         registry.ClassOK,
+		ref("gone/agent:v1"):                                           registry.ClassNotFound,
+		ref("team/foo-catalog:v1"):                                     registry.ClassOK,
+		ref("team/multi-catalog@" + digests["multi-catalog"].String()): registry.ClassOK,
+		ref("team/plain:v1"):                                           registry.ClassPolicy,
+		ref("team/bar-catalog:v9"):                                     registry.ClassNotFound,
 	}
 
 	t.Run("library", func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]images.Class{}
+		got := map[string]registry.Class{}
 		for _, r := range results {
 			got[r.Image] = r.Class
 			if r.Class != want[r.Image] {

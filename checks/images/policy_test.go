@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,72 +34,72 @@ func TestPolicy(t *testing.T) {
 		policy func(*images.Policy)
 		image  string
 		kind   images.Kind
-		class  images.Class
+		class  registry.Class
 		msg    string
 		gets   int // manifest and blob GETs
 		heads  int // HEADs of manifests
 	}{
-		{name: "bundle single manifest", image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},
-		{name: "bundle index", image: "team/multi:v1", kind: images.KindBundle, class: images.ClassPolicy,
+		{name: "bundle single manifest", image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
+		{name: "bundle index", image: "team/multi:v1", kind: images.KindBundle, class: registry.ClassPolicy,
 			msg: "it is an image index (a multi-platform list); a bundle image must be a single image manifest", heads: 1},
 		{name: "bundle index, rule off", policy: func(p *images.Policy) { p.SingleManifestBundles = false },
-			image: "team/multi:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},
-		{name: "related index is fine", image: "team/multi@" + index.String(), kind: images.KindRelated, class: images.ClassOK, heads: 1},
+			image: "team/multi:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
+		{name: "related index is fine", image: "team/multi@" + index.String(), kind: images.KindRelated, class: registry.ClassOK, heads: 1},
 
 		{name: "pin bundles: tag", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindBundle: true} },
-			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassPolicy,
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassPolicy,
 			msg: "it is not pinned by digest; pin it as " + reg.Ref("team/bundle@"+bundle.String()), heads: 1},
 		{name: "pin bundles: digest", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindBundle: true} },
-			image: "team/bundle@" + bundle.String(), kind: images.KindBundle, class: images.ClassOK, heads: 1},
+			image: "team/bundle@" + bundle.String(), kind: images.KindBundle, class: registry.ClassOK, heads: 1},
 		{name: "pin bundles: related tag is fine", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindBundle: true} },
-			image: "team/bundle:v1", kind: images.KindRelated, class: images.ClassOK, heads: 1},
+			image: "team/bundle:v1", kind: images.KindRelated, class: registry.ClassOK, heads: 1},
 		{name: "pin related", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindRelated: true} },
-			image: "team/bundle:v1", kind: images.KindRelated, class: images.ClassPolicy, msg: "not pinned by digest", heads: 1},
+			image: "team/bundle:v1", kind: images.KindRelated, class: registry.ClassPolicy, msg: "not pinned by digest", heads: 1},
 		{name: "pin references", policy: func(p *images.Policy) { p.Pin = map[images.Kind]bool{images.KindReference: true} },
-			image: "team/catalog:v1", kind: images.KindReference, class: images.ClassPolicy,
+			image: "team/catalog:v1", kind: images.KindReference, class: registry.ClassPolicy,
 			msg: "pin it as " + reg.Ref("team/catalog@"+catalog.String()), heads: 1, gets: 2},
 		// The pin rule is decided without the registry: a missing tag
 		// fails it too, and the registry's answer is the detail.
 		{name: "pin all, missing tag is still unpinned", policy: func(p *images.Policy) { p.Pin = images.PinAll() },
-			image: "team/bundle:v9", kind: images.KindBundle, class: images.ClassPolicy,
+			image: "team/bundle:v9", kind: images.KindBundle, class: registry.ClassPolicy,
 			msg: "it is not pinned by digest; pin it as " + reg.Ref("team/bundle") + "@sha256:... (the tag could not be resolved to suggest the digest: not_found", heads: 1},
 		{name: "pin all, missing digest is not_found", policy: func(p *images.Policy) { p.Pin = images.PinAll() },
-			image: "team/bundle@sha256:" + strings.Repeat("0", 64), kind: images.KindBundle, class: images.ClassNotFound, heads: 1},
+			image: "team/bundle@sha256:" + strings.Repeat("0", 64), kind: images.KindBundle, class: registry.ClassNotFound, heads: 1},
 
 		{name: "allowlist: registry", policy: func(p *images.Policy) { p.AllowRegistries = []string{reg.Host} },
-			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
 		{name: "allowlist: prefix", policy: func(p *images.Policy) { p.AllowRegistries = []string{"quay.io/example", reg.Host + "/team"} },
-			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
 		{name: "allowlist: prefix is whole segments", policy: func(p *images.Policy) { p.AllowRegistries = []string{reg.Host + "/tea"} },
-			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassPolicy, msg: "is outside the allowed registries"},
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassPolicy, msg: "is outside the allowed registries"},
 		{name: "allowlist: other registry", policy: func(p *images.Policy) { p.AllowRegistries = []string{"quay.io"} },
-			image: "team/bundle:v9", kind: images.KindBundle, class: images.ClassPolicy,
+			image: "team/bundle:v9", kind: images.KindBundle, class: registry.ClassPolicy,
 			msg: "repository " + reg.Ref("team/bundle") + " is outside the allowed registries (quay.io); it was not contacted"},
 
-		{name: "catalog label", image: "team/catalog:v1", kind: images.KindReference, class: images.ClassOK, heads: 1, gets: 2},
-		{name: "catalog label missing", image: "team/unlabelled:v1", kind: images.KindReference, class: images.ClassPolicy,
+		{name: "catalog label", image: "team/catalog:v1", kind: images.KindReference, class: registry.ClassOK, heads: 1, gets: 2},
+		{name: "catalog label missing", image: "team/unlabelled:v1", kind: images.KindReference, class: registry.ClassPolicy,
 			msg: "it has no label operators.operatorframework.io.index.configs.v1", heads: 1, gets: 2},
 		{name: "catalog label, rule off", policy: func(p *images.Policy) { p.CatalogLabel = false },
-			image: "team/unlabelled:v1", kind: images.KindReference, class: images.ClassOK, heads: 1},
-		{name: "catalog index label", image: "team/catalog-multi:v1", kind: images.KindReference, class: images.ClassOK, heads: 1, gets: 3},
-		{name: "catalog index label missing", image: "team/catalog-unlabelled-multi:v1", kind: images.KindReference, class: images.ClassPolicy,
+			image: "team/unlabelled:v1", kind: images.KindReference, class: registry.ClassOK, heads: 1},
+		{name: "catalog index label", image: "team/catalog-multi:v1", kind: images.KindReference, class: registry.ClassOK, heads: 1, gets: 3},
+		{name: "catalog index label missing", image: "team/catalog-unlabelled-multi:v1", kind: images.KindReference, class: registry.ClassPolicy,
 			msg: "has no label", heads: 1, gets: 3},
 
 		{name: "platforms provided", policy: func(p *images.Policy) { p.Platforms = []string{"linux/amd64", "linux/arm64"} },
-			image: "team/catalog-multi@" + catalogIndex.String(), kind: images.KindReference, class: images.ClassOK, heads: 1, gets: 3},
+			image: "team/catalog-multi@" + catalogIndex.String(), kind: images.KindReference, class: registry.ClassOK, heads: 1, gets: 3},
 		{name: "platform missing", policy: func(p *images.Policy) { p.Platforms = []string{"linux/arm64", "linux/s390x"} },
-			image: "team/catalog-multi:v1", kind: images.KindReference, class: images.ClassPolicy,
+			image: "team/catalog-multi:v1", kind: images.KindReference, class: registry.ClassPolicy,
 			msg: "it does not provide linux/s390x (it provides linux/amd64, linux/arm64/v8, linux/ppc64le)", heads: 1, gets: 3},
 		{name: "platform of a single image", policy: func(p *images.Policy) { p.Platforms = []string{"linux/arm64"}; p.CatalogLabel = false },
-			image: "team/catalog:v1", kind: images.KindBase, class: images.ClassPolicy,
+			image: "team/catalog:v1", kind: images.KindBase, class: registry.ClassPolicy,
 			msg: "it does not provide linux/arm64 (it provides linux/amd64)", heads: 1, gets: 2},
 		{name: "platforms do not apply to bundles", policy: func(p *images.Policy) { p.Platforms = []string{"linux/s390x"} },
-			image: "team/bundle:v1", kind: images.KindBundle, class: images.ClassOK, heads: 1},
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
 
 		{name: "several rules broken", policy: func(p *images.Policy) { p.Pin = images.PinAll(); p.Platforms = []string{"linux/arm64"} },
-			image: "team/unlabelled:v1", kind: images.KindReference, class: images.ClassPolicy,
+			image: "team/unlabelled:v1", kind: images.KindReference, class: registry.ClassPolicy,
 			msg: "it has no label " + images.CatalogLabel + ", so opm cannot render it as a catalog; it does not provide linux/arm64", heads: 1, gets: 2},
-		{name: "invalid reference", image: "Team/Bundle:v1", kind: images.KindBundle, class: images.ClassPolicy, msg: "not a valid image reference"},
+		{name: "invalid reference", image: "Team/Bundle:v1", kind: images.KindBundle, class: registry.ClassPolicy, msg: "not a valid image reference"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,9 +180,9 @@ func TestInsecureRegistry(t *testing.T) {
 			o.Insecure = []string{reg.Host}
 		}
 		res := verifyOne(t, newVerifier(t, o), reg.Ref("a/b:v1"), images.KindBundle)
-		want := images.ClassTransport
+		want := registry.ClassTransport
 		if insecure {
-			want = images.ClassOK
+			want = registry.ClassOK
 		}
 		if res.Class != want {
 			t.Errorf("insecure=%v: %s %s, want %s", insecure, res.Class, res.Message, want)

@@ -2,6 +2,7 @@ package images
 
 import (
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"io"
 	"strings"
 
@@ -67,12 +68,12 @@ func WriteText(w io.Writer, results []Result, findings []checks.Finding) error {
 // Summary counts the results by class: "images: 12 references: 10 ok,
 // 1 not_found, 1 policy".
 func Summary(results []Result) string {
-	counts := map[Class]int{}
+	counts := map[registry.Class]int{}
 	for _, r := range results {
 		counts[r.Class]++
 	}
 	var parts []string
-	for _, c := range Classes {
+	for _, c := range registry.Classes {
 		if counts[c] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[c], c))
 		}
@@ -138,15 +139,15 @@ func object(l Location) string {
 
 // Rules describes the rule ids of Findings, one per failure class.
 var Rules = []checks.Rule{
-	{ID: RuleID(ClassNotFound), Name: "ImageNotFound", Description: "The registry has no such image."},
-	{ID: RuleID(ClassUnauthorized), Name: "ImageUnauthorized", Description: "The registry refused access to the image."},
-	{ID: RuleID(ClassRateLimited), Name: "ImageRateLimited", Description: "The registry rate limited the check."},
-	{ID: RuleID(ClassTransport), Name: "ImageTransport", Description: "The registry could not be reached or gave no usable answer."},
-	{ID: RuleID(ClassPolicy), Name: "ImagePolicy", Description: "The image reference breaks the repository's image policy."},
+	{ID: RuleID(registry.ClassNotFound), Name: "ImageNotFound", Description: "The registry has no such image."},
+	{ID: RuleID(registry.ClassUnauthorized), Name: "ImageUnauthorized", Description: "The registry refused access to the image."},
+	{ID: RuleID(registry.ClassRateLimited), Name: "ImageRateLimited", Description: "The registry rate limited the check."},
+	{ID: RuleID(registry.ClassTransport), Name: "ImageTransport", Description: "The registry could not be reached or gave no usable answer."},
+	{ID: RuleID(registry.ClassPolicy), Name: "ImagePolicy", Description: "The image reference breaks the repository's image policy."},
 }
 
 // RuleID is the rule id of findings of a class: IM1 for not found.
-func RuleID(c Class) string {
+func RuleID(c registry.Class) string {
 	if id, ok := classRules[c]; ok {
 		return id
 	}
@@ -155,12 +156,12 @@ func RuleID(c Class) string {
 
 // classRules numbers the failure classes for rule ids. The numbers are
 // part of the output and are never reused.
-var classRules = map[Class]string{
-	ClassNotFound:     "IM1",
-	ClassUnauthorized: "IM2",
-	ClassRateLimited:  "IM3",
-	ClassTransport:    "IM4",
-	ClassPolicy:       "IM5",
+var classRules = map[registry.Class]string{
+	registry.ClassNotFound:     "IM1",
+	registry.ClassUnauthorized: "IM2",
+	registry.ClassRateLimited:  "IM3",
+	registry.ClassTransport:    "IM4",
+	registry.ClassPolicy:       "IM5",
 }
 
 // Findings turns failing results into findings, one per location, for the
@@ -174,7 +175,7 @@ func Findings(results []Result) []checks.Finding {
 			continue
 		}
 		sev := checks.SeverityError
-		if r.Class == ClassRateLimited || r.Class == ClassTransport {
+		if r.Class == registry.ClassRateLimited || r.Class == registry.ClassTransport {
 			sev = checks.SeverityWarning
 		}
 		for _, l := range r.Locations {

@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"path/filepath"
 	"testing"
 
@@ -15,11 +16,11 @@ const digestA = "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f1116
 // canned is one result of every class, with the kinds of location a report
 // meets.
 var canned = []images.Result{
-	{Image: "quay.io/example/foo-bundle:v1.0.0", Class: images.ClassOK, Digest: digestA,
+	{Image: "quay.io/example/foo-bundle:v1.0.0", Class: registry.ClassOK, Digest: digestA,
 		Locations: []images.Location{{Kind: images.KindBundle, File: "catalog/foo/catalog.yaml", Line: 14, Package: "foo", Bundle: "foo.v1.0.0"}}},
-	{Image: "quay.io/example/foo-bundle:v1.1.0", Class: images.ClassNotFound, Message: "no such image in the registry (404 Not Found)",
+	{Image: "quay.io/example/foo-bundle:v1.1.0", Class: registry.ClassNotFound, Message: "no such image in the registry (404 Not Found)",
 		Locations: []images.Location{{Kind: images.KindBundle, File: "catalog/foo/catalog.yaml", Line: 30, Package: "foo", Bundle: "foo.v1.1.0"}}},
-	{Image: "quay.io/private/operator@" + digestA, Class: images.ClassUnauthorized, Message: "the registry refused access (401 Unauthorized); check the credentials for it",
+	{Image: "quay.io/private/operator@" + digestA, Class: registry.ClassUnauthorized, Message: "the registry refused access (401 Unauthorized); check the credentials for it",
 		Locations: []images.Location{
 			{Kind: images.KindRelated, File: "catalog/foo/catalog.yaml", Line: 20, Package: "foo", Bundle: "foo.v1.0.0", Name: "operator"},
 			{Kind: images.KindRelated, File: "catalog/foo/catalog.yaml", Line: 36, Package: "foo", Bundle: "foo.v1.1.0", Name: "operator"},
@@ -27,14 +28,14 @@ var canned = []images.Result{
 			{Kind: images.KindRelated, File: "catalog/bar/catalog.yaml", Line: 40, Package: "bar", Bundle: "bar.v2.1.0"},
 			{Kind: images.KindRelated, File: "catalog/bar/catalog.yaml", Line: 68, Package: "bar", Bundle: "bar.v2.2.0"},
 		}},
-	{Image: "docker.io/library/busybox:1.36", Class: images.ClassRateLimited, Message: "the registry is rate limiting requests (429 Too Many Requests) and kept doing so after every retry",
+	{Image: "docker.io/library/busybox:1.36", Class: registry.ClassRateLimited, Message: "the registry is rate limiting requests (429 Too Many Requests) and kept doing so after every retry",
 		Locations: []images.Location{{Kind: images.KindRelated, File: "catalog/bar/catalog.yaml", Line: 13, Package: "bar", Bundle: "bar.v2.0.0"}}},
-	{Image: "registry.example.com/team/baz-catalog:latest", Class: images.ClassTransport, Message: "the registry did not answer in time",
+	{Image: "registry.example.com/team/baz-catalog:latest", Class: registry.ClassTransport, Message: "the registry did not answer in time",
 		Locations: []images.Location{{Kind: images.KindReference, File: "catalog.yaml", Line: 9, Name: "baz"}}},
-	{Image: "quay.io/example/bar-catalog:v2", Class: images.ClassPolicy, Digest: digestA,
+	{Image: "quay.io/example/bar-catalog:v2", Class: registry.ClassPolicy, Digest: digestA,
 		Message:   "it is not pinned by digest; pin it as quay.io/example/bar-catalog@" + digestA,
 		Locations: []images.Location{{Kind: images.KindReference, File: "catalog.yaml", Line: 7, Name: "bar"}}},
-	{Image: "quay.io/operator-framework/opm:latest", Class: images.ClassPolicy, Digest: digestA,
+	{Image: "quay.io/operator-framework/opm:latest", Class: registry.ClassPolicy, Digest: digestA,
 		Message:   "it does not provide linux/s390x (it provides linux/amd64, linux/arm64)",
 		Locations: []images.Location{{Kind: images.KindBase}}},
 }
@@ -81,7 +82,7 @@ func TestFindings(t *testing.T) {
 			t.Errorf("rule %s not in Rules", f.Rule)
 		}
 		want := checks.SeverityError
-		if f.Rule == images.RuleID(images.ClassTransport) || f.Rule == images.RuleID(images.ClassRateLimited) {
+		if f.Rule == images.RuleID(registry.ClassTransport) || f.Rule == images.RuleID(registry.ClassRateLimited) {
 			want = checks.SeverityWarning
 		}
 		if f.Severity != want {

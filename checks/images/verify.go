@@ -202,9 +202,9 @@ func skipVerify(base http.RoundTripper) http.RoundTripper {
 
 // Result is the verdict on one image reference.
 type Result struct {
-	Image     string     `json:"image"`
-	Locations []Location `json:"locations"`
-	Class     Class      `json:"result"`
+	Image     string         `json:"image"`
+	Locations []Location     `json:"locations"`
+	Class     registry.Class `json:"result"`
 	// Digest is the manifest digest the reference resolves to, when the
 	// registry answered: for a tag, the digest to pin it to.
 	Digest  string `json:"digest,omitempty"`
@@ -212,7 +212,7 @@ type Result struct {
 }
 
 // OK reports whether the reference passed.
-func (r Result) OK() bool { return r.Class == ClassOK }
+func (r Result) OK() bool { return r.Class == registry.ClassOK }
 
 // VerifyUses groups uses by image and verifies each image once.
 func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error) {
@@ -277,7 +277,7 @@ func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, erro
 // and registries the policy does not allow. ok is false when res is the
 // verdict.
 func (v *Verifier) precheck(r Reference) (ref name.Reference, res Result, ok bool) {
-	res = Result{Image: r.Image, Locations: r.Locations, Class: ClassPolicy}
+	res = Result{Image: r.Image, Locations: r.Locations, Class: registry.ClassPolicy}
 	ref, err := v.parse(r.Image)
 	if err != nil {
 		res.Message = "not a valid image reference"
@@ -357,7 +357,7 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	// top of ours.
 	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, r.v.transport, []string{repo.Scope(transport.PullScope)})
 	if h.err != nil && ctx.Err() == nil {
-		if class, _ := registry.Classify(h.err); class == ClassTransport || class == ClassRateLimited {
+		if class, _ := registry.Classify(h.err); class == registry.ClassTransport || class == registry.ClassRateLimited {
 			r.mu.Lock()
 			r.down[host] = h.err
 			r.mu.Unlock()
@@ -389,7 +389,7 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 		if unpinned && ctx.Err() == nil {
 			res.Message = fmt.Sprintf("it is not pinned by digest; pin it as %s@sha256:... (the tag could not be resolved to suggest the digest: %s: %s)",
 				untagged(ref.Image), res.Class, res.Message)
-			res.Class = ClassPolicy
+			res.Class = registry.ClassPolicy
 		}
 		return res
 	}
@@ -459,7 +459,7 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 		if err := v.readContent(ctx, tr, repo.Digest(f.Digest), &f, need); err != nil {
 			var perr policyError
 			if errors.As(err, &perr) {
-				res.Class, res.Message = ClassPolicy, perr.Error()
+				res.Class, res.Message = registry.ClassPolicy, perr.Error()
 				return res
 			}
 			return fail(err, "reading the image content")
@@ -485,10 +485,10 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 		problems = append(problems, fmt.Sprintf("it is not pinned by digest; pin it as %s", pinned(ref.Image, f.Digest)))
 	}
 	if len(problems) > 0 {
-		res.Class, res.Message = ClassPolicy, strings.Join(problems, "; ")
+		res.Class, res.Message = registry.ClassPolicy, strings.Join(problems, "; ")
 		return res
 	}
-	res.Class = ClassOK
+	res.Class = registry.ClassOK
 	return res
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,40 +24,40 @@ func TestFailureClasses(t *testing.T) {
 		name   string
 		fault  *imagestest.Fault // on HEAD requests for repo, nil for none
 		image  string            // in repo; default "team/app:v1"
-		class  images.Class
+		class  registry.Class
 		msg    string          // a part of the message
 		heads  int             // HEAD requests made
 		waits  []time.Duration // retry waits, in order
 		digest bool            // whether the result carries the digest
 	}{
-		{name: "present tag", class: images.ClassOK, heads: 1, digest: true},
-		{name: "missing tag", image: repo + ":v2", class: images.ClassNotFound, msg: "404 Not Found", heads: 1},
-		{name: "missing repository", image: "team/nothing:v1", class: images.ClassNotFound, heads: 1},
-		{name: "missing digest", image: repo + "@sha256:" + strings.Repeat("0", 64), class: images.ClassNotFound, heads: 1},
-		{name: "404 injected", fault: &imagestest.Fault{Status: 404}, class: images.ClassNotFound, heads: 1},
-		{name: "401", fault: &imagestest.Fault{Status: 401}, class: images.ClassUnauthorized, msg: "401 Unauthorized", heads: 1},
-		{name: "403", fault: &imagestest.Fault{Status: 403}, class: images.ClassUnauthorized, msg: "403 Forbidden", heads: 1},
+		{name: "present tag", class: registry.ClassOK, heads: 1, digest: true},
+		{name: "missing tag", image: repo + ":v2", class: registry.ClassNotFound, msg: "404 Not Found", heads: 1},
+		{name: "missing repository", image: "team/nothing:v1", class: registry.ClassNotFound, heads: 1},
+		{name: "missing digest", image: repo + "@sha256:" + strings.Repeat("0", 64), class: registry.ClassNotFound, heads: 1},
+		{name: "404 injected", fault: &imagestest.Fault{Status: 404}, class: registry.ClassNotFound, heads: 1},
+		{name: "401", fault: &imagestest.Fault{Status: 401}, class: registry.ClassUnauthorized, msg: "401 Unauthorized", heads: 1},
+		{name: "403", fault: &imagestest.Fault{Status: 403}, class: registry.ClassUnauthorized, msg: "403 Forbidden", heads: 1},
 		{name: "429 with Retry-After, always", fault: &imagestest.Fault{Status: 429, Header: http.Header{"Retry-After": {"7"}}},
-			class: images.ClassRateLimited, heads: 4, waits: []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second}},
+			class: registry.ClassRateLimited, heads: 4, waits: []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second}},
 		{name: "429 with Retry-After, twice", fault: &imagestest.Fault{Status: 429, Times: 2, Header: http.Header{"Retry-After": {"2"}}},
-			class: images.ClassOK, heads: 3, waits: []time.Duration{2 * time.Second, 2 * time.Second}, digest: true},
+			class: registry.ClassOK, heads: 3, waits: []time.Duration{2 * time.Second, 2 * time.Second}, digest: true},
 		{name: "429 without Retry-After backs off", fault: &imagestest.Fault{Status: 429, Times: 2},
-			class: images.ClassOK, heads: 3, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, digest: true},
+			class: registry.ClassOK, heads: 3, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, digest: true},
 		{name: "503 with an HTTP-date Retry-After", fault: &imagestest.Fault{Status: 503, Times: 1, Header: http.Header{"Retry-After": {retryAt}}},
-			class: images.ClassOK, heads: 2, waits: []time.Duration{9 * time.Second}, digest: true},
+			class: registry.ClassOK, heads: 2, waits: []time.Duration{9 * time.Second}, digest: true},
 		{name: "Retry-After beyond the cap is not waited for", fault: &imagestest.Fault{Status: 429, Header: http.Header{"Retry-After": {"3600"}}},
-			class: images.ClassRateLimited, heads: 1},
-		{name: "500 always", fault: &imagestest.Fault{Status: 500}, class: images.ClassTransport, msg: "500 Internal Server Error", heads: 4,
+			class: registry.ClassRateLimited, heads: 1},
+		{name: "500 always", fault: &imagestest.Fault{Status: 500}, class: registry.ClassTransport, msg: "500 Internal Server Error", heads: 4,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "500 once", fault: &imagestest.Fault{Status: 500, Times: 1}, class: images.ClassOK, heads: 2,
+		{name: "500 once", fault: &imagestest.Fault{Status: 500, Times: 1}, class: registry.ClassOK, heads: 2,
 			waits: []time.Duration{100 * time.Millisecond}, digest: true},
-		{name: "502 twice", fault: &imagestest.Fault{Status: 502, Times: 2}, class: images.ClassOK, heads: 3,
+		{name: "502 twice", fault: &imagestest.Fault{Status: 502, Times: 2}, class: registry.ClassOK, heads: 3,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, digest: true},
-		{name: "400 is not retried", fault: &imagestest.Fault{Status: 400}, class: images.ClassTransport, msg: "400 Bad Request", heads: 1},
-		{name: "slow but in time", fault: &imagestest.Fault{Delay: 50 * time.Millisecond}, class: images.ClassOK, heads: 1, digest: true},
-		{name: "timeout", fault: &imagestest.Fault{Delay: 10 * time.Second}, class: images.ClassTransport, msg: "did not answer in time", heads: 4,
+		{name: "400 is not retried", fault: &imagestest.Fault{Status: 400}, class: registry.ClassTransport, msg: "400 Bad Request", heads: 1},
+		{name: "slow but in time", fault: &imagestest.Fault{Delay: 50 * time.Millisecond}, class: registry.ClassOK, heads: 1, digest: true},
+		{name: "timeout", fault: &imagestest.Fault{Delay: 10 * time.Second}, class: registry.ClassTransport, msg: "did not answer in time", heads: 4,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "timeout once", fault: &imagestest.Fault{Delay: 10 * time.Second, Times: 1}, class: images.ClassOK, heads: 2,
+		{name: "timeout once", fault: &imagestest.Fault{Delay: 10 * time.Second, Times: 1}, class: registry.ClassOK, heads: 2,
 			waits: []time.Duration{100 * time.Millisecond}, digest: true},
 	}
 	for _, tt := range tests {
@@ -108,12 +109,12 @@ func TestPingFailures(t *testing.T) {
 	tests := []struct {
 		name  string
 		fault imagestest.Fault
-		class images.Class
+		class registry.Class
 		pings int
 	}{
-		{"500", imagestest.Fault{Kind: "ping", Status: 500}, images.ClassTransport, 4},
-		{"429 once", imagestest.Fault{Kind: "ping", Status: 429, Times: 1, Header: http.Header{"Retry-After": {"1"}}}, images.ClassOK, 2},
-		{"403", imagestest.Fault{Kind: "ping", Status: 403}, images.ClassUnauthorized, 1},
+		{"500", imagestest.Fault{Kind: "ping", Status: 500}, registry.ClassTransport, 4},
+		{"429 once", imagestest.Fault{Kind: "ping", Status: 429, Times: 1, Header: http.Header{"Retry-After": {"1"}}}, registry.ClassOK, 2},
+		{"403", imagestest.Fault{Kind: "ping", Status: 403}, registry.ClassUnauthorized, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +140,7 @@ func TestRegistryDown(t *testing.T) {
 	reg.Close()
 	v := newVerifier(t, options(newFakeClock(), nil))
 	res := verifyOne(t, v, host+"/a/b:v1", images.KindBundle)
-	if res.Class != images.ClassTransport || !strings.Contains(res.Message, "could not reach the registry") {
+	if res.Class != registry.ClassTransport || !strings.Contains(res.Message, "could not reach the registry") {
 		t.Errorf("got %s: %s, want transport: could not reach the registry", res.Class, res.Message)
 	}
 }
@@ -151,10 +152,10 @@ func TestRegistryDownOnce(t *testing.T) {
 	for _, tt := range []struct {
 		status int
 		pings  int
-		class  images.Class
+		class  registry.Class
 	}{
-		{500, 4, images.ClassTransport},
-		{403, 3, images.ClassUnauthorized},
+		{500, 4, registry.ClassTransport},
+		{403, 3, registry.ClassUnauthorized},
 	} {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			reg := imagestest.New(t)
@@ -213,7 +214,7 @@ func TestExistenceIsHEADOnly(t *testing.T) {
 		t.Fatalf("%d results, want 30", len(res))
 	}
 	for _, r := range res {
-		if r.Class != images.ClassOK || len(r.Locations) != 2 {
+		if r.Class != registry.ClassOK || len(r.Locations) != 2 {
 			t.Errorf("%s: %s %s with %d locations, want ok with 2", r.Image, r.Class, r.Message, len(r.Locations))
 		}
 	}

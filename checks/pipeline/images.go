@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -55,7 +56,7 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 		// A registry that could not be asked has not cleared the change;
 		// the check says so rather than passing it.
 		for _, r := range results {
-			if r.Class == images.ClassRateLimited || r.Class == images.ClassTransport {
+			if r.Class == registry.ClassRateLimited || r.Class == registry.ClassTransport {
 				res.Conclusion = checks.Neutral
 				res.Summary += " Some registries could not be asked; run the check again later."
 				break

@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,7 +153,7 @@ func TestImagesVerifyJSONShape(t *testing.T) {
 		if ref.Image == reg.Ref("team/foo:v1") && len(ref.Locations) != 2 {
 			t.Errorf("%s: %d locations, want 2", ref.Image, len(ref.Locations))
 		}
-		if ref.Class == images.ClassOK && ref.Digest == "" {
+		if ref.Class == registry.ClassOK && ref.Digest == "" {
 			t.Errorf("%s: ok without a digest", ref.Image)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"net/http"
 	"strings"
 	"testing"
@@ -155,7 +156,7 @@ func TestRequireDigest(t *testing.T) {
 				t.Fatalf("exit %d, %+v", r.code, doc)
 			}
 			got := doc.References[0]
-			if got.Class != images.ClassPolicy || !strings.Contains(got.Message, tt.want) {
+			if got.Class != registry.ClassPolicy || !strings.Contains(got.Message, tt.want) {
 				t.Errorf("%s (%s), want policy and %q", got.Class, got.Message, tt.want)
 			}
 		})
