@@ -61,7 +61,17 @@ type Policy struct {
 	// repository, whose entries are owned one by one. Nil means
 	// "catalog.yaml" at the root.
 	ReferenceLists []string
+	// Sources are where approvers come from: SourceOwners (OWNERS files),
+	// SourceCIYAML (each package's ci.yaml reviewers) or both. Nil means
+	// OWNERS files alone.
+	Sources []string
 }
+
+// Owner sources.
+const (
+	SourceOwners = "owners"
+	SourceCIYAML = "ci.yaml"
+)
 
 func (p Policy) referenceLists() []string {
 	if p.ReferenceLists == nil {

@@ -93,6 +93,8 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"images":  func(v *yaml.Node) { p.images(v, pol) },
 		"merge":   func(v *yaml.Node) { p.merge(v, &pol.Merge) },
 		"publish": func(v *yaml.Node) { p.publish(v, &pol.Publish) },
+		"limits":  func(v *yaml.Node) { p.limits(v, &pol.Limits) },
+		"release": func(v *yaml.Node) { p.release(v, &pol.Release) },
 	})
 	if pol.Catalog.ReferenceList != "" {
 		pol.Owners.ReferenceLists = []string{pol.Catalog.ReferenceList}
@@ -132,6 +134,7 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 				c.Roots = roots
 			}
 		},
+		"templates": func(v *yaml.Node) { p.templates(v, c) },
 		"layout": func(v *yaml.Node) {
 			s, ok := p.Str(v, "catalog.layout")
 			if !ok {
@@ -173,6 +176,7 @@ func (p *parser) owners(v *yaml.Node, pol *Policy) {
 				pol.Owners.Bots = s
 			}
 		},
+		"sources": func(v *yaml.Node) { p.sources(v, &pol.Owners) },
 	})
 }
 

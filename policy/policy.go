@@ -15,8 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
@@ -54,6 +57,10 @@ type Policy struct {
 	Images  images.Policy
 	Merge   Merge
 	Publish Publish
+	// Limits bound the work one pull request check may cost.
+	Limits Limits
+	// Release says which releases a pull request may take away.
+	Release Release
 }
 
 // Catalog says where the catalog lives in the repository.
@@ -68,6 +75,18 @@ type Catalog struct {
 	// Layout is LayoutPackageDirs (the default, also for "") or
 	// LayoutFree.
 	Layout string
+	// Templates map catalog templates to the directories they render
+	// to; a change must keep each pair in step.
+	Templates []Template
+}
+
+// Template is one catalog template and the directory it renders to.
+type Template struct {
+	// Template is the template file's path, Output the catalog
+	// directory its rendering is kept in; both relative to the
+	// repository root.
+	Template string
+	Output   string
 }
 
 // Catalog layouts.
@@ -170,6 +189,8 @@ func Default() *Policy {
 		Images:  images.DefaultPolicy(),
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
 		Publish: Publish{Base: BaseOPM},
+		Limits:  DefaultLimits(),
+		Release: Release{Prunable: slices.Clone(DefaultPrunable)},
 	}
 }
 
@@ -186,4 +207,64 @@ func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
 	}
 	p, findings := Parse(FileName, data)
 	return p, findings, nil
+}
+
+// Limits bound what one pull request check may read and wait for. The
+// defaults are generous for real catalogs and small enough that a hostile
+// pull request cannot tie the service up; a repository that needs more
+// raises them in its policy.
+type Limits struct {
+	// Images is the most image references one check verifies.
+	Images int
+	// CatalogBytes is the most catalog content one check reads.
+	CatalogBytes int64
+	// FileBytes is the largest single file a check reads; a larger one
+	// is a finding. GitHub itself refuses files over 100 MB.
+	FileBytes int64
+	// ReferenceTimeout bounds the time spent on one image reference,
+	// retries included; CheckTimeout bounds a whole pull request check.
+	ReferenceTimeout time.Duration
+	CheckTimeout     time.Duration
+}
+
+// Default limits.
+const (
+	DefaultMaxImages        = 2000
+	DefaultMaxCatalogBytes  = 512 << 20
+	DefaultMaxFileBytes     = 100_000_000
+	DefaultReferenceTimeout = 30 * time.Second
+	DefaultCheckTimeout     = 5 * time.Minute
+)
+
+// DefaultLimits returns the limits of a policy that sets none.
+func DefaultLimits() Limits {
+	return Limits{
+		Images:           DefaultMaxImages,
+		CatalogBytes:     DefaultMaxCatalogBytes,
+		FileBytes:        DefaultMaxFileBytes,
+		ReferenceTimeout: DefaultReferenceTimeout,
+		CheckTimeout:     DefaultCheckTimeout,
+	}
+}
+
+// Release says which channels are pre-releases that a pull request may
+// prune. Everything else that the base has released stays, unless the
+// root approvers approve.
+type Release struct {
+	// Prunable are path.Match patterns of channel names.
+	Prunable []string
+}
+
+// DefaultPrunable are the channel names that are pre-releases by
+// convention.
+var DefaultPrunable = []string{"candidate*", "dev-preview*", "pre-ga*"}
+
+// PrunableChannel says whether channel matches a Prunable pattern.
+func (r Release) PrunableChannel(channel string) bool {
+	for _, p := range r.Prunable {
+		if ok, _ := path.Match(p, channel); ok {
+			return true
+		}
+	}
+	return false
 }
