@@ -100,8 +100,61 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	ran := false
 	rep := Run(ctx, 0, Check[int](fakeCheck{"x", func(context.Context, int) Result { ran = true; return Result{Conclusion: Success} }}))
-	if ran || rep.Results[0].Conclusion != Neutral {
-		t.Errorf("ran = %v, result = %+v; want not run, neutral", ran, rep.Results[0])
+	if ran || rep.Results[0].Conclusion != Pending {
+		t.Errorf("ran = %v, result = %+v; want not run, pending", ran, rep.Results[0])
+	}
+}
+
+// TestRunCutShort: a check that its deadline stopped has not judged, so it
+// is pending whatever it returned, unless it found a failure; a check
+// that finished before the deadline keeps its conclusion.
+func TestRunCutShort(t *testing.T) {
+	waitOut := func(c Conclusion) func(ctx context.Context, _ int) Result {
+		return func(ctx context.Context, _ int) Result {
+			<-ctx.Done()
+			return Result{Conclusion: c, Summary: "Checked what there was time for.\n"}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	rep := Run(ctx, 0,
+		Check[int](fakeCheck{"a-success", waitOut(Success)}),
+		Check[int](fakeCheck{"b-neutral", waitOut(Neutral)}),
+		Check[int](fakeCheck{"c-failure", waitOut(Failure)}),
+	)
+	want := []Conclusion{Pending, Pending, Failure}
+	for i, res := range rep.Results {
+		if res.Conclusion != want[i] {
+			t.Errorf("%s = %s, want %s", res.Name, res.Conclusion, want[i])
+		}
+		if want[i] != Pending {
+			continue
+		}
+		if len(res.Waits) != 1 || res.Waits[0] != (Wait{Class: WaitDeadline}) {
+			t.Errorf("%s waits %+v, want the deadline", res.Name, res.Waits)
+		}
+		if w := "Could not judge: the check ran out of time before it could judge.\n\nChecked what there was time for.\n"; res.Summary != w {
+			t.Errorf("%s summary %q, want %q", res.Name, res.Summary, w)
+		}
+	}
+	if rep.Passed() {
+		t.Error("Passed() = true with pending checks")
+	}
+}
+
+func TestWaits(t *testing.T) {
+	var ws []Wait
+	for _, w := range []Wait{
+		{Registry: "z.example", Class: WaitTransport, Count: 1},
+		{Registry: "a.example", Class: WaitRateLimited, Count: 2},
+		{Registry: "z.example", Class: WaitTransport, Count: 3},
+	} {
+		ws = AddWait(ws, w)
+	}
+	want := "registry a.example (2 references) rate limited the requests; " +
+		"registry z.example (4 references) did not answer in time or could not be reached"
+	if got := WaitList(ws); got != want {
+		t.Errorf("WaitList = %q, want %q", got, want)
 	}
 }
 

@@ -3,8 +3,10 @@ package checks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -16,6 +18,9 @@ import (
 // A check that panics is reported as a failure of that check alone rather
 // than taking the process (a webhook server handling many changes) down.
 // A result is always named after its check, whatever the check filled in.
+// A check that ctx stopped (its deadline passed, or the run was cancelled)
+// before it found a failure is pending, whatever it concluded: what it
+// did not get to may be wrong, and a check cut short has not judged.
 func Run[T any](ctx context.Context, in T, checks ...Check[T]) Report {
 	results := make([]Result, len(checks))
 	var wg sync.WaitGroup
@@ -39,12 +44,30 @@ func runOne[T any](ctx context.Context, c Check[T], in T) (res Result) {
 		if res.Conclusion == "" {
 			res.Conclusion = Neutral
 		}
+		if err := ctx.Err(); err != nil && res.Conclusion != Failure {
+			res = cutShort(res, err)
+		}
 		if res.Findings == nil {
 			res.Findings = []Finding{}
 		}
 	}()
-	if err := ctx.Err(); err != nil {
-		return Result{Conclusion: Neutral, Summary: fmt.Sprintf("Not run: %v.", err)}
+	if ctx.Err() != nil {
+		return Result{Summary: "Not run."}
 	}
 	return c.Run(ctx, in)
+}
+
+// cutShort makes res pending on the end of its context, keeping what it
+// found and waits for already.
+func cutShort(res Result, err error) Result {
+	w := Wait{Class: WaitCancelled}
+	if errors.Is(err, context.DeadlineExceeded) {
+		w.Class = WaitDeadline
+	}
+	if res.Conclusion != Pending {
+		res.Summary = strings.TrimRight("Could not judge: "+w.String()+".\n\n"+res.Summary, "\n") + "\n"
+	}
+	res.Conclusion = Pending
+	res.Waits = AddWait(res.Waits, w)
+	return res
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/checks/registry"
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -48,19 +47,19 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	results, err := v.VerifyUses(ctx, uses)
 	if err != nil {
-		return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Image verification stopped: %v", err)}
+		// Only the end of ctx stops a verification; the runner says
+		// which end it was.
+		return checks.Result{Conclusion: checks.Pending, Summary: "Image verification stopped before every image was checked."}
 	}
 	findings := images.Findings(results)
 	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: images.Summary(results) + "."}
 	if res.Conclusion == checks.Success {
-		// A registry that could not be asked has not cleared the change;
-		// the check says so rather than passing it.
-		for _, r := range results {
-			if r.Class == registry.ClassRateLimited || r.Class == registry.ClassTransport {
-				res.Conclusion = checks.Neutral
-				res.Summary += " Some registries could not be asked; run the check again later."
-				break
-			}
+		// A registry that could not be asked has not cleared the change:
+		// the check waits for it rather than passing. A failure found
+		// elsewhere stands, since no answer can undo it.
+		if waits := images.Waits(results); len(waits) > 0 {
+			res.Conclusion, res.Waits = checks.Pending, waits
+			res.Summary = "Could not judge every image: " + checks.WaitList(waits) + ".\n\n" + res.Summary
 		}
 	}
 	return res

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,5 +135,58 @@ func TestImagesOffIsLeftOut(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the images check is left out with ImageOptions set")
+	}
+}
+
+// TestImagesPending: a registry that rate limits, or that cannot be
+// reached, leaves the images check pending with what it waits for, never
+// passing; a failure found meanwhile stands.
+func TestImagesPending(t *testing.T) {
+	reg := imagestest.New(t)
+	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	limited := imagestest.New(t)
+	limited.Fail(imagestest.Fault{Status: 429, Body: `{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}`})
+	down := imagestest.NewHangup(t)
+
+	base := map[string]string{"catalog/foo/catalog.yaml": fooCatalog}
+	tests := []struct {
+		name      string
+		images    []string // bundle image, then related images
+		want      checks.Conclusion
+		wantWaits []checks.Wait
+	}{
+		{name: "rate limited", images: []string{limited.Ref("foo-bundle:v1.0.1")}, want: checks.Pending,
+			wantWaits: []checks.Wait{{Registry: limited.Host, Class: checks.WaitRateLimited, Count: 1}}},
+		{name: "unreachable", images: []string{down.Ref("foo-bundle:v1.0.1")}, want: checks.Pending,
+			wantWaits: []checks.Wait{{Registry: down.Host, Class: checks.WaitTransport, Count: 1}}},
+		{name: "both, and one that answers", images: []string{reg.Ref("foo-bundle:v1.0.1"), limited.Ref("a:1"), down.Ref("b:1"), down.Ref("c:1")},
+			want: checks.Pending, wantWaits: checks.AddWait([]checks.Wait{{Registry: limited.Host, Class: checks.WaitRateLimited, Count: 1}},
+				checks.Wait{Registry: down.Host, Class: checks.WaitTransport, Count: 2})},
+		{name: "a missing image fails whatever else waits", images: []string{reg.Ref("foo-bundle:v9"), limited.Ref("a:1")},
+			want: checks.Failure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			catalog := withBundle(tt.images[0])
+			if len(tt.images) > 1 {
+				catalog += "relatedImages:\n"
+				for i, img := range tt.images[1:] {
+					catalog += "  - name: rel" + string(rune('a'+i)) + "\n    image: " + img + "\n"
+				}
+			}
+			head := map[string]string{"catalog/foo/catalog.yaml": catalog}
+			in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: policy.Default(),
+				ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}}
+			res := checks.Run(context.Background(), in, checks.Check[*Input](Images{})).Results[0]
+			if res.Conclusion != tt.want {
+				t.Fatalf("conclusion = %s, want %s (%s)", res.Conclusion, tt.want, res.Summary)
+			}
+			if !reflect.DeepEqual(res.Waits, tt.wantWaits) {
+				t.Errorf("waits = %+v, want %+v", res.Waits, tt.wantWaits)
+			}
+			if tt.want == checks.Pending && !strings.Contains(res.Summary, "Could not judge every image: registry ") {
+				t.Errorf("the summary does not say what the check waits for: %s", res.Summary)
+			}
+		})
 	}
 }

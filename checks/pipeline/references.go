@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -109,14 +110,31 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender)...)
-		fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
+		found, waits := renderAndValidate(ctx, in.Renderer, file, toRender)
+		res.Findings = append(res.Findings, found...)
+		if n := countWaits(waits); n > 0 {
+			fmt.Fprintf(&b, "\nRendered and validated %d of %d added or changed reference(s); %d could not be rendered yet: %s.\n",
+				len(toRender)-n, len(toRender), n, checks.WaitList(waits))
+			res.Conclusion, res.Waits = checks.Pending, waits
+		} else {
+			fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
+		}
 	}
+	// A failure found stands whatever the rest waits for.
 	if res.Conclusion == "" || checks.ConclusionOf(res.Findings) == checks.Failure {
 		res.Conclusion = checks.ConclusionOf(res.Findings)
 	}
 	res.Summary = b.String()
 	return res
+}
+
+// countWaits is how many references waits counts.
+func countWaits(waits []checks.Wait) int {
+	n := 0
+	for _, w := range waits {
+		n += w.Count
+	}
+	return n
 }
 
 // Rule ids of the references check's own findings.
@@ -136,16 +154,19 @@ var Rules = []checks.Rule{
 
 // renderAndValidate renders each reference and validates what it renders
 // to. Findings are placed on the entry's image line in the list: the
-// rendered catalog exists nowhere in the repository.
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference) []checks.Finding {
+// rendered catalog exists nowhere in the repository. A reference whose
+// registry could not be asked is no finding but a wait, one per registry
+// and failure class.
+func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference) ([]checks.Finding, []checks.Wait) {
 	out := make([][]checks.Finding, len(refs))
+	waits := make([]*checks.Wait, len(refs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = renderOne(ctx, r, file, ref)
+			out[i], waits[i] = renderOne(ctx, r, file, ref)
 		})
 	}
 	wg.Wait()
@@ -153,10 +174,16 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, file string, ref
 	for _, fs := range out {
 		all = append(all, fs...)
 	}
-	return all
+	var ws []checks.Wait
+	for _, w := range waits {
+		if w != nil {
+			ws = checks.AddWait(ws, *w)
+		}
+	}
+	return all, ws
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference) []checks.Finding {
+func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference) ([]checks.Finding, *checks.Wait) {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -168,24 +195,29 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 	if ref.Ref == nil {
 		// An OCI layout or a path names something on the machine that
 		// runs the check, which a pull request must not make it read.
-		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}
+		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}, nil
 	}
 	cfg, err := r.RenderOne(ctx, ref.Image)
 	if err != nil {
+		// A registry that could not be asked has said nothing about
+		// the entry: it waits, and is no finding.
+		if class, ok := registry.Unanswered(err); ok {
+			return nil, &checks.Wait{Registry: ref.Ref.Context().RegistryStr(), Class: string(class), Count: 1}
+		}
 		var re *render.RefError
 		if errors.As(err, &re) {
 			err = re.Err
 		}
-		return []checks.Finding{at(RuleReferenceRender, "does not render: "+err.Error())}
+		return []checks.Finding{at(RuleReferenceRender, "does not render: "+err.Error())}, nil
 	}
 	var buf bytes.Buffer
 	if err := render.WriteJSON(&buf, cfg); err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "cannot be written out: "+err.Error())}
+		return []checks.Finding{at(RuleReferenceRender, "cannot be written out: "+err.Error())}, nil
 	}
 	rendered := fstest.MapFS{"catalog.json": &fstest.MapFile{Data: buf.Bytes()}}
 	res, err := fbc.Validate(ctx, rendered, fbc.Options{})
 	if err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "validation stopped: "+err.Error())}
+		return []checks.Finding{at(RuleReferenceRender, "validation stopped: "+err.Error())}, nil
 	}
 	var out []checks.Finding
 	for _, f := range res.Findings {
@@ -193,7 +225,7 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		g.Package, g.Channel, g.Bundle = f.Package, f.Channel, f.Bundle
 		out = append(out, g)
 	}
-	return out
+	return out, nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -111,5 +112,44 @@ func TestReferencesOwnedPerEntry(t *testing.T) {
 		if res.Conclusion != tt.want {
 			t.Errorf("author %s: owners = %s, want %s (%s)", tt.author, res.Conclusion, tt.want, res.Summary)
 		}
+	}
+}
+
+// TestReferencesPending: an entry whose registry rate limits or cannot be
+// reached is not rendered yet, which leaves the check pending, saying
+// what it waits for, with no finding against the entry.
+func TestReferencesPending(t *testing.T) {
+	limited := imagestest.New(t)
+	limited.Fail(imagestest.Fault{Status: 429})
+	down := imagestest.NewHangup(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := refList("foo", "quay.io/example/foo-index:v1")
+	tests := []struct {
+		name string
+		head string
+		want checks.Wait
+	}{
+		{"rate limited", refList("foo", limited.Ref("foo-index:v2")), checks.Wait{Registry: limited.Host, Class: checks.WaitRateLimited, Count: 1}},
+		{"unreachable", refList("foo", down.Ref("foo-index:v2")), checks.Wait{Registry: down.Host, Class: checks.WaitTransport, Count: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := map[string]string{"catalog.yaml": base}
+			h := map[string]string{"catalog.yaml": tt.head}
+			in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: policy.Default(), Renderer: renderer}
+			res := References{}.Run(context.Background(), in)
+			if res.Conclusion != checks.Pending || len(res.Findings) != 0 {
+				t.Fatalf("result = %s %+v, want pending without findings (%s)", res.Conclusion, res.Findings, res.Summary)
+			}
+			if len(res.Waits) != 1 || res.Waits[0] != tt.want {
+				t.Errorf("waits = %+v, want %+v", res.Waits, tt.want)
+			}
+			if want := "Rendered and validated 0 of 1 added or changed reference(s); 1 could not be rendered yet: registry " + tt.want.Registry; !strings.Contains(res.Summary, want) {
+				t.Errorf("summary %q does not say %q", res.Summary, want)
+			}
+		})
 	}
 }
