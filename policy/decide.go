@@ -114,7 +114,11 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 		no("no catalogbot check has reported")
 	}
 	for _, name := range slices.Sorted(maps.Keys(report.Conclusions)) {
-		if c := report.Conclusions[name]; c != checks.Success {
+		switch c := report.Conclusions[name]; c {
+		case checks.Success:
+		case checks.Pending:
+			no("check %s could not judge yet", name)
+		default:
 			no("check %s concluded %s", name, conclusion(c))
 		}
 	}

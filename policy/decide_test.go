@@ -76,6 +76,11 @@ func TestDecide(t *testing.T) {
 			reasons: []string{"check catalogbot/owners concluded neutral"},
 		},
 		{
+			name:    "could not judge is not success",
+			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/images"] = checks.Pending },
+			reasons: []string{"check catalogbot/images could not judge yet"},
+		},
+		{
 			name:    "no checks",
 			change:  func(r *Report, _ *PRState) { r.Conclusions = nil },
 			reasons: []string{"no catalogbot check has reported"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -18,17 +19,21 @@ import (
 // them words anything of its own.
 
 // Verdict is the conclusion and title of the catalogbot check run: failure
-// when any check failed (or the policy is invalid), neutral when none
-// failed but one could not judge, success only when every check
-// succeeded.
+// when any check failed (or the policy is invalid); pending when none
+// failed but one could not judge, which the App shows as a run still in
+// progress and never as neutral, since GitHub counts neutral as passing;
+// neutral when the rest succeeded and some had nothing to judge; success
+// only when every check succeeded.
 func (o *Outcome) Verdict() (checks.Conclusion, string) {
 	if !o.Valid() {
 		return checks.Failure, "The repository policy is invalid"
 	}
-	var failed, neutral []string
+	var failed, pending, neutral []string
 	for _, res := range o.Report.Results {
 		switch res.Conclusion {
 		case checks.Success:
+		case checks.Pending:
+			pending = append(pending, res.Name)
 		case checks.Neutral:
 			neutral = append(neutral, res.Name)
 		default:
@@ -40,14 +45,87 @@ func (o *Outcome) Verdict() (checks.Conclusion, string) {
 		return checks.Neutral, "No check ran"
 	case len(failed) > 0:
 		title := "Failed: " + strings.Join(failed, ", ")
-		if len(neutral) > 0 {
-			title += "; could not judge: " + strings.Join(neutral, ", ")
+		if len(pending) > 0 {
+			title += "; could not judge: " + strings.Join(pending, ", ")
 		}
 		return checks.Failure, title
+	case len(pending) > 0:
+		return checks.Pending, "Could not judge: " + strings.Join(pending, ", ")
 	case len(neutral) > 0:
-		return checks.Neutral, "Could not judge: " + strings.Join(neutral, ", ")
+		return checks.Neutral, "Not run: " + strings.Join(neutral, ", ")
 	}
 	return checks.Success, "All checks passed"
+}
+
+// Waits are what the checks that could not judge wait for, merged.
+func (o *Outcome) Waits() []checks.Wait {
+	var out []checks.Wait
+	for _, res := range o.Report.Results {
+		if res.Conclusion != checks.Pending {
+			continue
+		}
+		for _, w := range res.Waits {
+			out = checks.AddWait(out, w)
+		}
+	}
+	return out
+}
+
+// waiting says whether the verdict is pending, and what it waits for in a
+// sentence fragment ("" when the checks did not say).
+func (o *Outcome) waiting() (bool, string) {
+	if c, _ := o.Verdict(); c != checks.Pending {
+		return false, ""
+	}
+	return true, checks.WaitList(o.Waits())
+}
+
+// CouldNotJudge says, when a check could not judge and none failed, what
+// the verdict waits for in one sentence; "" otherwise.
+func (o *Outcome) CouldNotJudge() string {
+	pending, what := o.waiting()
+	switch {
+	case !pending:
+		return ""
+	case what == "":
+		return "Could not judge yet."
+	}
+	return "Could not judge yet: " + what + "."
+}
+
+// Retry is what the App knows of its tries of a pending verdict.
+type Retry struct {
+	// Try is the try that could not judge (1 for the first) of Tries in
+	// all.
+	Try, Tries int
+	// Next is when the next try starts, In from now; zero when Try is
+	// the last.
+	Next time.Time
+	In   time.Duration
+}
+
+// PendingRun is the check run of a pending verdict after try r: still
+// pending while tries are left, with what it waits for and when it tries
+// again, and failure after the last try, since what could not be checked
+// is not cleared. It never concludes neutral or success.
+func (o *Outcome) PendingRun(r Retry) (c checks.Conclusion, title, summary string) {
+	_, title = o.Verdict()
+	var b strings.Builder
+	b.WriteString(o.CouldNotJudge())
+	if r.Try < r.Tries {
+		c = checks.Pending
+		title = fmt.Sprintf("%s (try %d of %d)", title, r.Try, r.Tries)
+		fmt.Fprintf(&b, " The check stays in progress and tries again in %s (at %s). After try %d it fails rather than pass what could not be checked.",
+			r.In.Round(time.Second), r.Next.UTC().Format("15:04:05 MST"), r.Tries)
+	} else {
+		c = checks.Failure
+		title = fmt.Sprintf("%s after %s", title, checks.Count(r.Tries, "try", "tries"))
+		fmt.Fprintf(&b, " It could not judge in %s, so it fails rather than pass what could not be checked. Re-run the check, or push, to try again.",
+			checks.Count(r.Tries, "try", "tries"))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(o.Summary())
+	return c, title, b.String()
 }
 
 // Findings are every finding of the outcome: the policy's when it is
@@ -267,6 +345,9 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 			}
 		}
 	}
+	if cnj := o.CouldNotJudge(); cnj != "" {
+		fmt.Fprintf(&b, "%s Run the check again later.\n", cnj)
+	}
 	if d.Merge {
 		fmt.Fprintf(&b, "mergeable at %s\n", o.HeadSHA)
 	} else {
@@ -282,7 +363,12 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 // Outputs are the verdicts a workflow branches on.
 type Outputs struct {
 	// Valid: no check but owners failed, and the policy is valid.
+	// Meaningless while Judged is false.
 	Valid bool
+	// Judged is false when a check other than owners could not judge:
+	// nothing is known of Valid, which is then left unset rather than
+	// said either way.
+	Judged bool
 	// Approved: the owners check passed.
 	Approved bool
 	// Mergeable: the decision says merge.
@@ -291,11 +377,21 @@ type Outputs struct {
 
 // Outputs are o's verdicts under d.
 func (o *Outcome) Outputs(d policy.Decision) Outputs {
-	out := Outputs{Valid: o.Valid(), Approved: o.Approved(), Mergeable: o.Valid() && d.Merge}
+	out := Outputs{Valid: o.Valid(), Judged: true, Approved: o.Approved(), Mergeable: o.Valid() && d.Merge}
 	for _, res := range o.Report.Results {
-		if res.Name != pipeline.OwnersName && res.Conclusion == checks.Failure {
-			out.Valid = false
+		if res.Name == pipeline.OwnersName {
+			continue
 		}
+		switch res.Conclusion {
+		case checks.Failure:
+			out.Valid = false
+		case checks.Pending:
+			out.Judged = false
+		}
+	}
+	if !out.Valid {
+		// A failure is a verdict whatever else could not judge.
+		out.Judged = true
 	}
 	return out
 }
@@ -330,6 +426,16 @@ func (o *Outcome) intro(d policy.Decision) string {
 		b.WriteString("**Not checked**: the repository policy is invalid.")
 	case d.Merge:
 		fmt.Fprintf(&b, "**Mergeable** at `%s`.", change.ShortSHA(o.HeadSHA))
+	case o.CouldNotJudge() != "":
+		_, what := o.waiting()
+		fmt.Fprintf(&b, "**Could not judge** `%s`", change.ShortSHA(o.HeadSHA))
+		if what != "" {
+			b.WriteString(": " + what)
+		}
+		b.WriteString(". Run the check again later. Not mergeable:\n")
+		for _, r := range d.Reasons {
+			fmt.Fprintf(&b, "\n- %s", r)
+		}
 	default:
 		fmt.Fprintf(&b, "**Not mergeable** at `%s`:\n", change.ShortSHA(o.HeadSHA))
 		for _, r := range d.Reasons {

@@ -9,9 +9,13 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -408,5 +412,104 @@ func TestDecideForge(t *testing.T) {
 				t.Errorf("reasons %q lack %q", d.Reasons, tc.reason)
 			}
 		})
+	}
+}
+
+// imageEdit is an owner's change of foo's bundle image to image.
+func imageEdit(image string) *PR {
+	base, head := repo(), repo()
+	head["catalog/foo/catalog.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(fbctest.Foo, "quay.io/example/foo-bundle:v1.0.0", image, 1))}
+	c := &change.Change{Number: 7, Author: "alice", BaseSHA: baseSHA, HeadSHA: headSHA,
+		Files: []change.File{{Path: "catalog/foo/catalog.yaml", Status: change.Modified}}}
+	return &PR{Change: c, Base: base, Head: head, ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}}
+}
+
+// TestCouldNotJudge is the table of a registry that cannot be asked: the
+// verdict is pending (never neutral or success), it blocks the merge,
+// says what it waits for, and leaves the valid output unset; a refusal
+// and a failure are judged.
+func TestCouldNotJudge(t *testing.T) {
+	reg := imagestest.New(t)
+	reg.PushRandom(t, reg.Ref("foo-bundle:v1.0.1"))
+	limited := imagestest.New(t)
+	limited.Fail(imagestest.Fault{Status: 429})
+	locked := imagestest.New(t)
+	locked.RequireBasic("u", "p")
+	down := imagestest.NewHangup(t)
+
+	cases := []struct {
+		name    string
+		image   string
+		verdict checks.Conclusion
+		reason  string
+		says    string // in CouldNotJudge; "" for none
+		judged  bool
+	}{
+		{name: "the registry answers", image: reg.Ref("foo-bundle:v1.0.1"), verdict: checks.Success, judged: true},
+		{name: "rate limited", image: limited.Ref("foo-bundle:v1.0.1"), verdict: checks.Pending,
+			reason: "check images could not judge yet", says: "Could not judge yet: registry " + limited.Host + " (1 reference) rate limited the requests."},
+		{name: "unreachable", image: down.Ref("foo-bundle:v1.0.1"), verdict: checks.Pending,
+			reason: "check images could not judge yet", says: "registry " + down.Host + " (1 reference) did not answer in time or could not be reached"},
+		// Credentials do not come by waiting: a refusal is judged.
+		{name: "unauthorized", image: locked.Ref("foo-bundle:v1.0.1"), verdict: checks.Failure,
+			reason: "check images concluded failure", judged: true},
+		{name: "missing", image: reg.Ref("foo-bundle:v9"), verdict: checks.Failure,
+			reason: "check images concluded failure", judged: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Evaluate(context.Background(), imageEdit(tc.image))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, title := o.Verdict(); c != tc.verdict {
+				t.Fatalf("Verdict = %s %q, want %s", c, title, tc.verdict)
+			}
+			d := o.Decide(Forge{Local: true})
+			if d.Merge != (tc.verdict == checks.Success) || (tc.reason != "" && !slices.Contains(d.Reasons, tc.reason)) {
+				t.Errorf("Decide = %+v, want merge %v with %q", d, tc.verdict == checks.Success, tc.reason)
+			}
+			if got := o.CouldNotJudge(); (tc.says == "") != (got == "") || !strings.Contains(got, tc.says) {
+				t.Errorf("CouldNotJudge = %q, want it to say %q", got, tc.says)
+			}
+			if out := o.Outputs(d); out.Judged != tc.judged || (tc.judged && out.Valid != (tc.verdict == checks.Success)) {
+				t.Errorf("Outputs = %+v, want judged %v", out, tc.judged)
+			}
+			var text strings.Builder
+			if err := o.WriteText(&text, d, true); err != nil {
+				t.Fatal(err)
+			}
+			if tc.says != "" && !strings.Contains(text.String(), tc.says) {
+				t.Errorf("the text does not say %q:\n%s", tc.says, text.String())
+			}
+			var summary strings.Builder
+			if err := o.JobSummary(&summary, d, ""); err != nil {
+				t.Fatal(err)
+			}
+			if pending := tc.verdict == checks.Pending; pending != strings.Contains(summary.String(), "**Could not judge** `a11111111111`: registry ") {
+				t.Errorf("the job summary says could not judge: %v, want %v:\n%s", !pending, pending, summary.String())
+			}
+		})
+	}
+}
+
+// TestPendingRun: the App's run of a pending verdict stays pending while
+// tries are left, saying when it tries again, and fails after the last.
+func TestPendingRun(t *testing.T) {
+	limited := imagestest.New(t)
+	limited.Fail(imagestest.Fault{Status: 429})
+	o, err := Evaluate(context.Background(), imageEdit(limited.Ref("foo-bundle:v1.0.1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := time.Date(2026, 11, 1, 12, 4, 0, 0, time.UTC)
+	c, title, summary := o.PendingRun(Retry{Try: 2, Tries: 7, Next: next, In: 2 * time.Minute})
+	if c != checks.Pending || title != "Could not judge: images (try 2 of 7)" ||
+		!strings.Contains(summary, "tries again in 2m0s (at 12:04:00 UTC)") || !strings.Contains(summary, "rate limited") {
+		t.Errorf("try 2 of 7 = %s %q\n%s", c, title, summary)
+	}
+	c, title, summary = o.PendingRun(Retry{Try: 7, Tries: 7})
+	if c != checks.Failure || title != "Could not judge: images after 7 tries" || !strings.Contains(summary, "fails rather than pass") {
+		t.Errorf("try 7 of 7 = %s %q\n%s", c, title, summary)
 	}
 }
