@@ -62,6 +62,9 @@ type QueueOptions struct {
 	DedupeMax int
 	// Now is the clock, for tests; nil is time.Now.
 	Now func() time.Time
+	// AfterFunc calls f after d and returns what stops it, for tests; nil
+	// is time.AfterFunc. It times jobs held back by Job.NotBefore.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Queue runs jobs on a bounded pool of workers. Work for one Key runs one at
@@ -90,6 +93,10 @@ type Queue struct {
 	idle         chan struct{}
 	idleClosed   bool
 	wg           sync.WaitGroup
+
+	// delayed are the jobs held back until their NotBefore, one per
+	// key at most; see delay.go.
+	delayed map[Key]*delayed
 }
 
 type seenEntry struct {
@@ -117,6 +124,9 @@ func NewQueue(p Processor, o QueueOptions) *Queue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 	q := &Queue{
 		p:       p,
 		o:       o,
@@ -124,6 +134,7 @@ func NewQueue(p Processor, o QueueOptions) *Queue {
 		m:       o.Metrics,
 		pending: map[Key]*Job{},
 		running: map[Key]bool{},
+		delayed: map[Key]*delayed{},
 		seen:    map[string]time.Time{},
 	}
 	if q.log == nil {
@@ -198,7 +209,7 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 			newKeys++
 		}
 	}
-	if len(q.pending)+newKeys > q.o.MaxPending || (addBytes > 0 && q.pendingBytes+addBytes > q.o.MaxPendingBytes) {
+	if len(q.pending)+len(q.delayed)+newKeys > q.o.MaxPending || (addBytes > 0 && q.pendingBytes+addBytes > q.o.MaxPendingBytes) {
 		// Not remembered as seen: a redelivery once there is room is welcome.
 		return Full
 	}
@@ -212,6 +223,11 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 		if j.Received.IsZero() {
 			j.Received = now
 		}
+		if j.NotBefore.After(now) {
+			result = min(result, q.hold(j, now))
+			continue
+		}
+		q.unhold(j.Key)
 		if old, ok := q.pending[j.Key]; ok {
 			q.log.Debug("job replaced by a newer one", "key", j.Key.String(),
 				"replaced_delivery", old.Delivery, "delivery", j.Delivery)
@@ -349,13 +365,16 @@ func (q *Queue) checkIdle() {
 	}
 }
 
-// Drain stops taking work (Enqueue returns Closed from now on) and waits
-// until the queued and running jobs are done, then stops the workers. If ctx
+// Drain stops taking work (Enqueue returns Closed from now on), drops the
+// jobs held back for later (the next start's resync finds their pull
+// requests), and waits until the queued and running jobs are done, then
+// stops the workers. If ctx
 // ends first it returns an error saying what was left; the workers go on
 // until the Start context is cancelled.
 func (q *Queue) Drain(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
+	q.dropHeld()
 	if q.idle == nil {
 		q.idle = make(chan struct{})
 		q.checkIdle()

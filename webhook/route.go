@@ -47,6 +47,10 @@ type Job struct {
 	Installation int64  // payload installation.id, 0 if none
 	Payload      []byte // the verified raw body
 	Received     time.Time
+	// NotBefore, when after now, holds the job back until then: a pull
+	// request whose check could not judge is tried again later. A job
+	// for the same key that is due at once replaces it.
+	NotBefore time.Time
 }
 
 // Processor does the work of a job. An error is logged and counted; the
