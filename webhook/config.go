@@ -30,6 +30,19 @@ const (
 	// MinResyncInterval keeps resync from spending the installation's API
 	// quota on listing pull requests.
 	MinResyncInterval = 30 * time.Second
+
+	// DefaultPendingRetries is how often a check that could not judge
+	// (a registry rate limited, timed out or could not be reached) is
+	// tried again before it fails; DefaultPendingBackoff the wait before
+	// the first retry, which doubles with each retry up to
+	// MaxPendingBackoff. Six retries from one minute wait about an hour
+	// in all.
+	DefaultPendingRetries = 6
+	DefaultPendingBackoff = time.Minute
+	MaxPendingBackoff     = 30 * time.Minute
+	// MinPendingBackoff keeps retries from hammering a registry that is
+	// down or rate limiting.
+	MinPendingBackoff = time.Second
 )
 
 // Environment variables that override the file. Secrets never need to be
@@ -57,6 +70,14 @@ type Config struct {
 	CacheDir       string   // git object cache; "" = a temporary directory
 	Bots           []string // extra logins whose comments never count
 	Publish        PublishConfig
+
+	// PendingRetries and PendingBackoff say how a check that could not
+	// judge is tried again: PendingRetries times, the first after
+	// PendingBackoff, each wait twice the one before up to
+	// MaxPendingBackoff (or PendingBackoff, if longer). Until then its
+	// check run stays in progress; after the last retry it fails.
+	PendingRetries int
+	PendingBackoff time.Duration
 }
 
 // PublishConfig holds the credentials the publisher alone uses.
@@ -78,6 +99,8 @@ func DefaultConfig() *Config {
 		ResyncInterval: DefaultResyncInterval,
 		DedupeTTL:      DefaultDedupeTTL,
 		GitHubURL:      DefaultGitHubURL,
+		PendingRetries: DefaultPendingRetries,
+		PendingBackoff: DefaultPendingBackoff,
 	}
 }
 
@@ -275,6 +298,16 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"resyncInterval": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "resyncInterval", MinResyncInterval); ok {
 				c.ResyncInterval = d
+			}
+		},
+		"pendingRetries": func(v *yaml.Node) {
+			if n, ok := p.integer(v, "pendingRetries", 0, 100); ok {
+				c.PendingRetries = int(n)
+			}
+		},
+		"pendingBackoff": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "pendingBackoff", MinPendingBackoff); ok {
+				c.PendingBackoff = d
 			}
 		},
 		"dedupeTTL": func(v *yaml.Node) {

@@ -41,6 +41,9 @@ type AppOptions struct {
 	// request adds or changes (pipeline.Input.Renderer); it must be made
 	// registry-only, since those entries are the pull request's data.
 	Renderer *render.Renderer
+	// Now is the clock of check runs and retries, for tests; nil is
+	// time.Now.
+	Now func() time.Time
 }
 
 // App is the reconciler of catalogbot serve. It implements Processor: each
@@ -67,6 +70,9 @@ type App struct {
 	edits editLog
 	// heads are the head changes of pull requests the App was told of.
 	heads headLog
+	// waiting are the tries of pull requests whose check could not judge.
+	waiting memo[prKey, waiting]
+	clock   func() time.Time
 
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
@@ -117,7 +123,10 @@ func NewApp(o AppOptions) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, done: make(map[prKey]fingerprint)}
+	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, done: make(map[prKey]fingerprint), clock: o.Now}
+	if a.clock == nil {
+		a.clock = time.Now
+	}
 	dir := cfg.CacheDir
 	if dir == "" {
 		// Named for this process, so the next start sweeps it if the
@@ -165,12 +174,14 @@ func (a *App) Observe(job webhook.Job) {
 // Process does one job. It implements Processor.
 //
 // enqueue takes the work a KindResync job (and a push that changes the
-// rules) finds; nil does that work inline, one job after another.
+// rules) finds, and the retry of a pull request whose check could not
+// judge; nil does that work inline, one job after another, and leaves
+// retries to the next resync.
 func (a *App) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	switch job.Key.Kind {
 	case webhook.KindPR:
 		a.Observe(job)
-		return a.reconcile(ctx, job)
+		return a.reconcile(ctx, job, enqueue)
 	case webhook.KindPush:
 		return a.publish(ctx, job, enqueue)
 	case webhook.KindResync:
@@ -251,7 +262,7 @@ func statusOf(err error) int {
 }
 
 // now is the time check runs are stamped with.
-func (a *App) now() time.Time { return time.Now().UTC() }
+func (a *App) now() time.Time { return a.clock().UTC() }
 
 // observe records how long a reconcile took.
 func (a *App) observe(start time.Time) {

@@ -87,11 +87,17 @@ func (e *env) requests() []githubtest.Request {
 
 func newEnv(t *testing.T, files map[string]string) *env {
 	t.Helper()
+	return newEnvWith(t, files, nil)
+}
+
+// newEnvWith is newEnv with the App's options changed by opts first.
+func newEnvWith(t *testing.T, files map[string]string, opts func(*AppOptions)) *env {
+	t.Helper()
 	gh := githubtest.New(t)
 	repo := gh.AddRepo("acme", "catalog", files)
 	m := webhook.NewMetrics(prometheus.NewRegistry())
 	rec := &apiRecorder{}
-	app, err := NewApp(AppOptions{
+	o := AppOptions{
 		HTTPClient: &http.Client{Transport: rec},
 		Config: &webhook.Config{
 			AppID:      gh.AppID(),
@@ -101,7 +107,11 @@ func newEnv(t *testing.T, files map[string]string) *env {
 		},
 		Metrics: m,
 		Logger:  slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	app, err := NewApp(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,13 @@ type prRun struct {
 	// mergeTried is set once a merge call failed: one re-check follows,
 	// and no second merge attempt in the same job.
 	mergeTried bool
+	// rerequest says the job re-requests this App's check (see
+	// rerequested): its run is rewritten, and a check that could not
+	// judge starts its tries again.
+	rerequest bool
+	// retryAt, when set, is when the check that could not judge is tried
+	// again.
+	retryAt time.Time
 	// final is the pull request as last read, for the resync fingerprint;
 	// settled is false when something transient (mergeability not yet
 	// computed) means the next resync should look again.
@@ -44,8 +51,9 @@ type prRun struct {
 }
 
 // reconcile checks a pull request at its current head, reports the result
-// and merges it when the policy says so.
-func (a *App) reconcile(ctx context.Context, job webhook.Job) error {
+// and merges it when the policy says so. A check that could not judge is
+// tried again later through enqueue (see pending.go).
+func (a *App) reconcile(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
 	start := time.Now()
 	defer a.observe(start)
 	owner, name, err := splitRepo(job.Key.Repo)
@@ -62,6 +70,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) error {
 		return a.fail("github", err)
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
+	r.rerequest = r.rerequested()
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
 		if err != nil {
@@ -78,6 +87,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) error {
 	if r.final != nil && r.settled {
 		a.remember(job.Key.Repo, r.number, r.final)
 	}
+	r.retry(enqueue, r.retryAt)
 	log.Info("reconciled", "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -155,6 +165,17 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return false, a.fail("policy", fmt.Errorf("%s: review at %s: %w", src.Repo, snap.BaseSHA, err))
 	}
 	out := outputOf(outcome)
+	r.retryAt = time.Time{}
+	if out.Conclusion == checks.Pending {
+		// Never reported as neutral or success: the run stays in
+		// progress until a try can judge, and fails after the last.
+		out, r.retryAt = r.pendingRun(outcome, head)
+		if !r.retryAt.IsZero() {
+			r.settled = false
+		}
+	} else {
+		a.judged(r.job.Key.Repo, r.number)
+	}
 	if err := r.report(ctx, head, out); err != nil {
 		return false, err
 	}

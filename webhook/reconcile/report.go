@@ -170,8 +170,7 @@ func (r *prRun) begin(ctx context.Context, sha string) error {
 // check (check_run or check_suite event) is always rewritten; otherwise a
 // run that already says exactly this is left alone.
 func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
-	force := r.rerequested()
-	if err := r.a.writeCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName, out, force); err != nil {
+	if err := r.a.writeCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName, out, r.rerequest); err != nil {
 		return r.a.fail("report", err)
 	}
 	return nil
@@ -214,7 +213,9 @@ func (r *prRun) rerequested() bool {
 
 // writeCheckRun makes the run runName of sha say out: the one run this App
 // has there, updated in place, or a new one when there is none or when its
-// annotations would have to change. Annotations go 50 per request.
+// annotations would have to change. Annotations go 50 per request. A
+// pending out is a run in progress, with no conclusion: GitHub counts a
+// neutral run as passing, and a run that could not judge must not pass.
 func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo, sha, runName string, out checkOutput, force bool) error {
 	anns, left := annotations(out.Findings)
 	summary := out.Summary
@@ -234,25 +235,38 @@ func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo,
 		// which GitHub shows in place of the old one.
 		run = nil
 	}
-	if run != nil && !force && run.GetStatus() == "completed" && run.GetConclusion() == string(out.Conclusion) &&
+	status, conclusion := "completed", string(out.Conclusion)
+	if out.Conclusion == checks.Pending {
+		status, conclusion = "in_progress", ""
+		if run.GetStatus() == "completed" {
+			// A verdict given stays given; a fresh run in progress
+			// takes its place.
+			run = nil
+		}
+	}
+	if run != nil && !force && run.GetStatus() == status && run.GetConclusion() == conclusion &&
 		run.GetExternalID() == ext && run.GetOutput().GetTitle() == title && run.GetOutput().GetSummary() == summary {
 		return nil
 	}
 	first := anns[:min(len(anns), AnnotationsPerRequest)]
 	output := &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: first}
-	now := github.Timestamp{Time: a.now()}
+	var concl *string
+	var completed *github.Timestamp
+	if status == "completed" {
+		concl, completed = github.String(conclusion), &github.Timestamp{Time: a.now()}
+	}
 	if run == nil {
 		run, _, err = gh.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
-			Name: runName, HeadSHA: sha, ExternalID: github.String(ext), Status: github.String("completed"),
-			Conclusion: github.String(string(out.Conclusion)), CompletedAt: &now, Output: output,
+			Name: runName, HeadSHA: sha, ExternalID: github.String(ext), Status: github.String(status),
+			Conclusion: concl, CompletedAt: completed, Output: output,
 		})
 		if err != nil {
 			return fmt.Errorf("create the %s check run of %s/%s@%s: %w", runName, owner, repo, sha, err)
 		}
 	} else {
 		_, _, err = gh.Checks.UpdateCheckRun(ctx, owner, repo, run.GetID(), github.UpdateCheckRunOptions{
-			Name: runName, ExternalID: github.String(ext), Status: github.String("completed"),
-			Conclusion: github.String(string(out.Conclusion)), CompletedAt: &now, Output: output,
+			Name: runName, ExternalID: github.String(ext), Status: github.String(status),
+			Conclusion: concl, CompletedAt: completed, Output: output,
 		})
 		if err != nil {
 			return fmt.Errorf("update the %s check run %d of %s/%s@%s: %w", runName, run.GetID(), owner, repo, sha, err)

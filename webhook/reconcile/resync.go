@@ -107,7 +107,7 @@ func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue f
 			if repo.GetArchived() {
 				continue
 			}
-			n, q, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), enqueue)
+			n, q, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), false, enqueue)
 			open += n
 			queued += q
 			if err != nil {
@@ -122,7 +122,11 @@ func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue f
 	return open, queued, errors.Join(errs...)
 }
 
-func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, enqueue func(webhook.Job)) (open, queued int, err error) {
+// resyncRepo enqueues the open pull requests of owner/name that changed
+// since they were last reconciled. A pull request waiting for the retry of
+// a check that could not judge is left to it, unless waiting is set: the
+// rules changed, and every pull request is judged again.
+func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, waiting bool, enqueue func(webhook.Job)) (open, queued int, err error) {
 	full := strings.ToLower(owner + "/" + name)
 	seen := map[int]bool{}
 	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
@@ -134,7 +138,7 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 		for _, pr := range prs {
 			open++
 			seen[pr.GetNumber()] = true
-			if a.current(full, pr) {
+			if a.current(full, pr) || (!waiting && a.isWaiting(full, pr)) {
 				continue
 			}
 			queued++

@@ -65,12 +65,12 @@ func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst 
 	var errs []error
 	if enqueue == nil {
 		enqueue = func(j webhook.Job) {
-			if err := a.reconcile(ctx, j); err != nil {
+			if err := a.reconcile(ctx, j, nil); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	open, queued, err := a.resyncRepo(ctx, gh, inst, run, owner, name, enqueue)
+	open, queued, err := a.resyncRepo(ctx, gh, inst, run, owner, name, true, enqueue)
 	if err := errors.Join(append(errs, err)...); err != nil {
 		log.Warn("re-checking open pull requests after a rules change", "err", err)
 	}
