@@ -162,3 +162,45 @@ func TestCheckOwnersCases(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckGitHubCouldNotJudge: in the Action, a change whose image's
+// registry rate limits or cannot be reached exits 1, leaves the valid
+// output unset (a workflow testing it takes neither branch), and says in
+// its output and job summary that it could not judge, and why.
+func TestCheckGitHubCouldNotJudge(t *testing.T) {
+	limited := imagestest.New(t)
+	limited.Fail(imagestest.Fault{Status: 429})
+	down := imagestest.NewHangup(t)
+	for _, tt := range []struct{ name, host, why string }{
+		{"rate limited", limited.Host, "rate limited the requests"},
+		{"unreachable", down.Host, "did not answer in time or could not be reached"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := changetest.NewRepo(t)
+			base := r.Commit("base", map[string]string{
+				"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
+				"catalog/.indexignore":     "OWNERS\n",
+				"catalog/foo/catalog.yaml": checkCatalog,
+			})
+			r.Branch("pr", base)
+			r.Commit("new bundle", map[string]string{
+				"catalog/foo/catalog.yaml": strings.Replace(checkCatalog, "quay.io/example/foo-bundle:v1.0.0", tt.host+"/example/foo-bundle:v1.0.1", 1),
+			})
+			f := inActions(t, r.Dir, writePREvent(t, r, "pr", "alice", nil))
+			res := ownersCLI(t, t.TempDir(), "check")
+			if res.code != exitInvalid {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, exitInvalid, res.stdout, res.stderr)
+			}
+			says := "registry " + tt.host + " (1 reference) " + tt.why
+			if want := "Could not judge yet: " + says + ". Run the check again later.\n"; !strings.Contains(res.stdout, want) {
+				t.Errorf("stdout does not say %q:\n%s", want, res.stdout)
+			}
+			if want := "**Could not judge** `"; !strings.Contains(readStepFile(t, f.summary), want+branchSHA(t, r, "pr")[:12]+"`: "+says) {
+				t.Errorf("the job summary does not say it could not judge:\n%s", readStepFile(t, f.summary))
+			}
+			if got, want := readStepFile(t, f.output), "earlier=1\napproved=true\nmergeable=false\n"+defaultMergeOutputs; got != want {
+				t.Errorf("$GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}

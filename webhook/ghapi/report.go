@@ -33,11 +33,15 @@ func (a *Actions) Report(stdout io.Writer, out *review.Outcome, d policy.Decisio
 		return nil
 	}
 	v := out.Outputs(d)
-	outputs := []checks.GitHubOutput{
-		{Name: "valid", Value: strconv.FormatBool(v.Valid)},
-		{Name: "approved", Value: strconv.FormatBool(v.Approved)},
-		{Name: "mergeable", Value: strconv.FormatBool(v.Mergeable)},
+	var outputs []checks.GitHubOutput
+	// A check that could not judge says nothing of valid: unset, so that
+	// a workflow testing for either value takes neither branch.
+	if v.Judged {
+		outputs = append(outputs, checks.GitHubOutput{Name: "valid", Value: strconv.FormatBool(v.Valid)})
 	}
+	outputs = append(outputs,
+		checks.GitHubOutput{Name: "approved", Value: strconv.FormatBool(v.Approved)},
+		checks.GitHubOutput{Name: "mergeable", Value: strconv.FormatBool(v.Mergeable)})
 	// mergeable leaves out whether the policy lets catalogbot merge: a
 	// workflow that merges reads these two.
 	if out.Policy != nil {
