@@ -75,7 +75,8 @@ type Config struct {
 	// judge is tried again: PendingRetries times, the first after
 	// PendingBackoff, each wait twice the one before up to
 	// MaxPendingBackoff (or PendingBackoff, if longer). Until then its
-	// check run stays in progress; after the last retry it fails.
+	// check run stays in progress; after the last retry it fails. Zero
+	// values mean the defaults.
 	PendingRetries int
 	PendingBackoff time.Duration
 }
@@ -301,7 +302,7 @@ func (p *configParser) parse(data []byte, c *Config) {
 			}
 		},
 		"pendingRetries": func(v *yaml.Node) {
-			if n, ok := p.integer(v, "pendingRetries", 0, 100); ok {
+			if n, ok := p.integer(v, "pendingRetries", 1, 100); ok {
 				c.PendingRetries = int(n)
 			}
 		},

@@ -113,10 +113,11 @@ func (o *Outcome) PendingRun(r Retry) (c checks.Conclusion, title, summary strin
 	var b strings.Builder
 	b.WriteString(o.CouldNotJudge())
 	if r.Try < r.Tries {
+		// The title is the verdict's, as every front end shows it; the
+		// tries are the App's own, and go in the summary.
 		c = checks.Pending
-		title = fmt.Sprintf("%s (try %d of %d)", title, r.Try, r.Tries)
-		fmt.Fprintf(&b, " The check stays in progress and tries again in %s (at %s). After try %d it fails rather than pass what could not be checked.",
-			r.In.Round(time.Second), r.Next.UTC().Format("15:04:05 MST"), r.Tries)
+		fmt.Fprintf(&b, " Try %d of %d: the check stays in progress and tries again in %s (at %s). After try %d it fails rather than pass what could not be checked.",
+			r.Try, r.Tries, r.In.Round(time.Second), r.Next.UTC().Format("15:04:05 MST"), r.Tries)
 	} else {
 		c = checks.Failure
 		title = fmt.Sprintf("%s after %s", title, checks.Count(r.Tries, "try", "tries"))

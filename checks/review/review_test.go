@@ -504,8 +504,8 @@ func TestPendingRun(t *testing.T) {
 	}
 	next := time.Date(2026, 11, 1, 12, 4, 0, 0, time.UTC)
 	c, title, summary := o.PendingRun(Retry{Try: 2, Tries: 7, Next: next, In: 2 * time.Minute})
-	if c != checks.Pending || title != "Could not judge: images (try 2 of 7)" ||
-		!strings.Contains(summary, "tries again in 2m0s (at 12:04:00 UTC)") || !strings.Contains(summary, "rate limited") {
+	if c != checks.Pending || title != "Could not judge: images" ||
+		!strings.Contains(summary, "Try 2 of 7: the check stays in progress and tries again in 2m0s (at 12:04:00 UTC)") || !strings.Contains(summary, "rate limited") {
 		t.Errorf("try 2 of 7 = %s %q\n%s", c, title, summary)
 	}
 	c, title, summary = o.PendingRun(Retry{Try: 7, Tries: 7})

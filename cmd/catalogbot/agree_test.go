@@ -11,17 +11,21 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-github/v60/github"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	imagespkg "github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -58,7 +62,15 @@ type agreeScenario struct {
 	// missed is how many of the pull request's last head changes the
 	// App was never told of (a lost delivery, or one before a restart).
 	missed int
+	// rateLimited turns the images check on in both front ends, and
+	// serves the images the head names on rateLimitedHost from a
+	// registry that answers every request with 429.
+	rateLimited bool
 }
+
+// rateLimitedHost stands for the rate limiting registry's host:port in a
+// scenario's head.
+const rateLimitedHost = "RATE-LIMITED-HOST"
 
 func agreeScenarios() []agreeScenario {
 	bump := map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "foo-bundle:v1.0.0", "foo-bundle:v1.0.1", 1)}
@@ -296,6 +308,11 @@ func agreeScenarios() []agreeScenario {
 			base: requireCI("{name: ci, app: github-actions}"), then: other([3]string{"mallory-app", "ci", "success"})},
 		{name: "a required check by name, reported by any App", author: "alice", head: bump, want: checks.Success, merged: "yes",
 			base: requireCI("ci"), then: other([3]string{"mallory-app", "ci", "success"})},
+		// Neither passes what it could not check: the App's run stays in
+		// progress, the Action fails.
+		{name: "an image on a registry that rate limits", author: "alice", want: checks.Pending, merged: "no", rateLimited: true,
+			reason: "check images could not judge yet", finding: "catalog/foo/catalog.yaml:15 warning IM3",
+			head: map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fbctest.Foo, "quay.io/example/foo-bundle:v1.0.0", rateLimitedHost+"/foo-bundle:v1.0.1", 1)}},
 	}
 }
 
@@ -347,15 +364,25 @@ func TestFrontEndsAgree(t *testing.T) {
 				files[k] = v
 			}
 			repo := gh.AddRepo("acme", "catalog", files)
-			repo.Commit("change", sc.head, "change by "+sc.author)
+			head := sc.head
+			if sc.rateLimited {
+				reg := imagestest.New(t)
+				// Retry-After: 0 spares the test the retries' waits.
+				reg.Fail(imagestest.Fault{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}})
+				head = map[string]string{}
+				for k, v := range sc.head {
+					head[k] = strings.ReplaceAll(v, rateLimitedHost, reg.Host)
+				}
+			}
+			repo.Commit("change", head, "change by "+sc.author)
 			pr := repo.OpenPR(sc.author, "change", "main")
 			if sc.then != nil {
 				sc.then(gh, repo, pr)
 			}
 
 			// The Action first: it only reads, and the App may merge.
-			action := actionVerdict(t, gh, repo, pr)
-			app := appVerdict(t, gh, repo, pr, sc.missed)
+			action := actionVerdict(t, gh, repo, pr, sc.rateLimited)
+			app := appVerdict(t, gh, repo, pr, sc.missed, sc.rateLimited)
 			if sc.actionWant != "" {
 				if action.Conclusion != sc.actionWant {
 					t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.actionWant)
@@ -401,7 +428,7 @@ func TestFrontEndsAgree(t *testing.T) {
 // actionVerdict runs check -o json as the Action runs it: on a checkout of
 // the repository, with the pull_request event, GITHUB_TOKEN and
 // GITHUB_API_URL pointing at the fake.
-func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
+func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, images bool) verdict {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "ws")
 	repo.Clone(t, ws)
@@ -413,7 +440,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
 	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
 	t.Setenv("GITHUB_API_URL", gh.URL)
-	res := ownersCLI(t, ws, "check", "-o", "json", "--images=false", "--render=false")
+	res := ownersCLI(t, ws, "check", "-o", "json", "--images="+strconv.FormatBool(images), "--render=false")
 	if res.code == exitError {
 		t.Fatalf("check: exit %d\n%s", res.code, res.stderr)
 	}
@@ -441,9 +468,17 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 
 // appVerdict runs the App on the pull request and reads what it wrote: the
 // catalogbot check run and the status comment.
-func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int) verdict {
+func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int, images bool) verdict {
 	t.Helper()
-	app := newTestApp(t, gh)
+	var app *reconcile.App
+	if images {
+		// As serve checks images: anonymously.
+		app = newTestApp(t, gh, func(o *reconcile.AppOptions) {
+			o.Images = &imagespkg.Options{Keychain: authn.NewMultiKeychain()}
+		})
+	} else {
+		app = newTestApp(t, gh)
+	}
 	head := pr.HeadSHA()
 	// The App is told of the head changes of every pull request of the
 	// repository but the last missed of this one, as GitHub delivers
@@ -488,6 +523,11 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 		t.Fatalf("the App wrote no check run at %s", head)
 	}
 	v := verdict{Conclusion: checks.Conclusion(run.Conclusion), Title: run.Title}
+	if run.Status == "in_progress" {
+		// What a run in progress after the App's check says: it
+		// could not judge yet.
+		v.Conclusion = checks.Pending
+	}
 	for _, a := range run.Annotations {
 		level := a.AnnotationLevel
 		if level == "failure" {
@@ -516,16 +556,20 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 
 // newTestApp is the App as serve builds it, talking to the fake GitHub gh,
 // closed when the test ends.
-func newTestApp(t *testing.T, gh *githubtest.Server) *reconcile.App {
+func newTestApp(t *testing.T, gh *githubtest.Server, opts ...func(*reconcile.AppOptions)) *reconcile.App {
 	t.Helper()
-	app, err := reconcile.NewApp(reconcile.AppOptions{
+	o := reconcile.AppOptions{
 		HTTPClient: &http.Client{},
 		Config: &webhook.Config{
 			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
 		},
 		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	app, err := reconcile.NewApp(o)
 	if err != nil {
 		t.Fatal(err)
 	}

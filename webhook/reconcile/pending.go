@@ -30,7 +30,11 @@ type waiting struct {
 // back.
 func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Time) {
 	a := r.a
-	tries := a.cfg.PendingRetries + 1
+	retries := a.cfg.PendingRetries
+	if retries <= 0 {
+		retries = webhook.DefaultPendingRetries
+	}
+	tries := retries + 1
 	now := a.now()
 	var w waiting
 	a.waiting.update(prKey{strings.ToLower(r.job.Key.Repo), r.number}, maxWaiting, func(old waiting, _ bool) (waiting, bool) {
