@@ -83,11 +83,16 @@ The decision is the policy's, less what only the forge knows (merging
 enabled, other tools' checks, a clean merge), which are taken as given.
 
 Output (-o): text; json ({"baseSHA", "headSHA", "results": [{"name",
-"conclusion", "summary", "findings"}], "policy", "hold", "decision":
-{"merge", "method", "sha", "reasons", "recheck"}}); sarif (SARIF 2.1.0);
-github (annotations, the job summary in $GITHUB_STEP_SUMMARY, and the
-outputs valid, approved, mergeable, merge-enabled and merge-method in
-$GITHUB_OUTPUT).
+"conclusion", "summary", "findings", "waits"}], "policy", "hold",
+"decision": {"merge", "method", "sha", "reasons", "recheck"}}); sarif
+(SARIF 2.1.0); github (annotations, the job summary in
+$GITHUB_STEP_SUMMARY, and the outputs valid, approved, mergeable,
+merge-enabled and merge-method in $GITHUB_OUTPUT).
+
+A check that could not judge (a registry rate limited, timed out or could
+not be reached) concludes pending, with the registries it waits for in
+"waits"; the change is not mergeable, and in -o github the output valid
+is left unset.
 
 Inside GitHub Actions (GITHUB_ACTIONS=true) the pull request event in
 $GITHUB_EVENT_PATH supplies the defaults of --base, --head, --author,
