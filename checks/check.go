@@ -146,7 +146,8 @@ func (r Report) Passed() bool {
 }
 
 // Markdown renders the report as a table of conclusions followed by each
-// check's summary under its own heading.
+// check's summary under its own heading. The summaries quote pull request
+// data, so what a reader would not see in them is spelled out (Visible).
 func (r Report) Markdown() string {
 	var b strings.Builder
 	b.WriteString("| Check | Conclusion |\n| --- | --- |\n")
@@ -159,7 +160,7 @@ func (r Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", res.Name, strings.TrimRight(res.Summary, "\n"))
 	}
-	return b.String()
+	return Visible(b.String())
 }
 
 func icon(c Conclusion) string {

@@ -64,16 +64,20 @@ type Annotation struct {
 // Annotations turns findings into annotations: errors first, then
 // warnings, then notes, each group in the order given, and a finding
 // repeated with the same severity, place and text once. A finding with no
-// severity is an error, as everywhere else.
+// severity is an error, as everywhere else. File, Title and Message are
+// spelled out as Visible does: GitHub shows them as they are. A file whose
+// name needed that no longer names the file, so the annotation is listed
+// rather than placed in the diff, which is what such a name deserves.
 func Annotations(findings []Finding) []Annotation {
 	seen := make(map[findingKey]bool, len(findings))
 	out := make([]Annotation, 0, len(findings))
 	for _, f := range findings {
 		if k := keyOf(f); !seen[k] {
 			seen[k] = true
+			v := VisibleFinding(f)
 			out = append(out, Annotation{
-				Level: annotationLevel(f.Severity), File: f.File, Line: f.Line,
-				Title: f.Rule, Message: findingText(f), Finding: f,
+				Level: annotationLevel(f.Severity), File: v.File, Line: f.Line,
+				Title: v.Rule, Message: findingText(v), Finding: f,
 			})
 		}
 	}
@@ -311,8 +315,8 @@ func WriteGitHubSummary(w io.Writer, s GitHubSummary) error {
 			if loc != "" && r.f.Line > 0 {
 				loc += ":" + strconv.Itoa(r.f.Line)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", severityIcon(r.f.Severity), mdCell(r.check), mdCell(loc), mdCell(r.f.Rule),
-				mdCell(truncateRunes(findingText(r.f), summaryMessageRunes)))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", severityIcon(r.f.Severity), mdCell(r.check), textCell(loc), textCell(r.f.Rule),
+				textCell(truncateRunes(findingText(r.f), summaryMessageRunes)))
 		}
 	}
 	if notes := strings.TrimSpace(s.Notes); notes != "" {
@@ -321,8 +325,18 @@ func WriteGitHubSummary(w io.Writer, s GitHubSummary) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	// Intro, Notes and the checks' summaries are Markdown that quote
+	// pull request data; whatever of it a reader would not see is
+	// spelled out here, where the summary leaves for GitHub.
+	_, err := io.WriteString(w, Visible(b.String()))
 	return err
+}
+
+// textCell is plain text (a finding's message, a file name) as the
+// content of a table cell: Markdown syntax in it is shown, not obeyed,
+// and it stays on its row.
+func textCell(s string) string {
+	return strings.ReplaceAll(MarkdownText(s), "\n", " ")
 }
 
 func severityIcon(s Severity) string {

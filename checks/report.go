@@ -20,15 +20,17 @@ import (
 // Parts that are unknown are left out together with their separator; the
 // severity is spelled out only for findings that are not errors. A message
 // that spans several lines continues on lines indented with a tab. A non-empty
-// summary follows the findings on a line of its own.
+// summary follows the findings on a line of its own. Characters a terminal
+// would obey rather than show are spelled out (Visible), in names on one
+// line.
 func WriteText(w io.Writer, findings []Finding, summary string) error {
 	var b strings.Builder
 	for _, f := range findings {
-		b.WriteString(textLine(f))
+		b.WriteString(textLine(VisibleFinding(f)))
 		b.WriteByte('\n')
 	}
 	if summary != "" {
-		b.WriteString(summary)
+		b.WriteString(Visible(summary))
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
@@ -74,7 +76,10 @@ func locator(f Finding) string {
 
 // WriteJSON writes doc as JSON indented by two spaces, with a trailing
 // newline. HTML escaping is off because messages quote version ranges such
-// as ">=1.0.0 <1.2.0", which must stay readable.
+// as ">=1.0.0 <1.2.0", which must stay readable. Strings keep their data
+// exactly, so a program can find a file by its real name, but characters a
+// person would not see are written as \u escapes (VisibleJSON), so the
+// document read in a terminal or a diff shows them.
 func WriteJSON(w io.Writer, doc any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -83,7 +88,7 @@ func WriteJSON(w io.Writer, doc any) error {
 	if err := enc.Encode(doc); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(VisibleJSON(buf.Bytes()))
 	return err
 }
 
@@ -216,10 +221,9 @@ func WriteSARIF(w io.Writer, toolName, version string, rules []Rule, findings []
 			addRule(Rule{ID: f.Rule})
 			i = index[f.Rule]
 		}
-		text := f.Message
-		if loc := locator(f); loc != "" {
-			text = loc + ": " + text
-		}
+		// Code scanning shows the message as it is: what a reader
+		// would not see is spelled out.
+		text := findingText(VisibleFinding(f))
 		// Identical findings (same rule, object and message) are told
 		// apart by their order, as CodeQL does, so neither hides the other.
 		fp := fingerprint(f)
