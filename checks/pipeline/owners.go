@@ -68,7 +68,7 @@ func ownersSummary(st *owners.State) string {
 	if len(st.Unapproved) > 0 {
 		b.WriteString("\nWaiting for approval:\n\n")
 		for _, f := range st.Unapproved {
-			fmt.Fprintf(&b, "- `%s`\n", f)
+			fmt.Fprintf(&b, "- %s\n", checks.Code(f))
 		}
 	}
 	if len(st.Packages) > 0 {

@@ -69,7 +69,7 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "`%s`:", file)
+	fmt.Fprintf(&b, "%s:", checks.Code(file))
 	if len(d.References) == 0 && len(d.Fields) == 0 {
 		b.WriteString(" no entry changed.\n")
 	}
@@ -82,12 +82,18 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		}
 	}
 	for _, rc := range d.References {
-		fmt.Fprintf(&b, "- %s `%s`", rc.Change, rc.Name)
+		// Entry names and paths are the pull request's: code spans
+		// they cannot close.
+		fmt.Fprintf(&b, "- %s %s", rc.Change, checks.Code(rc.Name))
 		if rc.To != "" {
-			fmt.Fprintf(&b, " → `%s`", rc.To)
+			fmt.Fprintf(&b, " → %s", checks.Code(rc.To))
 		}
 		if len(rc.Paths) > 0 {
-			fmt.Fprintf(&b, " (owned as `%s`)", strings.Join(rc.Paths, "`, `"))
+			paths := make([]string, len(rc.Paths))
+			for i, p := range rc.Paths {
+				paths[i] = checks.Code(p)
+			}
+			fmt.Fprintf(&b, " (owned as %s)", strings.Join(paths, ", "))
 		} else {
 			b.WriteString(" (owned by the root approvers)")
 		}

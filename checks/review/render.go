@@ -16,7 +16,10 @@ import (
 // This file is the one place an Outcome becomes text. The App maps what it
 // returns to a check run and a comment, the Action to workflow commands, a
 // job summary and step outputs, the command line to a terminal; none of
-// them words anything of its own.
+// them words anything of its own. The text quotes pull request data (paths,
+// package names, logins, comment text), so each function returns it with
+// what a reader would not see spelled out (checks.Visible), and quotes
+// names in code spans that they cannot close (checks.Code).
 
 // Verdict is the conclusion and title of the catalogbot check run: failure
 // when any check failed (or the policy is invalid); pending when none
@@ -171,9 +174,9 @@ func InvalidPolicy(findings []checks.Finding, c Context) string {
 		fmt.Fprintf(&b, "The repository policy `%s` on the base branch is invalid, so no check ran. Fix it on the base branch first:\n\n", policy.FileName)
 	}
 	for _, f := range findings {
-		fmt.Fprintf(&b, "- `%s:%d`: %s (%s)\n", f.File, f.Line, f.Message, f.Rule)
+		fmt.Fprintf(&b, "- %s: %s (%s)\n", checks.Code(fmt.Sprintf("%s:%d", f.File, f.Line)), f.Message, f.Rule)
 	}
-	return b.String()
+	return checks.Visible(b.String())
 }
 
 // TooLarge is the title and summary of a pull request too large for GitHub
@@ -195,7 +198,7 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 	if !o.Valid() {
 		b.WriteString("### ❌ Not checked\n\n")
 		b.WriteString(InvalidPolicy(o.PolicyFindings, ForCheck))
-		return b.String()
+		return checks.Visible(b.String())
 	}
 	st := o.Owners
 	if st == nil {
@@ -226,7 +229,13 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 				more = fmt.Sprintf(" and %d more", len(paths)-5)
 				paths = paths[:5]
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | `%s`%s |\n", req.File, mark, by, strings.Join(paths, "`, `"), more)
+			// A path may hold '|', which ends a cell even in a code span.
+			cell := strings.NewReplacer("|", `\|`)
+			code := make([]string, len(paths))
+			for i, p := range paths {
+				code[i] = cell.Replace(checks.Code(p))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s%s |\n", cell.Replace(checks.Code(req.File)), mark, by, strings.Join(code, ", "), more)
 		}
 	}
 	if len(st.Packages) > 0 {
@@ -237,7 +246,7 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 	}
 	for _, c := range st.Files {
 		if c.Blocked != "" {
-			fmt.Fprintf(&b, "\n`%s` cannot be approved: %s\n", c.Path, c.Blocked)
+			fmt.Fprintf(&b, "\n%s cannot be approved: %s\n", checks.Code(c.Path), c.Blocked)
 		}
 	}
 	if !st.Approved && len(st.Suggested) > 0 {
@@ -281,7 +290,7 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 		binding = "Approvals stay across pushes."
 	}
 	fmt.Fprintf(&b, "\n<sub>Commands: `/approve`, `/approve cancel`, `/hold`, `/hold cancel`, `/recheck`. %s</sub>\n", binding)
-	return b.String()
+	return checks.Visible(b.String())
 }
 
 // Document is the JSON form of an outcome and its decision.
@@ -328,7 +337,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 				return err
 			}
 		}
-		_, err := io.WriteString(w, b.String())
+		_, err := io.WriteString(w, checks.Visible(b.String()))
 		return err
 	}
 	for _, res := range o.Report.Results {
@@ -357,7 +366,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 			fmt.Fprintf(&b, "  - %s\n", r)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, checks.Visible(b.String()))
 	return err
 }
 

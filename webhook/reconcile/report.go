@@ -222,8 +222,11 @@ func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo,
 	if left > 0 {
 		summary = fmt.Sprintf("%s\n\n%d more findings are not shown as annotations.\n", strings.TrimRight(summary, "\n"), left)
 	}
-	summary = capSummary(summary)
-	title := truncate(out.Title, 255, "…")
+	// The review core's text is spelled out already; the publish run's
+	// quotes the errors of registries a catalog.yaml names. Visible
+	// changes nothing that is spelled out.
+	summary = capSummary(checks.Visible(summary))
+	title := truncate(checks.VisibleLine(out.Title), 255, "…")
 	ext := externalID(anns)
 
 	run, err := a.findCheckRun(ctx, gh, owner, repo, sha, runName)
