@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -84,7 +86,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	}
 	log := a.log
 	if f.logFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: a.level}))
+		log = jsonLogger(a.stderr, a.level)
 	}
 
 	reg := prometheus.NewRegistry()
@@ -155,4 +157,12 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// jsonLogger is the service's JSON log. encoding/json leaves bidirectional
+// overrides, DEL and C1 controls raw, and the log quotes pull request data
+// (paths, names, errors that echo them), so those are written as \u
+// escapes. The text handler quotes them already.
+func jsonLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(checks.VisibleJSONWriter(w), &slog.HandlerOptions{Level: level}))
 }

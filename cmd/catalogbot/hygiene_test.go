@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/githubtest"
+	"github.com/catalogbot/catalogbot/webhook/reconcile"
+)
+
+// A pull request whose file name, package name, image reference, commit
+// message and comment carry a right-to-left override, an isolate, a
+// terminal escape sequence and a carriage return: nothing it makes
+// catalogbot show (the check run, its annotations, the status comment, the
+// Action's annotations, job summary and text, the CLI's text, JSON and
+// SARIF, and the logs of both) holds one of them raw.
+func TestHiddenCharactersNeverShownRaw(t *testing.T) {
+	const (
+		rlo = "\u202e"
+		lri = "\u2066"
+		esc = "\x1b[31m"
+		cr  = "\r"
+	)
+	file := "catalog/foo/" + rlo + "lmay." + lri + esc + cr + "evil.yaml"
+	// YAML cannot hold ESC or CR raw in a scalar; its escapes can.
+	image := `quay.io/example/foo-bundle\e[31m\r` + "\u202e:v9"
+	blobs := fmt.Sprintf("---\nschema: olm.package\nname: \"foo%s%sbar\"\n---\nschema: olm.bundle\npackage: foo\nname: foo.v9.0.0\nimage: \"%s\"\nproperties:\n  - type: olm.package\n    value: {packageName: foo, version: 9.0.0}\n",
+		rlo, lri, image)
+
+	gh := githubtest.New(t)
+	repo := gh.AddRepo("acme", "catalog", map[string]string{
+		".catalogbot.yaml":         agreePolicy,
+		"OWNERS":                   "approvers:\n  - root-admin\n",
+		"catalog/.indexignore":     "OWNERS\n*.md\n",
+		"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
+		"catalog/foo/catalog.yaml": fbctest.Foo,
+	})
+	repo.Commit("change", map[string]string{file: blobs}, "bump "+rlo+esc+cr+"foo")
+	pr := repo.OpenPR("mallory", "change", "main")
+	repo.Comment(pr.Number, "mallory", "/approve "+rlo+esc+"\r\n/hold "+lri)
+
+	shown := map[string]string{}
+
+	// The Action: annotations and text on stdout, the job summary, and
+	// the debug log on stderr.
+	ws := filepath.Join(t.TempDir(), "ws")
+	repo.Clone(t, ws)
+	event := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(event, gh.Payload("pull_request", "synchronize", githubtest.PayloadArgs{Repo: repo, PR: pr.Number}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := inActions(t, ws, event)
+	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
+	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
+	t.Setenv("GITHUB_API_URL", gh.URL)
+	for _, format := range []string{"github", "text", "json", "sarif"} {
+		res := ownersCLI(t, ws, "--log-level", "debug", "check", "-o", format, "--images=false", "--render=false")
+		if res.code != exitInvalid {
+			t.Fatalf("check -o %s: exit %d, want %d\n%s%s", format, res.code, exitInvalid, res.stdout, res.stderr)
+		}
+		shown["check -o "+format] = res.stdout
+		shown["check -o "+format+" log"] = res.stderr
+	}
+	summary, err := os.ReadFile(files.summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown["job summary"] = string(summary)
+
+	// The App, with the service's JSON log at debug level.
+	var log bytes.Buffer
+	app, err := reconcile.NewApp(reconcile.AppOptions{
+		HTTPClient: &http.Client{},
+		Config: &webhook.Config{
+			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
+		},
+		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
+		Logger:  jsonLogger(&log, slog.LevelDebug),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
+		Event: "pull_request", Delivery: "hidden-1", Installation: gh.InstallationID(repo)}
+	if err := app.Process(context.Background(), job, nil); err != nil {
+		t.Fatalf("the App: %v", err)
+	}
+	runs := 0
+	for _, r := range repo.CheckRuns(pr.HeadSHA()) {
+		if r.Name != reconcile.CheckRunName {
+			continue
+		}
+		runs++
+		shown["check run title"] += r.Title
+		shown["check run summary"] += r.Summary + r.Text
+		for _, a := range r.Annotations {
+			shown["check run annotation"] += a.Path + "\n" + a.Title + "\n" + a.Message + "\n"
+		}
+	}
+	if runs == 0 {
+		t.Fatal("the App wrote no check run")
+	}
+	for _, c := range repo.IssueComments(pr.Number) {
+		if strings.Contains(c.Body, reconcile.StatusMarker) {
+			shown["status comment"] += c.Body
+		}
+	}
+	if shown["status comment"] == "" {
+		t.Fatal("the App wrote no status comment")
+	}
+	shown["App log"] = log.String()
+
+	for where, text := range shown {
+		for i, r := range text {
+			if r == '\n' || r == '\t' {
+				continue
+			}
+			if checks.Hidden(r) || r == utf8.RuneError {
+				t.Errorf("%s: raw %U at byte %d:\n%s", where, r, i, text)
+				break
+			}
+		}
+	}
+	// The characters are shown spelled out where the file is named.
+	for _, where := range []string{"check -o text", "check -o github", "job summary", "check run annotation", "status comment"} {
+		if !strings.Contains(shown[where], `\u202e`) {
+			t.Errorf("%s does not spell out U+202E:\n%s", where, shown[where])
+		}
+	}
+}
+
+// The service's JSON log spells out what encoding/json leaves raw, in the
+// message and in every attribute, the errors that quote a path included.
+func TestServeLogSpellsOutHidden(t *testing.T) {
+	var buf bytes.Buffer
+	name := "catalog/\u202eevil\u2066\x7f\u0085.yaml"
+	jsonLogger(&buf, slog.LevelDebug).Debug("read "+name, "file", name, "err", fmt.Errorf("open %s: denied", name))
+	for i, r := range buf.String() {
+		if r != '\n' && checks.Hidden(r) {
+			t.Fatalf("raw %U at byte %d: %s", r, i, buf.String())
+		}
+	}
+	if !strings.Contains(buf.String(), `\u202e`) {
+		t.Errorf("U+202E is not spelled out: %s", buf.String())
+	}
+}
