@@ -150,7 +150,9 @@ func TestReportersShowHidden(t *testing.T) {
 	rep := checks.Report{Results: []checks.Result{{Name: "fbc", Conclusion: checks.Failure, Findings: []checks.Finding{f},
 		Summary: "`" + f.File + "`: " + f.Message}}}
 	outputs := map[string]func(*bytes.Buffer) error{
-		"text": func(b *bytes.Buffer) error { return checks.WriteText(b, rep.Results[0].Findings, rep.Results[0].Summary) },
+		"text": func(b *bytes.Buffer) error {
+			return checks.WriteText(b, rep.Results[0].Findings, rep.Results[0].Summary)
+		},
 		"json": func(b *bytes.Buffer) error { return checks.WriteJSON(b, rep) },
 		"sarif": func(b *bytes.Buffer) error {
 			return checks.WriteSARIF(b, "catalogbot", "v0", nil, rep.Results[0].Findings, "")
