@@ -2,11 +2,15 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
@@ -68,9 +72,36 @@ func Classify(err error) (Class, string) {
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) || nerr != nil {
-		return ClassTransport, "could not reach the registry: " + redactError(err)
+		return ClassTransport, "could not reach the registry" + reachCause(err)
 	}
-	return ClassTransport, "unusable answer from the registry: " + redactError(err)
+	// The library's text quotes what the registry sent; it is logged,
+	// not shown (see Explain).
+	return ClassTransport, "unusable answer from the registry"
+}
+
+// reachCause names why a connection failed in a word or two, without the
+// addresses, ports and library text the error carries: a finding on a
+// pull request must not tell its author which internal hosts and ports
+// answer.
+func reachCause(err error) string {
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var record tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dns):
+		return " (its host name does not resolve)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return " (connection refused)"
+	case errors.As(err, &cert), errors.As(err, &unknownAuthority), errors.As(err, &hostname):
+		return " (its TLS certificate is not trusted)"
+	case errors.As(err, &record):
+		return " (it does not speak TLS)"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return " (it closed the connection)"
+	}
+	return ""
 }
 
 func classifyHTTP(e *transport.Error) (Class, string) {
@@ -116,7 +147,7 @@ func detail(e *transport.Error) string {
 
 // redactError drops query strings and user info from URLs in errors that
 // quote them. Registry URLs carry no secrets themselves, but a token
-// service URL may, and errors end up in logs and PR comments.
+// service URL may, and errors end up in logs.
 func redactError(err error) string {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
