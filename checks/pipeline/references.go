@@ -210,6 +210,13 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		if class, ok := registry.Unanswered(err); ok {
 			return nil, &checks.Wait{Registry: ref.Ref.Context().RegistryStr(), Class: string(class), Count: 1}
 		}
+		// A registry's failure is worded for the pull request's
+		// reader: its class, host and what to do, never the
+		// library's text, which may quote what an internal host
+		// answered.
+		if class, msg, ok := registry.Explain(err); ok {
+			return []checks.Finding{at(RuleReferenceRender, "does not render: "+string(class)+": "+msg)}, nil
+		}
 		var re *render.RefError
 		if errors.As(err, &re) {
 			err = re.Err

@@ -116,6 +116,7 @@ func (a *app) runAssemble(ctx context.Context, path string, f assembleFlags) err
 	res, err := asm.Assemble(ctx, file, f.out)
 	var aerr *assemble.Error
 	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
+		a.logFailures(aerr)
 		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
 		return errInvalid
 	}
@@ -131,4 +132,12 @@ func (a *app) runAssemble(ctx context.Context, path string, f assembleFlags) err
 	fmt.Fprintf(a.stdout, "assembled %d references into %s (%d from the cache) in %s\n",
 		len(res.References), res.Dir, cached, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// logFailures logs each failed reference's own error at debug level: the
+// message shown says what to do, the log keeps what the library said.
+func (a *app) logFailures(e *assemble.Error) {
+	for _, f := range e.Failures {
+		a.log.Debug("reference failed", "name", f.Name, "image", f.Image, "class", f.Class, "error", f.Err)
+	}
 }

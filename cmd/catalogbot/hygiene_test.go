@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
+	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
@@ -156,5 +157,34 @@ func TestServeLogSpellsOutHidden(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `\u202e`) {
 		t.Errorf("U+202E is not spelled out: %s", buf.String())
+	}
+}
+
+// render of an image its registry does not have says which class, which
+// registry and what to do; the library's text, with the registry's details
+// printed as Go values, is only in the debug log.
+func TestRenderRegistryFailureMessage(t *testing.T) {
+	reg := imagestest.New(t)
+	reg.Fail(imagestest.Fault{Repo: "team/catalog", Status: 404,
+		Body: `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"v9"}}]}`})
+	r := cli(t, nil, "--log-level", "debug", "render", reg.Ref("team/catalog:v9"))
+	if r.code != exitInvalid {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitInvalid, r.stderr)
+	}
+	var shown, logged []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.HasPrefix(line, "time=") {
+			logged = append(logged, line)
+		} else {
+			shown = append(shown, line)
+		}
+	}
+	want := fmt.Sprintf(`catalogbot: render reference %q (image): not_found: registry %s: no such image in the registry (404 Not Found, MANIFEST_UNKNOWN); check the repository and tag, or push the image`,
+		reg.Ref("team/catalog:v9"), reg.Host)
+	if strings.Join(shown, "\n") != want {
+		t.Errorf("stderr says\n  %s\nwant\n  %s", strings.Join(shown, "\n"), want)
+	}
+	if !strings.Contains(strings.Join(logged, "\n"), "map[Tag:v9]") {
+		t.Errorf("the debug log lacks the library's text:\n%s", strings.Join(logged, "\n"))
 	}
 }

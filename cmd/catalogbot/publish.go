@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
@@ -175,26 +174,33 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 func (a *app) publishError(ctx context.Context, err error) error {
 	var aerr *assemble.Error
 	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
+		a.logFailures(aerr)
 		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
 		return errInvalid
 	}
-	if class, _ := registry.Classify(err); class == registry.ClassUnauthorized {
-		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
-		fmt.Fprintf(a.stderr, "catalogbot: %s: %s refused access; check the credentials for it\n", class, registryHost(err))
-		return errInvalid
+	// A registry's failure is said with its host and what to do; the
+	// library's text (which prints the registry's details as Go values)
+	// goes to the debug log.
+	if class, msg, ok := registry.Explain(err); ok && ctx.Err() == nil {
+		a.log.Debug("publish failed", "error", err)
+		if class == registry.ClassUnauthorized {
+			fmt.Fprintf(a.stderr, "catalogbot: publish: %s: %s\n", class, msg)
+			return errInvalid
+		}
+		return &explainedError{msg: fmt.Sprintf("publish: %s: %s", class, msg), err: err}
 	}
 	return err
 }
 
-// registryHost is the host a registry error came from, as the request
-// named it.
-func registryHost(err error) string {
-	var terr *transport.Error
-	if errors.As(err, &terr) && terr.Request != nil && terr.Request.URL != nil {
-		return terr.Request.URL.Host
-	}
-	return "the registry"
+// explainedError shows msg in place of err's own text, which is logged;
+// err stays in the chain for errors.Is and errors.As.
+type explainedError struct {
+	msg string
+	err error
 }
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.err }
 
 // reportPublish prints the outcome of a publish: the findings of an
 // invalid catalog, else the drift, a log line naming the resolved base,

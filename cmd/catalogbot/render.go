@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
@@ -87,6 +88,7 @@ func (a *app) runRender(ctx context.Context, r *render.Renderer, refs []string, 
 		if !errors.As(err, &re) || errors.Is(err, context.Canceled) {
 			return err
 		}
+		a.log.Debug("render failed", "ref", re.Ref, "error", re.Err)
 		fmt.Fprintf(a.stderr, "catalogbot: %s\n", describeRefError(re))
 		return errInvalid
 	}
@@ -117,6 +119,10 @@ func describeRefError(e *render.RefError) string {
 		kind = "no such file or directory, so read as an image"
 	}
 	what := fmt.Sprintf("%q (%s)", e.Ref, kind)
+	if class, msg, ok := registry.Explain(e.Err); ok {
+		// The library's text is in the debug log.
+		return fmt.Sprintf("render reference %s: %s: %s", what, class, msg)
+	}
 	if e.Migrate {
 		return fmt.Sprintf("migrate %s: %v", what, e.Err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -422,5 +423,33 @@ func TestProgress(t *testing.T) {
 	want := "\x1b[2Ka   rendered sha256:abc (10 bytes)\n\x1b[2Kbb  cached (20 bytes)\n\x1b[2Kc   failed (not_found)\n"
 	if last != want {
 		t.Errorf("last frame = %q, want %q", last, want)
+	}
+}
+
+// TestClassifyMessage: a reference's failure reads as its class, the
+// registry and what to do, not as the library's dump of the answer.
+func TestClassifyMessage(t *testing.T) {
+	answer := func(status int, body string) error {
+		req, _ := http.NewRequest(http.MethodGet, "https://registry.example.com/v2/team/catalog/manifests/v9", nil)
+		resp := &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body)), Request: req, Header: http.Header{}}
+		return &render.RefError{Ref: "registry.example.com/team/catalog:v9", Kind: render.KindImage,
+			Err: fmt.Errorf("failed to pull image: %w", transport.CheckError(resp, http.StatusOK))}
+	}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{answer(404, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"v9"}}]}`),
+			"registry registry.example.com: no such image in the registry (404 Not Found, MANIFEST_UNKNOWN); check the repository and tag, or push the image"},
+		{answer(401, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[{"Type":"repository","Action":"pull"}]}]}`),
+			"registry registry.example.com: the registry refused access (401 Unauthorized); check the credentials for it"},
+		// Not the registry's failure: the image's own problem, in its
+		// own words.
+		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, `render reference "x": invalid package`},
+	}
+	for _, tt := range tests {
+		if _, got := Classify(tt.err); got != tt.want {
+			t.Errorf("Classify(%v) message\n  %q, want\n  %q", tt.err, got, tt.want)
+		}
 	}
 }
