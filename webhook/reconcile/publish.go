@@ -173,7 +173,15 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		if errors.As(err, &aerr) {
 			return failed("Could not assemble the catalog", fmt.Sprintf("Assembling the catalog at %s failed:\n\n```\n%v\n```\n", sha, err), nil)
 		}
-		return failed("Could not publish the catalog image", fmt.Sprintf("Publishing the catalog at %s to `%s` failed:\n\n```\n%v\n```\n", sha, pol.Publish.Image, err), nil)
+		// A registry's failure is said with its host and what to do;
+		// the library's text, which prints the registry's details as
+		// Go values, goes to the log.
+		why := err.Error()
+		if class, msg, ok := registry.Explain(err); ok {
+			a.log.Warn("publish failed", "sha", sha, "image", pol.Publish.Image, "error", err)
+			why = string(class) + ": " + msg
+		}
+		return failed("Could not publish the catalog image", fmt.Sprintf("Publishing the catalog at %s to %s failed:\n\n%s\n", sha, checks.Code(pol.Publish.Image), checks.Code(why)), nil)
 	}
 	switch {
 	case res.ListFindings != nil:

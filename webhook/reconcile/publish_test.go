@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -214,5 +215,36 @@ func TestPublishOnPinnedOPMImage(t *testing.T) {
 	}
 	if len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/bin/opm" {
 		t.Errorf("entrypoint %q, want opm's", cfg.Config.Entrypoint)
+	}
+}
+
+// TestPushRefusedReadsAsActionable: a registry that refuses the push with
+// its error details says so in the publish run as the class, the registry
+// and what to do, not as the library's dump of the details.
+func TestPushRefusedReadsAsActionable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"errors":[{"code":"DENIED","message":"requested access to the resource is denied","detail":[{"Type":"repository","Name":"acme/catalog","Action":"push"}]}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	e := newEnv(t, catalogRepo(publishPolicy(host+"/acme/catalog:latest")))
+	sha := e.repo.Branch("main")
+	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err == nil {
+		t.Fatal("a refused push succeeded")
+	}
+	run := e.run(sha, PublishCheckRunName)
+	if run.Conclusion != "failure" {
+		t.Fatalf("publish run %s %q", run.Conclusion, run.Title)
+	}
+	want := "unauthorized: registry " + host + ": the registry refused access (403 Forbidden); check the credentials for it"
+	if !strings.Contains(run.Summary, want) {
+		t.Errorf("the publish run does not say %q:\n%s", want, run.Summary)
+	}
+	for _, dump := range []string{"map[", "[map", "DENIED: requested"} {
+		if strings.Contains(run.Summary, dump) {
+			t.Errorf("the publish run quotes %q:\n%s", dump, run.Summary)
+		}
 	}
 }
