@@ -85,7 +85,9 @@ func Write(w io.Writer, f Format, res *fbc.Result, opts Options) error {
 		if res.Valid() {
 			return nil
 		}
-		_, err := io.WriteString(w, res.OPMMessage+"\n")
+		// opm's words, with what a terminal would obey rather than
+		// show spelled out.
+		_, err := io.WriteString(w, checks.Visible(res.OPMMessage)+"\n")
 		return err
 	default:
 		return fmt.Errorf("unknown output format %q", f)
