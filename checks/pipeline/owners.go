@@ -74,7 +74,7 @@ func ownersSummary(st *owners.State) string {
 	if len(st.Packages) > 0 {
 		b.WriteString("\nPackages the change touches:\n\n")
 		for _, p := range st.Packages {
-			fmt.Fprintf(&b, "- %s\n", p.Describe())
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(p.Describe()))
 		}
 	}
 	if len(st.Suggested) > 0 {

@@ -241,12 +241,13 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 	if len(st.Packages) > 0 {
 		b.WriteString("\nPackages the change touches, each owned by the approvers of its home wherever its blobs sit:\n")
 		for _, p := range st.Packages {
-			fmt.Fprintf(&b, "- %s\n", p.Describe())
+			// Plain text naming the package and its paths.
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(p.Describe()))
 		}
 	}
 	for _, c := range st.Files {
 		if c.Blocked != "" {
-			fmt.Fprintf(&b, "\n%s cannot be approved: %s\n", checks.Code(c.Path), c.Blocked)
+			fmt.Fprintf(&b, "\n%s cannot be approved: %s\n", checks.Code(c.Path), checks.MarkdownText(c.Blocked))
 		}
 	}
 	if !st.Approved && len(st.Suggested) > 0 {
