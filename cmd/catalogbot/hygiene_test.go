@@ -75,6 +75,11 @@ func TestHiddenCharactersNeverShownRaw(t *testing.T) {
 		shown["check -o "+format] = res.stdout
 		shown["check -o "+format+" log"] = res.stderr
 	}
+	explain := ownersCLI(t, ws, "owners", "explain", file)
+	if explain.code == exitError {
+		t.Fatalf("owners explain: exit %d\n%s", explain.code, explain.stderr)
+	}
+	shown["owners explain"] = explain.stdout
 	summary, err := os.ReadFile(files.summary)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +142,7 @@ func TestHiddenCharactersNeverShownRaw(t *testing.T) {
 		}
 	}
 	// The characters are shown spelled out where the file is named.
-	for _, where := range []string{"check -o text", "check -o github", "job summary", "check run annotation", "status comment"} {
+	for _, where := range []string{"check -o text", "check -o github", "job summary", "check run annotation", "status comment", "owners explain"} {
 		if !strings.Contains(shown[where], `\u202e`) {
 			t.Errorf("%s does not spell out U+202E:\n%s", where, shown[where])
 		}

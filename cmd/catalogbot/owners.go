@@ -167,7 +167,9 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format o
 		if len(findings) > 0 {
 			b.WriteString("\n")
 		}
-		if _, err := fmt.Fprint(a.stdout, b.String()); err != nil {
+		// Paths are the repository's: what a terminal would obey
+		// rather than show is spelled out, as in every text output.
+		if _, err := fmt.Fprint(a.stdout, checks.Visible(b.String())); err != nil {
 			return err
 		}
 		if err := checks.WriteText(a.stdout, findings, ""); err != nil {
@@ -378,7 +380,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 			return err
 		}
 	} else {
-		if _, err := fmt.Fprint(a.stdout, st.Explain()); err != nil {
+		if _, err := fmt.Fprint(a.stdout, checks.Visible(st.Explain())); err != nil {
 			return err
 		}
 		if len(st.Findings) > 0 {
