@@ -46,6 +46,12 @@ func Hidden(r rune) bool {
 		return true
 	case r == '\u2028' || r == '\u2029':
 		return true
+	// Most text is in ranges without format characters; deciding those
+	// here keeps the table lookup off the common path.
+	case r < 0x600:
+		return r == 0xad
+	case r >= 0x2070 && r < 0xfeff, r >= 0x1f000 && r < 0xe0000:
+		return false
 	}
 	return unicode.Is(unicode.Cf, r)
 }
@@ -75,25 +81,27 @@ func visible(s string, line bool) string {
 	return b.String()
 }
 
-// clean is the fast path: nearly all text has nothing to spell out.
+// clean is the fast path: nearly all text has nothing to spell out. Only
+// bytes outside ASCII are decoded.
 func clean(s string, line bool) bool {
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf || c < 0x20 || c == 0x7f {
-			if c == '\n' || c == '\t' {
-				if line {
-					return false
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				if (c == '\n' || c == '\t') && !line {
+					i++
+					continue
 				}
-				continue
-			}
-			if c < utf8.RuneSelf {
 				return false
 			}
-			// A multi-byte character: decide on the whole string.
-			return !strings.ContainsFunc(s[i:], func(r rune) bool {
-				return r == utf8.RuneError || Hidden(r) || line && (r == '\n' || r == '\t')
-			})
+			i++
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || Hidden(r) {
+			return false
+		}
+		i += n
 	}
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -197,4 +198,34 @@ func TestReportersShowHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	noHidden(t, "SARIF message", log.Runs[0].Results[0].Message.Text)
+}
+
+// BenchmarkVisible: every reporter passes its whole output through
+// Visible, so text with nothing to spell out must cost little more than a
+// scan.
+func BenchmarkVisible(b *testing.B) {
+	line := "catalog/kv-store-operator/catalog.yaml:117: kv-store-operator/kv-store-operator.v1.2.0: error parsing bundle version \"v1.2.0\"\n"
+	for _, bc := range []struct{ name, text string }{
+		{"ascii-64KiB", strings.Repeat(line, 65536/len(line))},
+		{"non-ascii-64KiB", strings.Repeat("opérateur ✅ "+line, 65536/(len(line)+16))},
+		{"hidden-64KiB", strings.Repeat(hidden+line, 65536/(len(line)+len(hidden)))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			for b.Loop() {
+				checks.Visible(bc.text)
+			}
+		})
+	}
+}
+
+// TestHiddenIsItsDefinition checks the shortcuts of Hidden against the
+// Unicode categories it stands for, on every code point.
+func TestHiddenIsItsDefinition(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := r != '\n' && r != '\t' && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029')
+		if got := checks.Hidden(r); got != want {
+			t.Fatalf("Hidden(%U) = %v, want %v", r, got, want)
+		}
+	}
 }
