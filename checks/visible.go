@@ -24,8 +24,9 @@ import (
 // U+2060-U+2064, U+FEFF, tag characters) and the line and paragraph
 // separators U+2028 and U+2029. Line feeds and tabs stay, for text that is
 // meant to span lines; everything else is written as Go writes it in a
-// quoted string: \r, \x1b, \u202e, \U000e0041. Valid UTF-8 is assumed;
-// invalid bytes are written as \xNN too.
+// quoted string: \r, \x1b, \u202e, \U000e0041. A byte that is not valid
+// UTF-8 is written as \xNN too. A backslash is left as it is, so a name
+// that spells out an escape itself reads like one: that hides nothing.
 func Visible(s string) string {
 	return visible(s, false)
 }
