@@ -122,6 +122,11 @@ type PackageState struct {
 	Approved     bool     `json:"approved"`
 	AutoApproved bool     `json:"autoApproved,omitempty"`
 	Blocked      string   `json:"blocked,omitempty"`
+	// CIYAML is the package's ci.yaml whose reviewers approve it, when
+	// ci.yaml is an owners source.
+	CIYAML *CIYAMLGrant `json:"ciYAML,omitempty"`
+
+	res *Resolution
 }
 
 // State is the approval state of a change at its head commit.
@@ -174,6 +179,9 @@ type Coverage struct {
 	// Package is the package the path is the home of, when the path
 	// needs approval because the change touches that package.
 	Package string `json:"package,omitempty"`
+	// CIYAML is the package ci.yaml whose reviewers approve the path,
+	// when ci.yaml is an owners source.
+	CIYAML *CIYAMLGrant `json:"ciYAML,omitempty"`
 
 	res     *Resolution
 	root    bool
@@ -183,7 +191,10 @@ type Coverage struct {
 
 // Requirement is one OWNERS file whose approvers must approve.
 type Requirement struct {
-	File       string   `json:"file"`
+	File string `json:"file"`
+	// Source is SourceCIYAML when File is a package's ci.yaml, whose
+	// reviewers must approve.
+	Source     string   `json:"source,omitempty"`
 	Approved   bool     `json:"approved"`
 	ApprovedBy []string `json:"approvedBy,omitempty"`
 	Paths      []string `json:"paths"`
@@ -245,6 +256,7 @@ func (r *Repo) Evaluate(in Input) *State {
 			Approvers:    res.Approvers,
 			AutoApproved: res.AutoApproved,
 			Blocked:      res.Blocked,
+			CIYAML:       res.CIYAML,
 			res:          res,
 			root:         t.root,
 			derived:      t.derived,
@@ -260,11 +272,11 @@ func (r *Repo) Evaluate(in Input) *State {
 		cov.Approved = cov.Blocked == "" && (cov.AutoApproved || len(cov.ApprovedBy) > 0)
 		dir := "."
 		switch {
-		case res.BlockedBy != "" && res.BlockedBy != r.aliasesBroken:
+		case res.blockedBy != nil:
 			// Filed under the broken file, which is what must change.
-			dir = path.Dir(res.BlockedBy)
+			dir = groupOf(res.blockedBy)
 		case !t.root:
-			dir = r.approverDir(res)
+			dir = r.approverGroup(res)
 		}
 		byDir[dir] = append(byDir[dir], len(st.Files))
 		st.Files = append(st.Files, cov)
@@ -348,8 +360,8 @@ func verdict(st *State, files int) (bool, string) {
 			strings.Join(broken, ", "), pick(len(broken), "does", "do"), checks.Plural(blocked, "path"),
 			pick(len(broken), "it governs", "they govern"), pick(len(broken), "it is", "they are"))
 	case orphans > 0:
-		return false, fmt.Sprintf("no OWNERS file names approvers for %s, so nobody can approve %s",
-			checks.Plural(orphans, "path"), pick(orphans, "it", "them"))
+		return false, fmt.Sprintf("no %s names approvers for %s, so nobody can approve %s",
+			st.Files[0].res.sourcesNoun(), checks.Plural(orphans, "path"), pick(orphans, "it", "them"))
 	case len(st.Unapproved) == 1:
 		return false, st.Unapproved[0] + " still needs approval"
 	case len(st.Unapproved) > 1:
@@ -458,6 +470,7 @@ func packageStates(pkgs []PackageTouch, files []Coverage) []PackageState {
 			if cov.pkg == i+1 {
 				ps.Approvers, ps.ApprovedBy = cov.Approvers, cov.ApprovedBy
 				ps.Approved, ps.AutoApproved, ps.Blocked = cov.Approved, cov.AutoApproved, cov.Blocked
+				ps.CIYAML, ps.res = cov.CIYAML, cov.res
 				break
 			}
 		}
@@ -648,6 +661,9 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 	var out []Requirement
 	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		req := Requirement{File: r.ownersFilePath(g), Approved: true}
+		if r.isCIGroup(g) {
+			req.File, req.Source = g, SourceCIYAML
+		}
 		by := map[string]bool{}
 		for _, i := range groups[g] {
 			cov := &files[i]
@@ -670,8 +686,12 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 // into, or "" when a no_parent_owners file (dir's own included) is in the
 // way or no ancestor is in the set. A broken OWNERS file never folds: it is
 // what must be fixed, so it stays in sight.
+//
+// A package's ci.yaml neither folds nor takes others in: it owns the
+// package's directories in several places at once (operators/<package>/
+// and <root>/<package>/), so no directory stands for it.
 func (r *Repo) ancestorInSet(dir string, set map[string][]int) string {
-	if od := r.dirs[dir]; od != nil && od.broken {
+	if od := r.dirs[dir]; od != nil && od.broken || r.isCIGroup(dir) {
 		return ""
 	}
 	for p := dir; p != "."; {
@@ -679,11 +699,18 @@ func (r *Repo) ancestorInSet(dir string, set map[string][]int) string {
 			return ""
 		}
 		p = path.Dir(p)
-		if _, ok := set[p]; ok {
+		if _, ok := set[p]; ok && !r.isCIGroup(p) {
 			return p
 		}
 	}
 	return ""
+}
+
+// isCIGroup reports whether a requirement group is a package's ci.yaml
+// rather than a directory.
+func (r *Repo) isCIGroup(g string) bool {
+	od := r.ci[path.Base(path.Dir(g))]
+	return od != nil && od.file == g
 }
 
 // suggest picks approvers for the paths still waiting: a greedy set cover

@@ -34,6 +34,8 @@ type caseFile struct {
 		AliasesFile                 string   `json:"aliasesFile"`
 		DirDenylist                 []string `json:"dirDenylist"`
 		IgnorePreconfiguredDefaults bool     `json:"ignorePreconfiguredDefaults"`
+		Sources                     []string `json:"sources"`
+		CatalogRoots                []string `json:"catalogRoots"`
 	} `json:"load"`
 	// Findings are the expected load findings, as "RULE severity file:line".
 	Findings []string      `json:"findings"`
@@ -126,6 +128,8 @@ func runCaseDir(t *testing.T, dir string) {
 		AliasesFile:                 c.Load.AliasesFile,
 		DirDenylist:                 c.Load.DirDenylist,
 		IgnorePreconfiguredDefaults: c.Load.IgnorePreconfiguredDefaults,
+		Sources:                     c.Load.Sources,
+		CatalogRoots:                c.Load.CatalogRoots,
 	})
 	if err != nil {
 		t.Fatal(err)

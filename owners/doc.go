@@ -17,8 +17,17 @@
 //     policy says otherwise.
 //   - Entries of a catalog.yaml reference list are owned one by one, as the
 //     paths the list renders them into.
+//   - With SourceCIYAML among LoadOptions.Sources (the policy's
+//     owners.sources), the reviewers of operators/<package>/ci.yaml, the
+//     operator-pipelines convention, approve the package: they count as
+//     one more OWNERS file at operators/<package>/ and at <root>/<package>/
+//     under every catalog root, read from the same trusted tree. With
+//     OWNERS files as a source too, either file's approvers approve, and
+//     the walk goes on to the root as it does past any OWNERS file. Only
+//     reviewers is read from a ci.yaml, strictly; the rest of the file is
+//     the pipeline's.
 //
-// Load parses a tree into a Repo; Repo.Resolve says who may approve a path and
+// Load parses a tree into a Repo; ParseCIYAML reads one ci.yaml; Repo.Resolve says who may approve a path and
 // why; Repo.Evaluate computes the approval state of a change. ParseCommands
 // and ReadEvents turn comments and reviews into approvals.
 package owners

@@ -2,6 +2,7 @@ package owners
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,11 +13,46 @@ func (res *Resolution) Why() string {
 	case res.Blocked != "":
 		return "blocked: " + res.Blocked + "; nobody can approve it until that is fixed"
 	case len(res.Approvers) == 0:
-		return "no OWNERS file up to the root names approvers for this path, so nobody can approve it"
+		return res.nobody() + ", so nobody can approve it"
 	case res.Reason == ReasonNoParentOwners:
 		return res.StoppedAt + " sets no_parent_owners, so OWNERS files above it are not consulted"
+	case res.noOwners:
+		return "the package's ci.yaml names its approvers; OWNERS files are not read (owners.sources)"
 	}
 	return "the walk reached the repository root; every OWNERS file on the way counts"
+}
+
+// nobody says that no source names approvers for the path, naming the
+// sources the policy reads.
+func (res *Resolution) nobody() string {
+	switch {
+	case res.noOwners:
+		return "no package ci.yaml names reviewers for this path (owners.sources leaves OWNERS files out)"
+	case res.ciSource:
+		return "neither an OWNERS file up to the root nor a package ci.yaml names approvers for this path"
+	}
+	return "no OWNERS file up to the root names approvers for this path"
+}
+
+// sourcesNoun names the files approvers come from, for verdicts.
+func (res *Resolution) sourcesNoun() string {
+	switch {
+	case res == nil:
+	case res.noOwners:
+		return "package ci.yaml"
+	case res.ciSource:
+		return "OWNERS file or package ci.yaml"
+	}
+	return "OWNERS file"
+}
+
+// grant says where a package's ci.yaml approvers come from, as a
+// parenthesis to append, or "".
+func grant(g *CIYAMLGrant) string {
+	if g == nil {
+		return ""
+	}
+	return " (" + g.String() + ")"
 }
 
 // Explain describes the resolution for people, one fact a line.
@@ -34,6 +70,9 @@ func (res *Resolution) Explain() string {
 	if res.ApproverFilter != "" {
 		file += fmt.Sprintf(" (filter \"%s\")", res.ApproverFilter)
 	}
+	if res.approver != nil && res.approver.source == SourceCIYAML {
+		file += " (its reviewers)"
+	}
 	field("approver OWNERS file", file)
 	field("why", res.Why())
 	if res.AutoApproved {
@@ -43,8 +82,15 @@ func (res *Resolution) Explain() string {
 	field("required reviewers", strings.Join(res.RequiredReviewers, ", "))
 	field("labels", strings.Join(res.Labels, ", "))
 	field("emeritus approvers", joinNote(res.EmeritusApprovers, " (shown only; they grant nothing)"))
+	if res.CIYAML != nil {
+		field("package ci.yaml", res.CIYAML.String())
+	}
 	if len(res.Layers) > 0 {
-		b.WriteString("  OWNERS files consulted, closest first:\n")
+		consulted := "OWNERS files"
+		if res.ciSource {
+			consulted = "OWNERS and ci.yaml files"
+		}
+		b.WriteString("  " + consulted + " consulted, closest first:\n")
 		for _, l := range res.Layers {
 			b.WriteString("    " + l.File)
 			switch {
@@ -55,14 +101,14 @@ func (res *Resolution) Explain() string {
 			}
 			b.WriteString("\n")
 			for _, m := range l.Matches {
-				fmt.Fprintf(&b, "      %s\n", m.describe())
+				fmt.Fprintf(&b, "      %s\n", m.describe(l.Source))
 			}
 		}
 	}
 	return b.String()
 }
 
-func (m *Match) describe() string {
+func (m *Match) describe(source string) string {
 	where := fmt.Sprintf("line %d", m.Line)
 	if m.Filter != "" {
 		where = fmt.Sprintf("filter \"%s\" (line %d)", m.Filter, m.Line)
@@ -76,6 +122,15 @@ func (m *Match) describe() string {
 	via := ""
 	if len(m.Aliases) > 0 {
 		via = " (alias " + strings.Join(m.Aliases, ", ") + " expanded)"
+	}
+	if source == SourceCIYAML {
+		// A ci.yaml's reviewers are approvers: say so in its own words.
+		add("reviewers", m.Approvers, " (approvers: owners.sources includes ci.yaml)")
+		add("reviewers", m.Uncounted, " (not counted: no_parent_owners below)")
+		if len(parts) == 0 {
+			parts = append(parts, "nothing for this path")
+		}
+		return where + ": " + strings.Join(parts, "; ")
 	}
 	add("approvers", m.Approvers, via)
 	add("approvers", m.Uncounted, " (not counted: no_parent_owners below)")
@@ -120,7 +175,11 @@ func (st *State) Explain() string {
 		fmt.Fprintf(&b, "author: %s\n", st.Author)
 	}
 	if len(st.Required) > 0 {
-		b.WriteString("\nOWNERS files that must approve:\n")
+		files := "OWNERS files"
+		if slices.ContainsFunc(st.Required, func(r Requirement) bool { return r.Source == SourceCIYAML }) {
+			files = "OWNERS and ci.yaml files"
+		}
+		b.WriteString("\n" + files + " that must approve:\n")
 	}
 	for _, req := range st.Required {
 		mark, by := "[ ]", ""
@@ -177,13 +236,13 @@ func (cov *Coverage) describe() string {
 	case cov.AutoApproved:
 		return what + ": needs no approval (auto_approve_unowned_subfolders)"
 	case cov.Approved:
-		return what + ": approved by " + strings.Join(cov.ApprovedBy, ", ")
+		return what + ": approved by " + strings.Join(cov.ApprovedBy, ", ") + grant(cov.CIYAML)
 	case len(cov.Approvers) == 0:
-		return what + ": nobody can approve it; no OWNERS file names approvers for it"
+		return what + ": nobody can approve it; no " + cov.res.sourcesNoun() + " names approvers for it"
 	case cov.root:
 		return what + ": waiting for a root approver: " + strings.Join(cov.Approvers, ", ")
 	}
-	return what + ": waiting for one of " + strings.Join(cov.Approvers, ", ")
+	return what + ": waiting for one of " + strings.Join(cov.Approvers, ", ") + grant(cov.CIYAML)
 }
 
 // Describe says in a line what a touched package needs: "package bar (home
@@ -200,9 +259,9 @@ func (p *PackageState) Describe() string {
 	case p.AutoApproved:
 		return what + ": needs no approval (auto_approve_unowned_subfolders)"
 	case p.Approved:
-		return what + ": approved by " + strings.Join(p.ApprovedBy, ", ")
+		return what + ": approved by " + strings.Join(p.ApprovedBy, ", ") + grant(p.CIYAML)
 	case len(p.Approvers) == 0:
-		return what + ": nobody can approve it; no OWNERS file names approvers for its home"
+		return what + ": nobody can approve it; no " + p.res.sourcesNoun() + " names approvers for its home"
 	}
-	return what + ": needs " + strings.Join(p.Approvers, " or ")
+	return what + ": needs " + strings.Join(p.Approvers, " or ") + grant(p.CIYAML)
 }

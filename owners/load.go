@@ -40,26 +40,48 @@ type LoadOptions struct {
 	// IgnorePreconfiguredDefaults reads OWNERS files in .git, _output and
 	// vendor/*/* too.
 	IgnorePreconfiguredDefaults bool
+	// Sources are where approvers come from, as the policy's
+	// owners.sources says (Policy.Sources): SourceOwners, SourceCIYAML or
+	// both. Nil means OWNERS files alone. Without SourceOwners no OWNERS
+	// or OWNERS_ALIASES file is read.
+	Sources []string
+	// CatalogRoots are the policy's catalog roots. With SourceCIYAML, the
+	// reviewers of operators/<package>/ci.yaml own <root>/<package>/ under
+	// each of them, besides operators/<package>/.
+	CatalogRoots []string
 }
 
 // Repo is the OWNERS data of one tree, ready to answer who owns a path.
 type Repo struct {
 	ownersFile, aliasesFile string
 	dirs                    map[string]*ownersDir // by directory, "." for the root
-	aliases                 Aliases
+	// ci are the packages' ci.yaml files by package name when ci.yaml is
+	// a source, nil when it is not; catalogRoots are where the packages'
+	// catalog homes are.
+	ci           map[string]*ownersDir
+	catalogRoots []string
+	// noOwners is set when OWNERS files are not a source.
+	noOwners bool
+	aliases  Aliases
 	// aliasesBroken names the OWNERS_ALIASES file when it does not parse,
 	// which leaves every alias, and so every path, undecidable.
 	aliasesBroken string
 	findings      []checks.Finding
 }
 
-// ownersDir is one OWNERS file, with its aliases expanded.
+// ownersDir is one OWNERS file, with its aliases expanded, or a package's
+// ci.yaml read as the OWNERS file of the package's directories: its
+// reviewers are the approvers of one entry without a filter.
 type ownersDir struct {
 	dir     string // "." for the root
 	file    string // the OWNERS file's path
 	options Options
 	entries []entry
 	broken  bool // the file does not parse: it governs, but nobody knows how
+	// source is SourceCIYAML for a ci.yaml, whose parse is ci; "" for an
+	// OWNERS file.
+	source string
+	ci     *CIYAML
 }
 
 type entry struct {
@@ -72,8 +94,9 @@ type entry struct {
 }
 
 // Load reads every OWNERS file in fsys and the OWNERS_ALIASES file at its
-// root. fsys must be the trusted tree: the base commit of a change, never its
-// head. Problems with the files are findings (Repo.Findings), not errors: a
+// root, and with SourceCIYAML among opts.Sources every
+// operators/<package>/ci.yaml. fsys must be the trusted tree: the base
+// commit of a change, never its head. Problems with the files are findings (Repo.Findings), not errors: a
 // file that does not parse blocks approval of the paths it governs. Load
 // fails only when the tree itself cannot be read, since then nothing about
 // it can be decided.
@@ -83,6 +106,8 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 		aliasesFile: orDefault(opts.AliasesFile, DefaultAliasesFile),
 		dirs:        make(map[string]*ownersDir),
 	}
+	readOwners := opts.Sources == nil || slices.Contains(opts.Sources, SourceOwners)
+	r.noOwners = !readOwners
 	var deny []*regexp.Regexp
 	if !opts.IgnorePreconfiguredDefaults {
 		deny = append(deny, preconfiguredDenylist...)
@@ -95,6 +120,18 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 		deny = append(deny, re)
 	}
 
+	if slices.Contains(opts.Sources, SourceCIYAML) {
+		r.ci = map[string]*ownersDir{}
+		for _, root := range opts.CatalogRoots {
+			r.catalogRoots = append(r.catalogRoots, path.Clean(root))
+		}
+	}
+	if !readOwners {
+		if err := r.loadCIYAML(fsys); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	if err := r.loadAliases(fsys); err != nil {
 		return nil, err
 	}
@@ -136,6 +173,11 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 	}
 	for _, f := range files {
 		r.dirs[path.Dir(f.Path)] = r.expand(f)
+	}
+	if r.ci != nil {
+		if err := r.loadCIYAML(fsys); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -240,10 +282,13 @@ func (r *Repo) Findings() []checks.Finding {
 	return slices.Clone(r.findings)
 }
 
-// Files returns the paths of the OWNERS files read, sorted.
+// Files returns the paths of the OWNERS and ci.yaml files read, sorted.
 func (r *Repo) Files() []string {
-	out := make([]string, 0, len(r.dirs))
+	out := make([]string, 0, len(r.dirs)+len(r.ci))
 	for _, od := range r.dirs {
+		out = append(out, od.file)
+	}
+	for _, od := range r.ci {
 		out = append(out, od.file)
 	}
 	slices.Sort(out)

@@ -57,11 +57,21 @@ type Resolution struct {
 	// Layers are the OWNERS files that had something for the path,
 	// closest first.
 	Layers []Layer `json:"layers"`
+	// CIYAML is the package ci.yaml whose reviewers approve the path, when
+	// ci.yaml is an owners source and the path is in a package's home.
+	CIYAML *CIYAMLGrant `json:"ciYAML,omitempty"`
+
+	approver, blockedBy *ownersDir
+	// noOwners and ciSource say which sources were read, for explanations.
+	noOwners, ciSource bool
 }
 
 // Layer is what one OWNERS file contributed to a resolution.
 type Layer struct {
-	File           string  `json:"file"`
+	File string `json:"file"`
+	// Source is SourceCIYAML for a package's ci.yaml, empty for an OWNERS
+	// file.
+	Source         string  `json:"source,omitempty"`
 	NoParentOwners bool    `json:"noParentOwners,omitempty"`
 	Broken         bool    `json:"broken,omitempty"`
 	Matches        []Match `json:"matches,omitempty"`
@@ -190,11 +200,12 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 		dir = "."
 	}
 	for {
-		if od := r.dirs[dir]; od != nil {
-			layer := Layer{File: od.file, NoParentOwners: od.options.NoParentOwners, Broken: od.broken}
+		for _, od := range r.layersAt(dir) {
+			layer := Layer{File: od.file, NoParentOwners: od.options.NoParentOwners, Broken: od.broken, Source: od.source}
 			if od.broken && !appr.stopped && res.Blocked == "" {
 				res.Blocked = fmt.Sprintf("%s does not parse, and it governs this path", od.file)
 				res.BlockedBy = od.file
+				res.blockedBy = od
 			}
 			relPath := rel(dir, p)
 			var layerApprovers []string
@@ -213,6 +224,9 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 						res.ApproverFilter = e.Filter
 					}
 					layerApprovers = append(layerApprovers, e.approvers...)
+					if od.ci != nil && res.CIYAML == nil {
+						res.CIYAML = &CIYAMLGrant{File: od.file, Line: e.Line, Reviewers: e.approvers}
+					}
 				}
 				if !rev.stopped {
 					m.Reviewers = e.reviewers
@@ -238,16 +252,18 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 			if len(layer.Matches) > 0 || layer.NoParentOwners || layer.Broken {
 				res.Layers = append(res.Layers, layer)
 			}
-			if od.options.NoParentOwners {
-				if len(appr.all) > 0 && !appr.stopped {
-					appr.stopped = true
-					res.Reason = ReasonNoParentOwners
-					res.StoppedAt = od.file
-				}
-				rev.stopped = rev.stopped || len(rev.all) > 0
-				req.stopped = req.stopped || len(req.all) > 0
-				lab.stopped = lab.stopped || len(lab.all) > 0
+		}
+		// no_parent_owners applies after every layer of the directory: a
+		// package's ci.yaml stands beside the OWNERS file of its home.
+		if od := r.dirs[dir]; od != nil && od.options.NoParentOwners {
+			if len(appr.all) > 0 && !appr.stopped {
+				appr.stopped = true
+				res.Reason = ReasonNoParentOwners
+				res.StoppedAt = od.file
 			}
+			rev.stopped = rev.stopped || len(rev.all) > 0
+			req.stopped = req.stopped || len(req.all) > 0
+			lab.stopped = lab.stopped || len(lab.all) > 0
 		}
 		next := path.Dir(dir)
 		if dir == "." || next == dir || appr.stopped && rev.stopped && req.stopped && lab.stopped {
@@ -263,15 +279,41 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 	if approverDir != nil && approverDir.options.AutoApproveUnownedSubfolders && path.Dir(p) != approverDir.dir && !rootOnly {
 		res.AutoApproved = true
 	}
+	res.approver = approverDir
+	res.noOwners, res.ciSource = r.noOwners, r.ci != nil
 	return res
 }
 
-// approverDir is the directory of a resolution's approver OWNERS file.
-func (r *Repo) approverDir(res *Resolution) string {
-	if res.ApproverOwnersFile == r.ownersFile {
-		return "."
+// layersAt are the files that own directory dir directly: its OWNERS file,
+// then the ci.yaml of the package whose home it is.
+func (r *Repo) layersAt(dir string) []*ownersDir {
+	od, ci := r.dirs[dir], r.ciLayerAt(dir)
+	switch {
+	case od != nil && ci != nil:
+		return []*ownersDir{od, ci}
+	case od != nil:
+		return []*ownersDir{od}
+	case ci != nil:
+		return []*ownersDir{ci}
 	}
-	return strings.TrimSuffix(res.ApproverOwnersFile, "/"+r.ownersFile)
+	return nil
+}
+
+// approverGroup is what a resolution's path is required under: the
+// directory of its approver OWNERS file, or the path of its approver
+// ci.yaml, which owns the package's directories in every root at once.
+func (r *Repo) approverGroup(res *Resolution) string {
+	return groupOf(res.approver)
+}
+
+func groupOf(od *ownersDir) string {
+	switch {
+	case od == nil:
+		return "."
+	case od.source == SourceCIYAML:
+		return od.file
+	}
+	return od.dir
 }
 
 // noParentOwners reports whether the OWNERS file of dir sets

@@ -29,10 +29,20 @@ const (
 // (so an unquoted yes or off is a boolean, not a login) and matches struct
 // keys case-insensitively. Positions come from goyaml.v3's node tree.
 type parser struct {
-	file     string
+	file string
+	// kind names the file's format in messages; empty means "an OWNERS
+	// file".
+	kind     string
 	findings []checks.Finding
 	nodes    int
 	failed   bool // an error was reported: the file is unusable
+}
+
+func (p *parser) kindName() string {
+	if p.kind == "" {
+		return "an OWNERS file"
+	}
+	return p.kind
 }
 
 func (p *parser) errorf(rule string, line int, format string, args ...any) {
@@ -50,7 +60,7 @@ var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
 // node, or nil for an empty document.
 func (p *parser) document(data []byte) *yaml.Node {
 	if len(data) > maxFileSize {
-		p.errorf(RuleSyntax, 0, "file is %d bytes, more than the %d an OWNERS file may have", len(data), maxFileSize)
+		p.errorf(RuleSyntax, 0, "file is %d bytes, more than the %d %s may have", len(data), maxFileSize, p.kindName())
 		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -65,7 +75,7 @@ func (p *parser) document(data []byte) *yaml.Node {
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
-		p.errorf(RuleSyntax, extra.Line, "more than one YAML document; an OWNERS file holds exactly one")
+		p.errorf(RuleSyntax, extra.Line, "more than one YAML document; %s holds exactly one", p.kindName())
 		return nil
 	case !errors.Is(err, io.EOF):
 		p.syntaxError(err)
@@ -100,7 +110,7 @@ func (p *parser) deref(n *yaml.Node) *yaml.Node {
 	}
 	p.nodes++
 	if p.nodes == maxNodes+1 {
-		p.errorf(RuleSyntax, line(n), "more than %d values (YAML aliases repeat too much); an OWNERS file is far smaller", maxNodes)
+		p.errorf(RuleSyntax, line(n), "more than %d values (YAML aliases repeat too much); %s is far smaller", maxNodes, p.kindName())
 	}
 	if p.nodes > maxNodes {
 		return nil
