@@ -193,11 +193,12 @@ type Coverage struct {
 type Requirement struct {
 	File string `json:"file"`
 	// Source is SourceCIYAML when File is a package's ci.yaml, whose
-	// reviewers must approve.
-	Source     string   `json:"source,omitempty"`
-	Approved   bool     `json:"approved"`
-	ApprovedBy []string `json:"approvedBy,omitempty"`
-	Paths      []string `json:"paths"`
+	// reviewers (CIYAML) must approve.
+	Source     string       `json:"source,omitempty"`
+	CIYAML     *CIYAMLGrant `json:"ciYAML,omitempty"`
+	Approved   bool         `json:"approved"`
+	ApprovedBy []string     `json:"approvedBy,omitempty"`
+	Paths      []string     `json:"paths"`
 }
 
 // Approver is an approval that counts.
@@ -668,6 +669,9 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 		for _, i := range groups[g] {
 			cov := &files[i]
 			cov.OwnersFile = req.File
+			if req.Source == SourceCIYAML && req.CIYAML == nil {
+				req.CIYAML = cov.CIYAML
+			}
 			req.Paths = append(req.Paths, cov.Path)
 			req.Approved = req.Approved && cov.Approved
 			for _, a := range cov.ApprovedBy {

@@ -189,7 +189,7 @@ func (st *State) Explain() string {
 				by = " approved by " + strings.Join(req.ApprovedBy, ", ")
 			}
 		}
-		fmt.Fprintf(&b, "  %s %s%s\n", mark, req.File, by)
+		fmt.Fprintf(&b, "  %s %s%s\n", mark, req.Name(), by)
 		for _, cov := range st.Files {
 			if cov.OwnersFile == req.File {
 				fmt.Fprintf(&b, "        %s\n", cov.describe())
@@ -243,6 +243,16 @@ func (cov *Coverage) describe() string {
 		return what + ": waiting for a root approver: " + strings.Join(cov.Approvers, ", ")
 	}
 	return what + ": waiting for one of " + strings.Join(cov.Approvers, ", ") + grant(cov.CIYAML)
+}
+
+// Name is the required file as people read it: its path, and for a
+// package's ci.yaml the reviewers it names ("operators/foo/ci.yaml
+// reviewers: alice, bob").
+func (req *Requirement) Name() string {
+	if req.CIYAML != nil {
+		return req.CIYAML.String()
+	}
+	return req.File
 }
 
 // Describe says in a line what a touched package needs: "package bar (home

@@ -34,10 +34,14 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 	return res
 }
 
-// EvaluateOwners reads the OWNERS files of the base tree and evaluates the
-// change's approvals against them.
+// EvaluateOwners reads the OWNERS files of the base tree, and the packages'
+// ci.yaml files when the policy's owners.sources names them, and evaluates
+// the change's approvals against them.
 func EvaluateOwners(in *Input) (*owners.State, error) {
-	repo, err := owners.Load(in.Base, owners.LoadOptions{})
+	repo, err := owners.Load(in.Base, owners.LoadOptions{
+		Sources:      in.Policy.Owners.Sources,
+		CatalogRoots: in.Policy.Catalog.Roots,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
@@ -67,8 +71,15 @@ func ownersSummary(st *owners.State) string {
 	b.WriteString("\n")
 	if len(st.Unapproved) > 0 {
 		b.WriteString("\nWaiting for approval:\n\n")
-		for _, f := range st.Unapproved {
-			fmt.Fprintf(&b, "- %s\n", checks.Code(f))
+		for _, req := range st.Required {
+			if req.Approved {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s", checks.Code(req.File))
+			if req.CIYAML != nil {
+				fmt.Fprintf(&b, " reviewers: %s", checks.Visible(strings.Join(req.CIYAML.Reviewers, ", ")))
+			}
+			b.WriteString("\n")
 		}
 	}
 	if len(st.Packages) > 0 {

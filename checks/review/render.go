@@ -235,7 +235,13 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 			for i, p := range paths {
 				code[i] = cell.Replace(checks.Code(p))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s%s |\n", cell.Replace(checks.Code(req.File)), mark, by, strings.Join(code, ", "), more)
+			file := cell.Replace(checks.Code(req.File))
+			if req.CIYAML != nil {
+				// Whose approval a package's ci.yaml asks for is in
+				// the file, not in sight: say it.
+				file += " reviewers: " + cell.Replace(checks.MarkdownText(strings.Join(req.CIYAML.Reviewers, ", ")))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s%s |\n", file, mark, by, strings.Join(code, ", "), more)
 		}
 	}
 	if len(st.Packages) > 0 {
