@@ -51,6 +51,7 @@ func (f *ownersFormat) Set(s string) error {
 func newOwnersExplainCmd(a *app) *cobra.Command {
 	repo, rev := ".", ""
 	format := ownersFormat("text")
+	src := sourcesFlags{roots: []string{"catalog"}}
 	cmd := &cobra.Command{
 		Use:   "explain [--repo DIR] [--rev REV] PATH...",
 		Short: "Say who may approve changes to each path, and why",
@@ -65,6 +66,11 @@ PATH is relative to the repository root and need not exist. A directory
 Without --rev the files are read from the directory --repo as they are on
 disk; with --rev from that commit of the git repository at --repo.
 
+With --source ci.yaml (the policy's owners.sources), the reviewers of
+operators/<package>/ci.yaml approve operators/<package>/ and
+<root>/<package>/ under every --catalog-root; the explanation names the
+ci.yaml and its reviewers. Give --source owners as well to read both.
+
 Output formats (-o):
   text  a block of lines per path, then any problems with the OWNERS files
   json  {"paths": [{"path", "approvers", "approverOwnersFile", "reason",
@@ -73,7 +79,8 @@ Output formats (-o):
 Exit status: 0 explained, 1 an OWNERS or OWNERS_ALIASES file does not
 parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
 		Example: `  catalogbot owners explain operators/etcd/catalog.yaml
-  catalogbot owners explain --repo . --rev origin/main -o json operators/etcd/`,
+  catalogbot owners explain --repo . --rev origin/main -o json operators/etcd/
+  catalogbot owners explain --source owners --source ci.yaml --catalog-root catalogs/v4.18 catalogs/v4.18/etcd/catalog.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf(cmd.CommandPath(), "owners explain needs at least one PATH")
@@ -81,14 +88,45 @@ parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runOwnersExplain(cmd.CommandPath(), repo, rev, args, format)
+			opts, err := src.loadOptions(cmd.CommandPath())
+			if err != nil {
+				return err
+			}
+			return a.runOwnersExplain(cmd.CommandPath(), repo, rev, args, format, opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&repo, "repo", repo, "the repository: a directory, or with --rev a git repository")
 	fl.StringVar(&rev, "rev", "", "read the tree of this commit (branch, tag, commit id) instead of the files on disk")
 	fl.VarP(&format, "output", "o", "output format: text or json")
+	src.register(cmd)
 	return cmd
+}
+
+// sourcesFlags are where approvers come from, as the policy's
+// owners.sources and catalog.roots say.
+type sourcesFlags struct {
+	sources, roots []string
+}
+
+func (f *sourcesFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.sources, "source", nil, "where approvers come from: owners (OWNERS files) or ci.yaml (operators/<package>/ci.yaml reviewers); repeatable, default owners")
+	fl.StringArrayVar(&f.roots, "catalog-root", f.roots, "a directory holding a File-Based Catalog, one package per directory below it (repeatable)")
+}
+
+func (f *sourcesFlags) loadOptions(cmdPath string) (owners.LoadOptions, error) {
+	for _, s := range f.sources {
+		if s != owners.SourceOwners && s != owners.SourceCIYAML {
+			return owners.LoadOptions{}, usageErrorf(cmdPath, "invalid --source %q: want %s or %s", s, owners.SourceOwners, owners.SourceCIYAML)
+		}
+	}
+	roots := make([]string, len(f.roots))
+	for i, r := range f.roots {
+		// As the policy writes roots: slash-separated, no trailing slash.
+		roots[i] = path.Clean(strings.ReplaceAll(r, `\`, "/"))
+	}
+	return owners.LoadOptions{Sources: f.sources, CatalogRoots: roots}, nil
 }
 
 // explained is one path of owners explain -o json.
@@ -97,7 +135,7 @@ type explained struct {
 	Why string `json:"why"`
 }
 
-func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format ownersFormat) error {
+func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format ownersFormat, opts owners.LoadOptions) error {
 	type target struct {
 		path  string // as given, for the output
 		clean string
@@ -121,7 +159,7 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format o
 		return err
 	}
 	start := time.Now()
-	repo, err := owners.Load(fsys, owners.LoadOptions{})
+	repo, err := owners.Load(fsys, opts)
 	if err != nil {
 		return err
 	}
@@ -220,12 +258,12 @@ type ownersCheckFlags struct {
 	approve                  []string
 	noSelfApproval, sticky   bool
 	bots, referenceLists     []string
-	roots                    []string
-	format                   ownersFormat
+	sourcesFlags
+	format ownersFormat
 }
 
 func newOwnersCheckCmd(a *app) *cobra.Command {
-	f := ownersCheckFlags{repo: ".", format: "text", roots: []string{"catalog"}}
+	f := ownersCheckFlags{repo: ".", format: "text", sourcesFlags: sourcesFlags{roots: []string{"catalog"}}}
 	cmd := &cobra.Command{
 		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
 		Short: "Compute the approval state of a change between two commits",
@@ -250,6 +288,11 @@ Catalog content is owned by package as well: every blob under a catalog
 root (--catalog-root, default catalog) that the change adds, removes or
 changes needs the approvers of its package's directory,
 <root>/<package>/, wherever the blob sits.
+
+With --source ci.yaml (the policy's owners.sources), the reviewers of
+operators/<package>/ci.yaml, read from --base, approve operators/<package>/
+and <root>/<package>/ under every --catalog-root. Give --source owners as
+well to read both; either source's approvers approve.
 
 Output formats (-o):
   text  the verdict, each required OWNERS file with its paths and who
@@ -287,7 +330,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.BoolVar(&f.sticky, "sticky-approvals", false, "let approvals of earlier commits count")
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
 	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml)")
-	fl.StringArrayVar(&f.roots, "catalog-root", f.roots, "a directory holding a File-Based Catalog, one package per directory below it (repeatable)")
+	f.sourcesFlags.register(cmd)
 	fl.VarP(&f.format, "output", "o", "output format: text or json")
 	return cmd
 }
@@ -337,17 +380,16 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 		return err
 	}
 
-	start := time.Now()
-	repo, err := owners.Load(baseFS, owners.LoadOptions{})
+	opts, err := f.loadOptions(cmdPath)
 	if err != nil {
 		return err
 	}
-	roots := make([]string, len(f.roots))
-	for i, r := range f.roots {
-		// As the policy writes roots: slash-separated, no trailing slash.
-		roots[i] = path.Clean(strings.ReplaceAll(r, `\`, "/"))
+	start := time.Now()
+	repo, err := owners.Load(baseFS, opts)
+	if err != nil {
+		return err
 	}
-	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, roots)
+	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, opts.CatalogRoots)
 	if err != nil {
 		return err
 	}
@@ -359,6 +401,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 			StickyApprovals: f.sticky,
 			Bots:            f.bots,
 			ReferenceLists:  f.referenceLists,
+			Sources:         opts.Sources,
 		},
 		Base:     baseFS,
 		Head:     headFS,
