@@ -1,0 +1,192 @@
+package review
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/change/changetest"
+	"github.com/catalogbot/catalogbot/checks/pipeline"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+// ciyamlPolicy is what a community-operators-prod checkout needs: each OCP
+// version's catalog is a root of its own (catalogs/v4.12 ... v4.22), since
+// packages sit one level below it, and the packages' ci.yaml name the
+// approvers. The root OWNERS file of the tree is then not read.
+const ciyamlPolicy = `catalog:
+  roots: [catalogs/v4.12, catalogs/v4.13, catalogs/v4.14, catalogs/v4.15, catalogs/v4.16, catalogs/v4.17,
+    catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]
+owners:
+  sources: [ci.yaml]
+merge:
+  enabled: true
+`
+
+// communityOperators is the trimmed snapshot of community-operators-prod
+// in testdata (see its README) with ciyamlPolicy and a root OWNERS file
+// that must not count.
+func communityOperators(t testing.TB) map[string]string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "testdata", "community-operators-prod")
+	files := map[string]string{
+		".catalogbot.yaml": ciyamlPolicy,
+		"OWNERS":           "approvers: [root-admin]\n",
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// describe adds a description to the package blob of a catalog file: a
+// change to the package that leaves the catalog valid.
+func describe(catalog, text string) string {
+	return strings.Replace(catalog, "schema: olm.package", "description: "+text+"\nschema: olm.package", 1)
+}
+
+// TestCIYAMLReviewers runs pull requests on the layout of
+// community-operators-prod, in a real git repository, through the review
+// core: the reviewers of operators/<package>/ci.yaml, read from the base,
+// approve the package's catalog in every OCP version and nothing else.
+func TestCIYAMLReviewers(t *testing.T) {
+	const (
+		libredb = "libredb-studio-operator"  // reviewers cevheri, yusuf-gundogdu; v4.15-v4.22
+		wol     = "kubevirt-wol"             // reviewer gpillon; v4.17-v4.20
+		nfs     = "nfs-provisioner-operator" // reviewer Jooho; v4.19-v4.22
+	)
+	base := communityOperators(t)
+	every := func(pkg string) map[string]string {
+		out := map[string]string{}
+		for p, data := range base {
+			if strings.HasPrefix(p, "catalogs/") && strings.HasSuffix(p, "/"+pkg+"/catalog.yaml") {
+				out[p] = describe(data, "maintained by its reviewers")
+			}
+		}
+		return out
+	}
+	merge := func(ms ...map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range ms {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		author  string
+		head    map[string]string
+		approve []string
+		merge   bool
+		// needs are lines the status comment must hold.
+		needs []string
+		// layout says the fbc check fails with PK1: a blob outside its
+		// package's directory.
+		layout bool
+	}{
+		{
+			name: "a reviewer changes their package in every OCP catalog", author: "Cevheri", head: every(libredb), merge: true,
+			needs: []string{
+				"| `operators/libredb-studio-operator/ci.yaml` reviewers: cevheri, yusuf-gundogdu | yes | Cevheri | `catalogs/v4.15/libredb-studio-operator/`,",
+				"package libredb-studio-operator (home catalogs/v4.22/libredb-studio-operator/; blobs 1 added, 1 removed in catalogs/v4.22/libredb-studio-operator/catalog.yaml): approved by Cevheri (operators/libredb-studio-operator/ci.yaml reviewers: cevheri, yusuf-gundogdu)",
+			},
+		},
+		{
+			name: "a reviewer of one package changes another", author: "cevheri",
+			head: map[string]string{"catalogs/v4.19/" + wol + "/catalog.yaml": describe(base["catalogs/v4.19/"+wol+"/catalog.yaml"], "taken over")},
+			needs: []string{
+				"| `operators/kubevirt-wol/ci.yaml` reviewers: gpillon | no | — |",
+				"To approve the rest, ask @gpillon",
+			},
+		},
+		{
+			name: "adding oneself to a package's reviewers grants nothing", author: "mallory",
+			head:  merge(every(wol), map[string]string{"operators/" + wol + "/ci.yaml": strings.Replace(base["operators/"+wol+"/ci.yaml"], "  - gpillon\n", "  - gpillon\n  - mallory\n", 1)}),
+			needs: []string{"| `operators/kubevirt-wol/ci.yaml` reviewers: gpillon | no | — |", "To approve the rest, ask @gpillon"},
+		},
+		{
+			name: "the root OWNERS approver is not read", author: "mallory", head: every(wol), approve: []string{"root-admin"},
+			needs: []string{"root-admin: is not an approver of any path in this change"},
+		},
+		{
+			name: "a change to two packages waits for the second's reviewers", author: "cevheri", head: merge(every(libredb), every(nfs)),
+			needs: []string{"| `operators/nfs-provisioner-operator/ci.yaml` reviewers: jooho | no | — |"},
+		},
+		{
+			name: "a change to two packages merges with both packages' reviewers", author: "cevheri", head: merge(every(libredb), every(nfs)),
+			approve: []string{"JOOHO"}, merge: true,
+			needs: []string{"| `operators/nfs-provisioner-operator/ci.yaml` reviewers: jooho | yes | JOOHO |"},
+		},
+		{
+			name: "a reviewer writes another package's blob into their own file", author: "gpillon",
+			head: map[string]string{"catalogs/v4.20/" + wol + "/catalog.yaml": base["catalogs/v4.20/"+wol+"/catalog.yaml"] +
+				"---\nschema: olm.deprecations\npackage: " + nfs + "\nentries:\n  - reference:\n      schema: olm.package\n    message: use kubevirt-wol instead\n"},
+			needs:  []string{"package nfs-provisioner-operator (home catalogs/v4.20/nfs-provisioner-operator/; blob 1 added in catalogs/v4.20/kubevirt-wol/catalog.yaml): needs jooho (operators/nfs-provisioner-operator/ci.yaml reviewers: jooho)"},
+			layout: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := changetest.NewRepo(t)
+			baseSHA := r.Commit("base", base)
+			r.Branch("pr", baseSHA)
+			r.Commit("change", tc.head)
+			c, baseFS, headFS, err := change.FromGit(r.Dir, baseSHA, "pr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Number, c.Author = 7, tc.author
+			var events []owners.Event
+			for i, login := range tc.approve {
+				ev := comment(login, "/approve", i+1)
+				ev.CommitSHA = c.HeadSHA
+				events = append(events, ev)
+			}
+			o, err := Evaluate(context.Background(), &PR{Change: c, Base: baseFS, Head: headFS, EventsRead: true, Events: events})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Valid() {
+				t.Fatalf("policy findings: %+v", o.PolicyFindings)
+			}
+			for _, res := range o.Report.Results {
+				want := checks.Success
+				if res.Name == pipeline.FBCName && tc.layout {
+					want = checks.Failure
+				}
+				if res.Name != pipeline.OwnersName && res.Conclusion != want {
+					t.Errorf("%s: %s, want %s: %+v", res.Name, res.Conclusion, want, res.Findings)
+				}
+			}
+			d := o.Decide(Forge{Local: true})
+			if d.Merge != tc.merge {
+				t.Errorf("merge = %v, want %v; reasons %q", d.Merge, tc.merge, d.Reasons)
+			}
+			comment := o.StatusComment(d)
+			for _, line := range tc.needs {
+				if !strings.Contains(comment, line) {
+					t.Errorf("the status comment does not say %q:\n%s", line, comment)
+				}
+			}
+		})
+	}
+}
