@@ -146,7 +146,33 @@ func agreeScenarios() []agreeScenario {
 		return out
 	}
 	free := agreePolicy + "catalog:\n  layout: free\n"
+	// community-operators-prod's layout: packages' ci.yaml name the
+	// approvers, one catalog root per OCP version.
+	cop := communityOperators()
+	copEvery := func(pkg string) map[string]string {
+		out := map[string]string{}
+		for p, data := range cop {
+			if strings.HasPrefix(p, "catalogs/") && strings.HasSuffix(p, "/"+pkg+"/catalog.yaml") {
+				out[p] = strings.Replace(data, "schema: olm.package", "description: maintained by its reviewers\nschema: olm.package", 1)
+			}
+		}
+		return out
+	}
 	return []agreeScenario{
+		{name: "a ci.yaml reviewer changes their package in every OCP catalog", author: "cevheri", want: checks.Success, merged: "yes",
+			base: cop, head: copEvery("libredb-studio-operator")},
+		{name: "a ci.yaml reviewer changes another package", author: "cevheri", want: checks.Failure, reason: "the pull request is not approved",
+			base: cop, head: copEvery("kubevirt-wol")},
+		{name: "adding oneself to a package's ci.yaml reviewers grants nothing", author: "mallory", want: checks.Failure, reason: "the pull request is not approved",
+			base: cop, head: with(copEvery("kubevirt-wol"), "operators/kubevirt-wol/ci.yaml",
+				strings.Replace(cop["operators/kubevirt-wol/ci.yaml"], "  - gpillon\n", "  - gpillon\n  - mallory\n", 1))},
+		{name: "a change to two packages waits for the second package's ci.yaml reviewers", author: "cevheri", want: checks.Failure, reason: "the pull request is not approved",
+			base: cop, head: with(copEvery("libredb-studio-operator"), "catalogs/v4.20/nfs-provisioner-operator/catalog.yaml",
+				copEvery("nfs-provisioner-operator")["catalogs/v4.20/nfs-provisioner-operator/catalog.yaml"])},
+		{name: "a change to two packages merges with both packages' ci.yaml reviewers", author: "cevheri", want: checks.Success, merged: "yes",
+			base: cop, head: with(copEvery("libredb-studio-operator"), "catalogs/v4.20/nfs-provisioner-operator/catalog.yaml",
+				copEvery("nfs-provisioner-operator")["catalogs/v4.20/nfs-provisioner-operator/catalog.yaml"]),
+			then: comment("jooho", "/approve")},
 		{name: "foo's owner changes bar from foo's file", author: "alice", want: checks.Failure, reason: "the pull request is not approved", finding: inFoo,
 			base: barBase, head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + barBlobs}},
 		{name: "under a free layout, foo's owner still needs bar's", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
@@ -336,6 +362,31 @@ func afterOwnRun(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR, ru
 			}
 		}
 	})
+}
+
+// communityOperators is the trimmed snapshot of community-operators-prod
+// in testdata, with a policy that reads its packages' ci.yaml reviewers.
+func communityOperators() map[string]string {
+	dir := filepath.Join(repoRoot, "testdata", "community-operators-prod")
+	files := map[string]string{
+		".catalogbot.yaml": agreePolicy + "  sources: [ci.yaml]\ncatalog:\n  roots: [catalogs/v4.15, catalogs/v4.16, catalogs/v4.17, catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]\n",
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return files
 }
 
 // agreePolicy turns merging on and names a bot of the repository's own.

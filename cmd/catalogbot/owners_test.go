@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -270,5 +271,59 @@ func TestOwnersHelp(t *testing.T) {
 	res := ownersCLI(t, t.TempDir(), "owners")
 	if res.code != exitOK || !strings.Contains(res.stdout, "explain") || !strings.Contains(res.stdout, "check") {
 		t.Errorf("got %+v", res)
+	}
+}
+
+// TestOwnersCIYAML: with --source ci.yaml the command line explains and
+// checks ownership as a policy with owners.sources: [ci.yaml] has the
+// check do, on the trimmed community-operators-prod of testdata: the
+// explanation names the ci.yaml and its reviewers, and an edit to a
+// ci.yaml on the head grants nothing.
+func TestOwnersCIYAML(t *testing.T) {
+	dir := filepath.Join(repoRoot, "testdata", "community-operators-prod")
+	explain := []string{"owners", "explain", "--source", "ci.yaml", "--catalog-root", "catalogs/v4.19", "--catalog-root", "catalogs/v4.20",
+		"catalogs/v4.19/kubevirt-wol/catalog.yaml", "operators/nfs-provisioner-operator/catalog-templates/basic.yaml", "catalogs/v4.18/kubevirt-wol/catalog.yaml"}
+	res := ownersCLI(t, dir, explain...)
+	if res.code != exitOK || res.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	ownersGolden(t, "explain-ciyaml.txt", res.stdout)
+
+	if res := ownersCLI(t, dir, "owners", "explain", "--source", "CODEOWNERS", "x"); res.code != exitError {
+		t.Errorf("an unknown source: exit %d, want %d", res.code, exitError)
+	}
+
+	r := changetest.NewRepo(t)
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := r.Commit("base", files)
+	r.Branch("pr", base)
+	const ci = "operators/kubevirt-wol/ci.yaml"
+	r.Commit("take over kubevirt-wol", map[string]string{
+		ci: strings.Replace(files[ci], "  - gpillon\n", "  - gpillon\n  - mallory\n", 1),
+		"catalogs/v4.19/kubevirt-wol/catalog.yaml": strings.Replace(files["catalogs/v4.19/kubevirt-wol/catalog.yaml"],
+			"schema: olm.package", "description: taken over\nschema: olm.package", 1),
+	})
+	r.Checkout("main")
+	check := []string{"owners", "check", "--repo", r.Dir, "--base", "main", "--head", "pr", "--number", "7", "--author", "mallory",
+		"--source", "ci.yaml", "--catalog-root", "catalogs/v4.19"}
+	res = ownersCLI(t, t.TempDir(), check...)
+	if res.code != exitInvalid || res.stderr != "" {
+		t.Errorf("exit %d, want %d; stderr %q", res.code, exitInvalid, res.stderr)
+	}
+	ownersGolden(t, "check-ciyaml.txt", res.stdout)
+	if res := ownersCLI(t, t.TempDir(), append(check, "--approve", "GPillon")...); res.code != exitOK {
+		t.Errorf("with the reviewer's approval: exit %d, want %d:\n%s%s", res.code, exitOK, res.stdout, res.stderr)
 	}
 }
