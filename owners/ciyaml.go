@@ -216,3 +216,17 @@ type CIYAMLGrant struct {
 func (g *CIYAMLGrant) String() string {
 	return g.File + " reviewers: " + strings.Join(g.Reviewers, ", ")
 }
+
+// NamesApprovers reports whether a file at p can name approvers under some
+// owners.sources: an OWNERS or OWNERS_ALIASES file (by their default
+// names) or a package's operators/<package>/ci.yaml. A change to one on the
+// base branch can change the verdict of every open pull request.
+func NamesApprovers(p string) bool {
+	switch path.Base(p) {
+	case DefaultOwnersFile, DefaultAliasesFile:
+		return true
+	case CIYAMLFile:
+		return path.Dir(path.Dir(p)) == OperatorsDir
+	}
+	return false
+}

@@ -4,25 +4,22 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
 // judgesChanges reports whether a file at p decides how pull requests are
-// judged: an OWNERS or OWNERS_ALIASES file, or the policy file. They are
-// read from the base branch, so when the base branch changes one, every
-// open pull request's verdict may change with it.
+// judged: a file that names approvers (OWNERS, OWNERS_ALIASES, a package's
+// ci.yaml), or the policy file. They are read from the base branch, so when
+// the base branch changes one, every open pull request's verdict may change
+// with it.
 func judgesChanges(p string) bool {
-	switch path.Base(p) {
-	case "OWNERS", "OWNERS_ALIASES":
-		return true
-	}
-	return p == policy.FileName
+	return owners.NamesApprovers(p) || p == policy.FileName
 }
 
 // recheckOnRulesChange re-checks every open pull request of a repository
