@@ -25,7 +25,8 @@ type Resolution struct {
 	// whose no_parent_owners stopped the walk.
 	Approvers []string `json:"approvers"`
 	// LeafApprovers are those of the closest OWNERS file with matching
-	// approvers: the people to ask first.
+	// approvers, and of a package's ci.yaml in the same directory: the
+	// people to ask first.
 	LeafApprovers []string `json:"leafApprovers"`
 	// ApproverOwnersFile is that closest file; the root OWNERS file when
 	// no file names approvers for the path.
@@ -244,10 +245,16 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 				lab.add(m.Labels)
 				layer.Matches = append(layer.Matches, m)
 			}
-			if len(layerApprovers) > 0 && approverDir == nil {
+			switch {
+			case len(layerApprovers) == 0:
+			case approverDir == nil:
 				approverDir = od
 				res.ApproverOwnersFile = od.file
 				res.LeafApprovers = sortedUnique(layerApprovers)
+			case approverDir.dir == dir:
+				// A package's ci.yaml beside its OWNERS file is as close
+				// to the path: its reviewers are asked first too.
+				res.LeafApprovers = sortedUnique(append(res.LeafApprovers, layerApprovers...))
 			}
 			if len(layer.Matches) > 0 || layer.NoParentOwners || layer.Broken {
 				res.Layers = append(res.Layers, layer)
