@@ -22,7 +22,7 @@ import (
 
 // readCorpusArchive unpacks the snapshot of community-operators-prod (see
 // shared/corpus) into memory, paths relative to the repository's root.
-func readCorpusArchive(t *testing.T) fstest.MapFS {
+func readCorpusArchive(t testing.TB) fstest.MapFS {
 	t.Helper()
 	archive := filepath.Join(sharedCorpus(t), "community-operators-prod.tar.zst")
 	f, err := os.Open(archive)
@@ -52,8 +52,8 @@ func readCorpusArchive(t *testing.T) fstest.MapFS {
 		if !ok {
 			continue
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		data := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
 			t.Fatal(err)
 		}
 		fsys[name] = &fstest.MapFile{Data: data}
@@ -156,4 +156,41 @@ func TestCIYAMLCorpus(t *testing.T) {
 	}
 	t.Logf("%d ci.yaml files, %d catalog files in %d OCP catalogs, %d of them owned by ci.yaml reviewers; %d required files",
 		len(ciFiles), len(catalogs), len(roots), owned, len(st.Required))
+}
+
+// BenchmarkCIYAMLCorpus loads every ci.yaml of the community-operators-prod
+// snapshot and evaluates a change to every catalog file of every OCP
+// version: the work ci.yaml adds to one pull request check.
+func BenchmarkCIYAMLCorpus(b *testing.B) {
+	fsys := readCorpusArchive(b)
+	var roots []string
+	var files []change.File
+	for name := range fsys {
+		if strings.HasPrefix(name, "catalogs/") && path.Base(name) == "catalog.yaml" {
+			files = append(files, change.File{Path: name, Status: change.Modified})
+			if root := path.Dir(path.Dir(name)); !slices.Contains(roots, root) {
+				roots = append(roots, root)
+			}
+		}
+	}
+	c := &change.Change{Number: 1, Author: "someone", HeadSHA: "h", Files: files}
+	opts := owners.LoadOptions{Sources: []string{owners.SourceOwners, owners.SourceCIYAML}, CatalogRoots: roots}
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := owners.Load(fsys, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	r, err := owners.Load(fsys, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("evaluate", func(b *testing.B) {
+		for b.Loop() {
+			if st := r.Evaluate(owners.Input{Change: c}); st.Approved {
+				b.Fatal("approved")
+			}
+		}
+	})
 }
