@@ -63,7 +63,8 @@ type Policy struct {
 	ReferenceLists []string
 	// Sources are where approvers come from: SourceOwners (OWNERS files),
 	// SourceCIYAML (each package's ci.yaml reviewers) or both. Nil means
-	// OWNERS files alone.
+	// OWNERS files alone. Load reads them (LoadOptions.Sources), so this
+	// is the policy's word that callers hand to it.
 	Sources []string
 }
 
