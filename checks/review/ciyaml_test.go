@@ -2,8 +2,6 @@ package review
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,26 +31,12 @@ merge:
 // that must not count.
 func communityOperators(t testing.TB) map[string]string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "testdata", "community-operators-prod")
-	files := map[string]string{
-		".catalogbot.yaml": ciyamlPolicy,
-		"OWNERS":           "approvers: [root-admin]\n",
-	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
+	files, err := changetest.ReadFiles(filepath.Join("..", "..", "testdata", "community-operators-prod"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	files[".catalogbot.yaml"] = ciyamlPolicy
+	files["OWNERS"] = "approvers: [root-admin]\n"
 	return files
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	imagespkg "github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
@@ -367,25 +368,11 @@ func afterOwnRun(s *githubtest.Server, r *githubtest.Repo, pr *githubtest.PR, ru
 // communityOperators is the trimmed snapshot of community-operators-prod
 // in testdata, with a policy that reads its packages' ci.yaml reviewers.
 func communityOperators() map[string]string {
-	dir := filepath.Join(repoRoot, "testdata", "community-operators-prod")
-	files := map[string]string{
-		".catalogbot.yaml": agreePolicy + "  sources: [ci.yaml]\ncatalog:\n  roots: [catalogs/v4.15, catalogs/v4.16, catalogs/v4.17, catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]\n",
-	}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
+	files, err := changetest.ReadFiles(filepath.Join(repoRoot, "testdata", "community-operators-prod"))
 	if err != nil {
 		panic(err)
 	}
+	files[".catalogbot.yaml"] = agreePolicy + "  sources: [ci.yaml]\ncatalog:\n  roots: [catalogs/v4.15, catalogs/v4.16, catalogs/v4.17, catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]\n"
 	return files
 }
 

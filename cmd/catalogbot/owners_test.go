@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -294,16 +293,7 @@ func TestOwnersCIYAML(t *testing.T) {
 	}
 
 	r := changetest.NewRepo(t)
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
+	files, err := changetest.ReadFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,3 +121,29 @@ func (r *Repo) Checkout(name string) {
 		r.t.Fatalf("checkout %s: %v", name, err)
 	}
 }
+
+// ReadFiles returns the files under dir as Commit takes them: their
+// slash-separated paths relative to dir, and their contents. It seeds a
+// repository with a tree kept under testdata.
+func ReadFiles(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
