@@ -71,3 +71,41 @@ func checkFindings(t *testing.T, findings []checks.Finding, unusable bool) {
 		t.Fatalf("errors reported = %v but result unusable = %v: %v", hasError, unusable, findings)
 	}
 }
+
+// FuzzParseCIYAML does the same for a package's ci.yaml: nothing panics,
+// the parse is nil exactly when an error is reported, and a package whose
+// ci.yaml does not parse is never approved.
+func FuzzParseCIYAML(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "cases", "ciyaml-*", "base", "operators", "*", "ci.yaml"))
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("reviewers: [&a a, *a]\n<<: {reviewers: [x]}\n"))
+	f.Add([]byte("reviewers: !!str alice\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64<<10 {
+			t.Skip()
+		}
+		c, findings := owners.ParseCIYAML("operators/p/ci.yaml", data)
+		checkFindings(t, findings, c == nil)
+		r, err := owners.Load(fstest.MapFS{"operators/p/ci.yaml": {Data: data}},
+			owners.LoadOptions{Sources: []string{owners.SourceCIYAML}, CatalogRoots: []string{"catalog"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"operators/p/x", "catalog/p/catalog.yaml"} {
+			_ = r.Resolve(p).Explain()
+		}
+		author := "a"
+		if c != nil && len(c.Reviewers) > 0 {
+			author = c.Reviewers[0]
+		}
+		st := r.Evaluate(owners.Input{Change: &change.Change{Author: author, HeadSHA: "h", Files: []change.File{{Path: "catalog/p/catalog.yaml", Status: change.Modified}}}})
+		_ = st.Explain()
+		if st.Approved && c == nil {
+			t.Fatal("approved although the package's ci.yaml does not parse")
+		}
+	})
+}
