@@ -202,6 +202,9 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 	}
 	for {
 		for _, od := range r.layersAt(dir) {
+			if od == nil {
+				continue
+			}
 			layer := Layer{File: od.file, NoParentOwners: od.options.NoParentOwners, Broken: od.broken, Source: od.source}
 			if od.broken && !appr.stopped && res.Blocked == "" {
 				res.Blocked = fmt.Sprintf("%s does not parse, and it governs this path", od.file)
@@ -292,18 +295,10 @@ func (r *Repo) resolve(p string, rootOnly bool) *Resolution {
 }
 
 // layersAt are the files that own directory dir directly: its OWNERS file,
-// then the ci.yaml of the package whose home it is.
-func (r *Repo) layersAt(dir string) []*ownersDir {
-	od, ci := r.dirs[dir], r.ciLayerAt(dir)
-	switch {
-	case od != nil && ci != nil:
-		return []*ownersDir{od, ci}
-	case od != nil:
-		return []*ownersDir{od}
-	case ci != nil:
-		return []*ownersDir{ci}
-	}
-	return nil
+// then the ci.yaml of the package whose home it is; either may be nil. An
+// array, not a slice, so that the walk allocates nothing for it.
+func (r *Repo) layersAt(dir string) [2]*ownersDir {
+	return [2]*ownersDir{r.dirs[dir], r.ciLayerAt(dir)}
 }
 
 // approverGroup is what a resolution's path is required under: the
