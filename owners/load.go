@@ -96,10 +96,10 @@ type entry struct {
 // Load reads every OWNERS file in fsys and the OWNERS_ALIASES file at its
 // root, and with SourceCIYAML among opts.Sources every
 // operators/<package>/ci.yaml. fsys must be the trusted tree: the base
-// commit of a change, never its head. Problems with the files are findings (Repo.Findings), not errors: a
-// file that does not parse blocks approval of the paths it governs. Load
-// fails only when the tree itself cannot be read, since then nothing about
-// it can be decided.
+// commit of a change, never its head. Problems with the files are findings
+// (Repo.Findings), not errors: a file that does not parse blocks approval
+// of the paths it governs. Load fails only when the tree itself cannot be
+// read, since then nothing about it can be decided.
 func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 	r := &Repo{
 		ownersFile:  orDefault(opts.OwnersFile, DefaultOwnersFile),
