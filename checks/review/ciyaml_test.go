@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,8 @@ func TestCIYAMLReviewers(t *testing.T) {
 		// layout says the fbc check fails with PK1: a blob outside its
 		// package's directory.
 		layout bool
+		// summary is a line the owners check's summary must hold.
+		summary string
 	}{
 		{
 			name: "a reviewer changes their package in every OCP catalog", author: "Cevheri", head: every(libredb), merge: true,
@@ -101,6 +104,7 @@ func TestCIYAMLReviewers(t *testing.T) {
 				"| `operators/kubevirt-wol/ci.yaml` reviewers: gpillon | no | — |",
 				"To approve the rest, ask @gpillon",
 			},
+			summary: "Waiting for approval:\n\n- `operators/kubevirt-wol/ci.yaml` reviewers: gpillon\n",
 		},
 		{
 			name: "adding oneself to a package's reviewers grants nothing", author: "mallory",
@@ -159,6 +163,12 @@ func TestCIYAMLReviewers(t *testing.T) {
 				}
 				if res.Name != pipeline.OwnersName && res.Conclusion != want {
 					t.Errorf("%s: %s, want %s: %+v", res.Name, res.Conclusion, want, res.Findings)
+				}
+			}
+			if tc.summary != "" {
+				i := slices.IndexFunc(o.Report.Results, func(r checks.Result) bool { return r.Name == pipeline.OwnersName })
+				if !strings.Contains(o.Report.Results[i].Summary, tc.summary) {
+					t.Errorf("the owners check's summary does not say %q:\n%s", tc.summary, o.Report.Results[i].Summary)
 				}
 			}
 			d := o.Decide(Forge{Local: true})
