@@ -7,8 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 )
 
 // Class is the outcome of checking one reference. Every failure has exactly
@@ -52,6 +55,16 @@ func Classify(err error) (Class, string) {
 	if errors.As(err, &terr) {
 		return classifyHTTP(terr)
 	}
+	var refused *egress.RefusedError
+	if errors.As(err, &refused) {
+		// The rule's own words: which kind of address and how to allow
+		// it, never what the target answered, its address or port.
+		return ClassPolicy, refused.Error()
+	}
+	var berr *BreakerError
+	if errors.As(err, &berr) {
+		return ClassTransport, berr.Error()
+	}
 	var cerr *CredentialError
 	if errors.As(err, &cerr) {
 		return ClassUnauthorized, cerr.Error()
@@ -70,7 +83,20 @@ func Classify(err error) (Class, string) {
 	if errors.As(err, &uerr) || nerr != nil {
 		return ClassTransport, "could not reach the registry: " + redactError(err)
 	}
-	return ClassTransport, "unusable answer from the registry: " + redactError(err)
+	return ClassTransport, "unusable answer from the registry: " + firstLine(redactError(err))
+}
+
+// firstLine cuts a message at its first line and at 200 bytes: some
+// library errors go on to quote what the server sent (a token response
+// among them), which a report must not repeat.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimRight(s[:i], ": ")
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
 
 func classifyHTTP(e *transport.Error) (Class, string) {
