@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strings"
 	"sync"
 	"testing/fstest"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -109,7 +113,7 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender)...)
+		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender, in.Policy.Limits.ReferenceTimeout)...)
 		fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
 	}
 	if res.Conclusion == "" || checks.ConclusionOf(res.Findings) == checks.Failure {
@@ -136,8 +140,11 @@ var Rules = []checks.Rule{
 
 // renderAndValidate renders each reference and validates what it renders
 // to. Findings are placed on the entry's image line in the list: the
-// rendered catalog exists nowhere in the repository.
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference) []checks.Finding {
+// rendered catalog exists nowhere in the repository. Each render has the
+// deadline d (0: none); a registry that runs out of it is not asked again
+// for the other entries.
+func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference, d time.Duration) []checks.Finding {
+	breaker := &registry.Breaker{}
 	out := make([][]checks.Finding, len(refs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
@@ -145,7 +152,7 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, file string, ref
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = renderOne(ctx, r, file, ref)
+			out[i] = renderOne(ctx, r, file, ref, d, breaker)
 		})
 	}
 	wg.Wait()
@@ -156,7 +163,7 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, file string, ref
 	return all
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference) []checks.Finding {
+func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) []checks.Finding {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -170,8 +177,22 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		// runs the check, which a pull request must not make it read.
 		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}
 	}
-	cfg, err := r.RenderOne(ctx, ref.Image)
+	host := ref.Ref.Context().RegistryStr()
+	if err := breaker.Check(host); err != nil {
+		return []checks.Finding{at(RuleReferenceRender, "not rendered: "+err.Error())}
+	}
+	rctx := ctx
+	if d > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	cfg, err := r.RenderOne(rctx, ref.Image)
 	if err != nil {
+		if msg, ok := registryFailure(host, err, d); ok {
+			breaker.Record(host, err)
+			return []checks.Finding{at(RuleReferenceRender, "not rendered: "+msg)}
+		}
 		var re *render.RefError
 		if errors.As(err, &re) {
 			err = re.Err
@@ -194,6 +215,30 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		out = append(out, g)
 	}
 	return out
+}
+
+// registryFailure says in the registry's own terms why a render did not
+// reach the content: the egress rule refused a host, the registry ran out
+// of time, or it could not be reached. The words are the shared
+// classification's, which name the host and never quote what a server
+// sent; ok is false for failures about the content itself.
+func registryFailure(host string, err error, d time.Duration) (string, bool) {
+	var refused *egress.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return refused.Error(), true
+	case registry.IsTimeout(err):
+		if d > 0 {
+			return fmt.Sprintf("registry %s did not answer within the deadline for one reference (%s, the policy's limits.referenceTimeout)", host, d), true
+		}
+		return fmt.Sprintf("registry %s did not answer in time", host), true
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		_, msg := registry.Classify(err)
+		return fmt.Sprintf("registry %s: %s", host, msg), true
+	}
+	return "", false
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
