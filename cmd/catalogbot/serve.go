@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
@@ -93,14 +94,20 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 
 	// Pull requests are checked with anonymous registry access: the
 	// publisher's credentials (cfg.Publish) are never used for a check.
+	// Every registry connection a pull request leads to passes the
+	// egress rule.
 	anonymous := authn.NewMultiKeychain()
-	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous})
+	rule, err := egress.New(cfg.AllowPrivateRegistries, a.resolver)
+	if err != nil {
+		return err
+	}
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
 	if err != nil {
 		return err
 	}
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
-		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log},
+		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log, Egress: rule},
 		Renderer: renderer,
 	})
 	if err != nil {
