@@ -2,12 +2,16 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -81,7 +85,7 @@ func Classify(err error) (Class, string) {
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) || nerr != nil {
-		return ClassTransport, "could not reach the registry: " + redactError(err)
+		return ClassTransport, unreachable(err, uerr)
 	}
 	return ClassTransport, "unusable answer from the registry: " + firstLine(redactError(err))
 }
@@ -130,6 +134,42 @@ func classifyHTTP(e *transport.Error) (Class, string) {
 		}
 	}
 	return ClassTransport, "the registry answered " + status + detail(e)
+}
+
+// unreachable says why a registry could not be reached, naming its host
+// but not the address dialled or anything a server sent: a finding about
+// a host a pull request named must not work as a port scanner.
+func unreachable(err error, uerr *url.Error) string {
+	msg := "could not reach the registry"
+	if uerr != nil {
+		if u, perr := url.Parse(uerr.URL); perr == nil && u.Host != "" {
+			msg += " " + u.Host
+		}
+	}
+	var dnsErr *net.DNSError
+	var rh tls.RecordHeaderError
+	var unknownCA x509.UnknownAuthorityError
+	var badName x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dnsErr):
+		return msg + ": its name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return msg + ": the connection was refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return msg + ": the connection was closed"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return msg + ": there is no route to it"
+	case errors.As(err, &rh):
+		return msg + ": it did not answer with TLS (a plain-HTTP registry is reached with --insecure-registry)"
+	case errors.As(err, &unknownCA):
+		return msg + ": its TLS certificate is not trusted (" + unknownCA.Error() + ")"
+	case errors.As(err, &badName):
+		return msg + ": its TLS certificate is not trusted (" + badName.Error() + ")"
+	case errors.As(err, &invalid):
+		return msg + ": its TLS certificate is not trusted (" + invalid.Error() + ")"
+	}
+	return msg + ": the connection failed"
 }
 
 // detail is the registry's error code, when it sent one.
