@@ -56,13 +56,21 @@ var (
 	uniqueLocalPrefix = netip.MustParsePrefix("fc00::/7")
 	// 0.0.0.0/8 is "this network": Linux dials 0.0.0.0 as loopback.
 	thisNetworkPrefix = netip.MustParsePrefix("0.0.0.0/8")
+	// The NAT64 well-known prefix carries an IPv4 address in its last 32
+	// bits, which a NAT64 gateway dials.
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
 )
 
 // Classify says whether ip is an address pull request data must not reach,
 // and which kind it is. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are
-// judged as the IPv4 address they carry, as the kernel dials them.
+// judged as the IPv4 address they carry, as the kernel dials them, and so
+// are NAT64 addresses (64:ff9b::10.0.0.1), as the gateway dials them.
 func Classify(ip netip.Addr) (Kind, bool) {
 	ip = ip.Unmap()
+	if nat64Prefix.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	switch {
 	case ip.IsLoopback():
 		return KindLoopback, true

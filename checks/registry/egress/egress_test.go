@@ -27,6 +27,8 @@ func TestClassify(t *testing.T) {
 		{"172.31.255.255", egress.KindPrivate},
 		{"192.168.1.1", egress.KindPrivate},
 		{"::ffff:10.0.0.1", egress.KindPrivate},
+		{"64:ff9b::a9fe:a9fe", egress.KindLinkLocal},
+		{"64:ff9b::8.8.8.8", ""},
 		{"169.254.169.254", egress.KindLinkLocal},
 		{"::ffff:169.254.169.254", egress.KindLinkLocal},
 		{"fe80::1", egress.KindLinkLocal},
