@@ -76,6 +76,10 @@ type Options struct {
 	// out of it is not asked again in the same Verify call: its other
 	// references fail at once, naming it.
 	ReferenceTimeout time.Duration
+	// Breaker, when set, is shared with other checks of the same pass: a
+	// registry that ran out of time in any of them is not asked again.
+	// Nil gives each Verify call a breaker of its own.
+	Breaker *registry.Breaker
 
 	// Transport is the HTTP transport under the retries and
 	// authentication (default: the bounded transport of
@@ -243,7 +247,10 @@ func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error)
 // reserved for a cancelled context; every problem with a reference is its
 // result.
 func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, error) {
-	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}, breaker: &registry.Breaker{}}
+	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}, breaker: v.opts.Breaker}
+	if run.breaker == nil {
+		run.breaker = &registry.Breaker{}
+	}
 	results := make([]Result, len(refs))
 	queues := map[string][]int{}
 	var order []string

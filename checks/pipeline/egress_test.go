@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
 	"github.com/catalogbot/catalogbot/policy"
@@ -69,5 +71,40 @@ func TestReferencesEgressAndDeadline(t *testing.T) {
 	}
 	if internal.Conns() != 0 {
 		t.Errorf("%d connections to the internal registry, want 0", internal.Conns())
+	}
+}
+
+// TestBreakerSharedByThePass: once the images check has waited out a
+// registry, the references check of the same pass does not wait on it
+// again.
+func TestBreakerSharedByThePass(t *testing.T) {
+	tarpit := egresstest.NewTarpit(t)
+	res := egresstest.Resolver{"slow.test": {"127.0.0.1"}}
+	rule, err := egress.New([]string{"slow.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "slow.test:" + tarpit.Port
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir(),
+		Egress: rule, InsecureRegistries: []string{host}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := map[string]string{"catalog.yaml": refList()}
+	h := map[string]string{"catalog.yaml": refList("foo", host+"/foo-index:v1")}
+	pol := policy.Default()
+	pol.Limits.ReferenceTimeout = 300 * time.Millisecond
+	in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer,
+		ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Egress: rule, Insecure: []string{host}},
+		Breaker:      &registry.Breaker{}}
+
+	img := Images{}.Run(context.Background(), in)
+	if len(img.Findings) != 1 || !strings.Contains(img.Findings[0].Message, "limits.referenceTimeout") {
+		t.Fatalf("images = %+v, want the reference to wait out its deadline", img.Findings)
+	}
+	// The breaker's finding is given before any request is made.
+	refs := References{}.Run(context.Background(), in)
+	if len(refs.Findings) != 1 || !strings.Contains(refs.Findings[0].Message, "earlier in this check") {
+		t.Errorf("references = %+v, want the entry to fail at once", refs.Findings)
 	}
 }

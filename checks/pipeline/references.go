@@ -113,7 +113,7 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender, in.Policy.Limits.ReferenceTimeout)...)
+		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker)...)
 		fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
 	}
 	if res.Conclusion == "" || checks.ConclusionOf(res.Findings) == checks.Failure {
@@ -142,9 +142,12 @@ var Rules = []checks.Rule{
 // to. Findings are placed on the entry's image line in the list: the
 // rendered catalog exists nowhere in the repository. Each render has the
 // deadline d (0: none); a registry that runs out of it is not asked again
-// for the other entries.
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference, d time.Duration) []checks.Finding {
-	breaker := &registry.Breaker{}
+// for the other entries, nor by the other checks sharing breaker (nil: a
+// breaker of its own).
+func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) []checks.Finding {
+	if breaker == nil {
+		breaker = &registry.Breaker{}
+	}
 	out := make([][]checks.Finding, len(refs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
