@@ -45,7 +45,11 @@ and publishes the catalog image when the default branch moves.
 
 The configuration file (YAML; see examples/serve.yaml) names the App id,
 its private key, the webhook secrets (several, for rotation), the listen
-address, the workers, the resync interval and the publish credentials.
+address, the workers, the resync interval, the publish credentials and
+allowPrivateRegistries, the internal registries (host or host:port) that
+pull request checks may reach: every other registry, token realm or
+redirect that resolves to a loopback, private or link-local address is
+refused.
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
