@@ -26,6 +26,7 @@ var leaves = []string{
 	"checks/change",
 	"checks/yamlnode",
 	"checks/registry",
+	"checks/registry/egress",
 	"publisher/catalogyaml",
 	"checks/reference",
 	"checks/platform",

@@ -266,6 +266,9 @@ gobench_run() {
 	gobench+="$out"$'\n'
 }
 gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
+# A pull request with 1, 16 and 160 images on a tarpit registry: one
+# per-reference deadline (2 s) whatever the count.
+gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./checks/pipeline
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which

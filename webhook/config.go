@@ -15,6 +15,7 @@ import (
 
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
 )
 
@@ -69,7 +70,6 @@ type Config struct {
 	GitHubURL      string   // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
 	CacheDir       string   // git object cache; "" = a temporary directory
 	Bots           []string // extra logins whose comments never count
-	Publish        PublishConfig
 
 	// PendingRetries and PendingBackoff say how a check that could not
 	// judge is tried again: PendingRetries times, the first after
@@ -79,6 +79,13 @@ type Config struct {
 	// values mean the defaults.
 	PendingRetries int
 	PendingBackoff time.Duration
+
+	// AllowPrivateRegistries are the registry hosts (host or host:port)
+	// that pull request checks may reach although they resolve to
+	// loopback, private, link-local or unique-local addresses: an internal
+	// mirror the operator trusts. Every other such host is refused.
+	AllowPrivateRegistries []string
+	Publish                PublishConfig
 }
 
 // PublishConfig holds the credentials the publisher alone uses.
@@ -336,6 +343,18 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"bots": func(v *yaml.Node) {
 			if list, ok := p.Strs(v, "bots"); ok {
 				c.Bots = list
+			}
+		},
+		"allowPrivateRegistries": func(v *yaml.Node) {
+			list, ok := p.Strs(v, "allowPrivateRegistries")
+			for i, h := range list {
+				if _, err := egress.New([]string{h}, nil); err != nil {
+					p.errorf(yamlnode.Resolve(v).Content[i].Line, "allowPrivateRegistries[%d] %q: want a registry host or host:port, without scheme or path", i, h)
+					ok = false
+				}
+			}
+			if ok {
+				c.AllowPrivateRegistries = list
 			}
 		},
 		"publish": func(v *yaml.Node) {

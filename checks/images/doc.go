@@ -15,6 +15,12 @@
 // failures are retried with exponential backoff and jitter, honouring
 // Retry-After on 429 and 503.
 //
+// For references from a pull request (Options.Egress), every connection,
+// token realm and redirect included, passes the egress rule, each
+// reference has a deadline (Options.ReferenceTimeout), and a registry that
+// runs out of it is not asked again in the same run. Credentials go to
+// their own registry only, whatever realm its challenge names.
+//
 // Every failure falls into exactly one class (see registry.Class), so a report can
 // tell "this image is not there" from "we were not allowed to look": an
 // authentication failure is never reported as a missing image.

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
@@ -64,8 +65,25 @@ type Options struct {
 	// memory for the life of the Verifier.
 	CacheDir string
 
+	// Egress, when set, is the rule every connection passes: the
+	// registries, token realms and redirects of references taken from a
+	// pull request may not reach internal addresses the operator did not
+	// allow. Nil contacts whatever the references name, as commands on
+	// their user's own input do. It shapes the default Transport only.
+	Egress *egress.Rule
+	// ReferenceTimeout bounds the time one reference may take, retries
+	// included (0: no bound beyond each request's). A registry that runs
+	// out of it is not asked again in the same Verify call: its other
+	// references fail at once, naming it.
+	ReferenceTimeout time.Duration
+	// Breaker, when set, is shared with other checks of the same pass: a
+	// registry that ran out of time in any of them is not asked again.
+	// Nil gives each Verify call a breaker of its own.
+	Breaker *registry.Breaker
+
 	// Transport is the HTTP transport under the retries and
-	// authentication (default: a clone of http.DefaultTransport).
+	// authentication (default: the bounded transport of
+	// registry/timeout, over Egress's when set).
 	Transport http.RoundTripper
 	// UserAgent is sent with every request.
 	UserAgent string
@@ -133,7 +151,7 @@ func New(opts Options) (*Verifier, error) {
 	}
 	base := opts.Transport
 	if base == nil {
-		base = defaultTransport(opts.PerRegistry)
+		base = defaultTransport(opts.PerRegistry, opts.Egress)
 	}
 	if len(insecure) > 0 {
 		base = &insecureTransport{secure: base, insecure: insecure, skipVerify: skipVerify(base)}
@@ -162,9 +180,14 @@ func New(opts Options) (*Verifier, error) {
 
 // defaultTransport bounds every wait on a registry (registry/timeout) and keeps
 // enough idle connections per host for the per-registry concurrency, so
-// that connections are reused, not churned.
-func defaultTransport(perHost int) http.RoundTripper {
-	t := timeout.New(timeout.Timeout())
+// that connections are reused, not churned. With an egress rule, every
+// connection passes it, and a body that stops moving is cut off too.
+func defaultTransport(perHost int, rule *egress.Rule) http.RoundTripper {
+	d := timeout.Timeout()
+	t := timeout.New(d)
+	if rule != nil {
+		t = t.WithBase(rule.Transport(egress.Timeouts{Connect: d, TLS: d, Header: d, Idle: d}))
+	}
 	t.Base.MaxIdleConnsPerHost = max(2*perHost, 8)
 	return t
 }
@@ -224,7 +247,10 @@ func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error)
 // reserved for a cancelled context; every problem with a reference is its
 // result.
 func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, error) {
-	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}}
+	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}, breaker: v.opts.Breaker}
+	if run.breaker == nil {
+		run.breaker = &registry.Breaker{}
+	}
 	results := make([]Result, len(refs))
 	queues := map[string][]int{}
 	var order []string
@@ -259,7 +285,7 @@ func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, erro
 						return
 					}
 					start := time.Now()
-					results[i] = run.check(ctx, refs[i])
+					results[i] = run.checkWithin(ctx, refs[i], host)
 					<-v.slots
 					v.log.Debug("image checked", "image", refs[i].Image, "result", results[i].Class, "took", time.Since(start))
 				}
@@ -310,6 +336,32 @@ type run struct {
 	// handshake. Further repositories on that host fail at once with it
 	// rather than each wait through its own retries.
 	down map[string]error
+	// breaker holds the registries that ran out of time in this run.
+	breaker *registry.Breaker
+}
+
+// checkWithin checks one reference within the per-reference deadline,
+// unless its registry already ran out of time in this run.
+func (r *run) checkWithin(ctx context.Context, ref Reference, host string) Result {
+	if err := r.breaker.Check(host); err != nil {
+		res := Result{Image: ref.Image, Locations: ref.Locations}
+		res.Class, res.Message = registry.Classify(err)
+		return res
+	}
+	d := r.v.opts.ReferenceTimeout
+	if d <= 0 {
+		return r.check(ctx, ref)
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	res := r.check(rctx, ref)
+	if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		r.breaker.Record(host, rctx.Err())
+		if res.Class == registry.ClassTransport {
+			res.Message = fmt.Sprintf("registry %s did not answer within the deadline for one reference (%s, the policy's limits.referenceTimeout)", host, d)
+		}
+	}
+	return res
 }
 
 // handshake is the authentication of one repository, done once per run:
@@ -355,7 +407,10 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	// The transport returned is a *transport.Wrapper, which remote uses
 	// as it is: no second handshake, and none of remote's own retries on
 	// top of ours.
-	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, r.v.transport, []string{repo.Scope(transport.PullScope)})
+	// Credentials go to the repository's registry alone, not to a
+	// token realm or redirect its answers name elsewhere.
+	tr := egress.Credentials(r.v.transport, repo.RegistryStr())
+	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, tr, []string{repo.Scope(transport.PullScope)})
 	if h.err != nil && ctx.Err() == nil {
 		if class, _ := registry.Classify(h.err); class == registry.ClassTransport || class == registry.ClassRateLimited {
 			r.mu.Lock()
@@ -382,6 +437,7 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 	dref, byDigest := parsed.(name.Digest)
 	unpinned := !byDigest && v.policy.pinRequired(kinds)
 	fail := func(err error, what string) Result {
+		r.breaker.Record(repo.RegistryStr(), err)
 		res.Class, res.Message = registry.Classify(err)
 		if what != "" {
 			res.Message = what + ": " + res.Message

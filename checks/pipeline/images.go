@@ -41,6 +41,8 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	opts := *in.ImageOptions
 	opts.Policy = in.Policy.Images
+	opts.ReferenceTimeout = in.Policy.Limits.ReferenceTimeout
+	opts.Breaker = in.Breaker
 	v, err := images.New(opts)
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("The image policy cannot be applied: %v", err)}

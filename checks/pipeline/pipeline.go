@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -44,6 +45,10 @@ type Input struct {
 	// changes. It must be made with RegistryOnly, since the entries are
 	// the change's data. Nil leaves them unrendered (neutral).
 	Renderer *render.Renderer
+	// Breaker holds the registries that ran out of time in this pass, so
+	// that the images and references checks wait on a registry once
+	// between them. Run sets a new one when it is nil.
+	Breaker *registry.Breaker
 }
 
 // Checks returns the checks in goes through. The images check runs only
@@ -59,5 +64,8 @@ func Checks(in *Input) []checks.Check[*Input] {
 
 // Run runs every check of Checks on in.
 func Run(ctx context.Context, in *Input) checks.Report {
+	if in.Breaker == nil {
+		in.Breaker = &registry.Breaker{}
+	}
 	return checks.Run(ctx, in, Checks(in)...)
 }

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing/fstest"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -116,7 +118,7 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		found, waits := renderAndValidate(ctx, in.Renderer, file, toRender)
+		found, waits := renderAndValidate(ctx, in.Renderer, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker)
 		res.Findings = append(res.Findings, found...)
 		if n := countWaits(waits); n > 0 {
 			fmt.Fprintf(&b, "\nRendered and validated %d of %d added or changed reference(s); %d could not be rendered yet: %s.\n",
@@ -162,8 +164,13 @@ var Rules = []checks.Rule{
 // to. Findings are placed on the entry's image line in the list: the
 // rendered catalog exists nowhere in the repository. A reference whose
 // registry could not be asked is no finding but a wait, one per registry
-// and failure class.
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference) ([]checks.Finding, []checks.Wait) {
+// and failure class. Each render has the deadline d (0: none); a registry
+// that runs out of it is not asked again for the other entries, nor by the
+// other checks sharing breaker (nil: a breaker of its own).
+func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) ([]checks.Finding, []checks.Wait) {
+	if breaker == nil {
+		breaker = &registry.Breaker{}
+	}
 	out := make([][]checks.Finding, len(refs))
 	waits := make([]*checks.Wait, len(refs))
 	sem := make(chan struct{}, maxRenders)
@@ -172,7 +179,7 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, file string, ref
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i], waits[i] = renderOne(ctx, r, file, ref)
+			out[i], waits[i] = renderOne(ctx, r, file, ref, d, breaker)
 		})
 	}
 	wg.Wait()
@@ -189,7 +196,7 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, file string, ref
 	return all, ws
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference) ([]checks.Finding, *checks.Wait) {
+func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) ([]checks.Finding, *checks.Wait) {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -203,12 +210,31 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		// runs the check, which a pull request must not make it read.
 		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}, nil
 	}
-	cfg, err := r.RenderOne(ctx, ref.Image)
+	host := ref.Ref.Context().RegistryStr()
+	if err := breaker.Check(host); err != nil {
+		// It timed out earlier in this pass: wait on it at once.
+		return nil, &checks.Wait{Registry: host, Class: checks.WaitTransport, Count: 1}
+	}
+	rctx := ctx
+	if d > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	cfg, err := r.RenderOne(rctx, ref.Image)
 	if err != nil {
+		// The egress rule refused the host: that is a judgement, and
+		// it names the rule, never what the host would have said.
+		var refused *egress.RefusedError
+		if errors.As(err, &refused) {
+			return []checks.Finding{at(RuleReferenceRender, "not rendered: "+refused.Error())}, nil
+		}
 		// A registry that could not be asked has said nothing about
-		// the entry: it waits, and is no finding.
+		// the entry: it waits, and is no finding. One that ran out of
+		// time is not asked again in this pass.
 		if class, ok := registry.Unanswered(err); ok {
-			return nil, &checks.Wait{Registry: ref.Ref.Context().RegistryStr(), Class: string(class), Count: 1}
+			breaker.Record(host, err)
+			return nil, &checks.Wait{Registry: host, Class: string(class), Count: 1}
 		}
 		// A registry's failure is worded for the pull request's
 		// reader: its class, host and what to do, never the

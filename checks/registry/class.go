@@ -10,9 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 )
 
 // Class is the outcome of checking one reference. Every failure has exactly
@@ -56,6 +59,16 @@ func Classify(err error) (Class, string) {
 	if errors.As(err, &terr) {
 		return classifyHTTP(terr)
 	}
+	var refused *egress.RefusedError
+	if errors.As(err, &refused) {
+		// The rule's own words: which kind of address and how to allow
+		// it, never what the target answered, its address or port.
+		return ClassPolicy, refused.Error()
+	}
+	var berr *BreakerError
+	if errors.As(err, &berr) {
+		return ClassTransport, berr.Error()
+	}
 	var cerr *CredentialError
 	if errors.As(err, &cerr) {
 		return ClassUnauthorized, cerr.Error()
@@ -72,36 +85,24 @@ func Classify(err error) (Class, string) {
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) || nerr != nil {
-		return ClassTransport, "could not reach the registry" + reachCause(err)
+		return ClassTransport, unreachable(err, uerr)
 	}
 	// The library's text quotes what the registry sent; it is logged,
 	// not shown (see Explain).
 	return ClassTransport, "unusable answer from the registry"
 }
 
-// reachCause names why a connection failed in a word or two, without the
-// addresses, ports and library text the error carries: a finding on a
-// pull request must not tell its author which internal hosts and ports
-// answer.
-func reachCause(err error) string {
-	var dns *net.DNSError
-	var cert *tls.CertificateVerificationError
-	var unknownAuthority x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var record tls.RecordHeaderError
-	switch {
-	case errors.As(err, &dns):
-		return " (its host name does not resolve)"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return " (connection refused)"
-	case errors.As(err, &cert), errors.As(err, &unknownAuthority), errors.As(err, &hostname):
-		return " (its TLS certificate is not trusted)"
-	case errors.As(err, &record):
-		return " (it does not speak TLS)"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		return " (it closed the connection)"
+// firstLine cuts a message at its first line and at 200 bytes: some
+// library errors go on to quote what the server sent (a token response
+// among them), which a report must not repeat.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimRight(s[:i], ": ")
 	}
-	return ""
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
 
 func classifyHTTP(e *transport.Error) (Class, string) {
@@ -135,6 +136,42 @@ func classifyHTTP(e *transport.Error) (Class, string) {
 		}
 	}
 	return ClassTransport, "the registry answered " + status + detail(e)
+}
+
+// unreachable says why a registry could not be reached, naming its host
+// but not the address dialled or anything a server sent: a finding about
+// a host a pull request named must not work as a port scanner.
+func unreachable(err error, uerr *url.Error) string {
+	msg := "could not reach the registry"
+	if uerr != nil {
+		if u, perr := url.Parse(uerr.URL); perr == nil && u.Host != "" {
+			msg += " " + u.Host
+		}
+	}
+	var dnsErr *net.DNSError
+	var rh tls.RecordHeaderError
+	var unknownCA x509.UnknownAuthorityError
+	var badName x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dnsErr):
+		return msg + ": its name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return msg + ": the connection was refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return msg + ": the connection was closed"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return msg + ": there is no route to it"
+	case errors.As(err, &rh):
+		return msg + ": it did not answer with TLS (a plain-HTTP registry is reached with --insecure-registry)"
+	case errors.As(err, &unknownCA):
+		return msg + ": its TLS certificate is not trusted (" + unknownCA.Error() + ")"
+	case errors.As(err, &badName):
+		return msg + ": its TLS certificate is not trusted (" + badName.Error() + ")"
+	case errors.As(err, &invalid):
+		return msg + ": its TLS certificate is not trusted (" + invalid.Error() + ")"
+	}
+	return msg + ": the connection failed"
 }
 
 // detail is the registry's error code, when it sent one.

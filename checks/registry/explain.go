@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -35,6 +36,9 @@ func Explain(err error) (class Class, msg string, ok bool) {
 	where := "the registry"
 	if host := hostOf(err); host != "" {
 		where = "registry " + host
+		// Classify names the host too, for callers that show its
+		// words alone; here it is named once, up front.
+		what = strings.Replace(what, "the registry "+host, "the registry", 1)
 	}
 	msg = where + ": " + what
 	if todo := nextStep(class); todo != "" {

@@ -2,9 +2,11 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"syscall"
 	"testing"
@@ -52,11 +54,25 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%v) = %s %q, want %s", tt.err, got, msg, tt.want)
 		}
 	}
-	// Nothing of the URL is quoted: query strings are where tokens
-	// travel, and the words are the same for every host.
-	_, msg := Classify(&url.Error{Op: "Get", URL: "https://user:pw@auth.example.com/token?scope=x&token=abc", Err: io.EOF})
-	if want := "could not reach the registry (it closed the connection)"; msg != want {
-		t.Errorf("message %q, want %q", msg, want)
+	// A registry that cannot be reached is named by its host alone: no
+	// query string (where tokens travel), no user info, no address
+	// dialled, nothing a server said.
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{io.EOF, "could not reach the registry auth.example.com: the connection was closed"},
+		{&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8443}, Err: syscall.ECONNREFUSED},
+			"could not reach the registry auth.example.com: the connection was refused"},
+		{&net.DNSError{Err: "no such host", Name: "auth.example.com", IsNotFound: true}, "could not reach the registry auth.example.com: its name does not resolve"},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"},
+			"could not reach the registry auth.example.com: it did not answer with TLS (a plain-HTTP registry is reached with --insecure-registry)"},
+		{errors.New("something else at 10.0.0.5:8443"), "could not reach the registry auth.example.com: the connection failed"},
+	} {
+		_, msg := Classify(&url.Error{Op: "Get", URL: "https://user:pw@auth.example.com/token?scope=x&token=abc", Err: tt.err})
+		if msg != tt.want {
+			t.Errorf("message %q, want %q", msg, tt.want)
+		}
 	}
 }
 

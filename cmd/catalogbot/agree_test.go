@@ -27,6 +27,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	imagespkg "github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -478,7 +479,9 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
 	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
 	t.Setenv("GITHUB_API_URL", gh.URL)
-	res := ownersCLI(t, ws, "check", "-o", "json", "--images="+strconv.FormatBool(images), "--render=false")
+	// The stand-in registries listen on loopback, which the operator
+	// allows as it would an internal mirror; the App below does the same.
+	res := ownersCLI(t, ws, "check", "-o", "json", "--images="+strconv.FormatBool(images), "--render=false", "--allow-private-registry", "127.0.0.1")
 	if res.code == exitError {
 		t.Fatalf("check: exit %d\n%s", res.code, res.stderr)
 	}
@@ -511,8 +514,12 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 	var app *reconcile.App
 	if images {
 		// As serve checks images: anonymously.
+		rule, err := egress.New([]string{"127.0.0.1"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		app = newTestApp(t, gh, func(o *reconcile.AppOptions) {
-			o.Images = &imagespkg.Options{Keychain: authn.NewMultiKeychain()}
+			o.Images = &imagespkg.Options{Keychain: authn.NewMultiKeychain(), Egress: rule}
 		})
 	} else {
 		app = newTestApp(t, gh)

@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -31,6 +32,9 @@ type checkFlags struct {
 	// render renders the reference list entries the change adds or changes.
 	render   bool
 	insecure []string
+	// allowPrivate lists the registry hosts the egress rule lets the
+	// checks reach although they resolve to internal addresses.
+	allowPrivate []string
 	// registryCredentials uses the docker config.json keychain to read
 	// private images; by default registries are asked anonymously.
 	registryCredentials bool
@@ -78,6 +82,12 @@ a valid catalog, from registries only; --render=false skips); images (the
 images the change adds or changes exist and meet the policy; --all-images
 checks every one, --images=false none; registries are asked anonymously
 unless --registry-credentials).
+
+Registries, token realms and redirects named by the change are not
+contacted when they resolve to loopback, private, link-local, unique-local
+or unspecified addresses; --allow-private-registry HOST[:PORT] allows one
+(repeatable). Each reference has the policy's limits.referenceTimeout, and
+a registry that runs out of it is not asked again in the same check.
 
 The decision is the policy's, less what only the forge knows (merging
 enabled, other tools' checks, a clean merge), which are taken as given.
@@ -141,6 +151,7 @@ invalid), 2 usage or I/O error.`,
 	fl.BoolVar(&f.allImages, "all-images", false, "verify every image reference of the catalog, not only the changed ones")
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list entries the change adds or changes")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
+	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
 	fl.VarP(&f.format, "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
@@ -266,17 +277,22 @@ func fillFromEvent(gh *ghapi.Actions, f *checkFlags) error {
 
 // checkRegistries sets how the images and references checks reach
 // registries. The change's content is data: references render from
-// registries only, never from paths on this machine.
+// registries only, never from paths on this machine, and every
+// connection passes the egress rule.
 func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error {
 	keychain := authn.NewMultiKeychain() // nothing matches: anonymous
 	if f.registryCredentials {
 		keychain = registry.DefaultKeychain()
 	}
+	rule, err := egress.New(f.allowPrivate, a.resolver)
+	if err != nil {
+		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
+	}
 	if f.images || f.allImages {
-		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: "catalogbot/" + a.version, Log: a.log}
+		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: "catalogbot/" + a.version, Log: a.log, Egress: rule}
 	}
 	if f.render {
-		r, err := render.New(render.Options{RegistryOnly: true, InsecureRegistries: f.insecure, Keychain: keychain})
+		r, err := render.New(render.Options{RegistryOnly: true, InsecureRegistries: f.insecure, Keychain: keychain, Egress: rule})
 		if err != nil {
 			return usageErrorf(cmdPath, "%v", err)
 		}

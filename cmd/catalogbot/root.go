@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 )
 
 // app is what every command shares: where output goes, the logger and the
@@ -19,6 +20,9 @@ type app struct {
 	log            *slog.Logger
 	level          slog.Level
 	validate       func(context.Context, fs.FS, fbc.Options) (*fbc.Result, error)
+	// resolver looks registry hosts up for the egress rule of pull
+	// request checks; nil is the system's. Tests map names to loopback.
+	resolver egress.Resolver
 }
 
 func newRootCmd(a *app) *cobra.Command {

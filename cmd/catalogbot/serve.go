@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
@@ -46,7 +47,11 @@ and publishes the catalog image when the default branch moves.
 
 The configuration file (YAML; see examples/serve.yaml) names the App id,
 its private key, the webhook secrets (several, for rotation), the listen
-address, the workers, the resync interval and the publish credentials.
+address, the workers, the resync interval, the publish credentials and
+allowPrivateRegistries, the internal registries (host or host:port) that
+pull request checks may reach: every other registry, token realm or
+redirect that resolves to a loopback, private or link-local address is
+refused.
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
@@ -95,14 +100,20 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 
 	// Pull requests are checked with anonymous registry access: the
 	// publisher's credentials (cfg.Publish) are never used for a check.
+	// Every registry connection a pull request leads to passes the
+	// egress rule.
 	anonymous := authn.NewMultiKeychain()
-	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous})
+	rule, err := egress.New(cfg.AllowPrivateRegistries, a.resolver)
+	if err != nil {
+		return err
+	}
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
 	if err != nil {
 		return err
 	}
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
-		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log},
+		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log, Egress: rule},
 		Renderer: renderer,
 	})
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -431,7 +432,8 @@ func (a *Assembler) resolve(ctx context.Context, image string) (string, error) {
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(a.opts.Keychain)}
 	if a.opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(a.opts.Transport))
+		// Credentials go to the image's registry alone.
+		ropts = append(ropts, remote.WithTransport(egress.Credentials(a.opts.Transport, ref.Context().RegistryStr())))
 	}
 	desc, err := remote.Head(ref, ropts...)
 	var terr *transport.Error

@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/platform"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
@@ -220,7 +221,7 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 	if err != nil {
 		return fmt.Errorf("base image %q: %w", ref, err)
 	}
-	desc, err := remote.Get(r, append(boundedRemote(o.Remote), remote.WithContext(ctx))...)
+	desc, err := remote.Get(r, append(boundedRemote(o.Remote, r.Context().RegistryStr()), remote.WithContext(ctx))...)
 	if err != nil {
 		return fmt.Errorf("base image %s: %w", ref, err)
 	}
@@ -452,8 +453,10 @@ func registryOf(ref string) string {
 }
 
 // boundedRemote puts the timeout package's transport under the caller's options, so
-// a registry that never answers fails the build within its timeouts; a
-// transport among opts still takes precedence.
-func boundedRemote(opts []remote.Option) []remote.Option {
-	return append([]remote.Option{remote.WithTransport(timeout.Default())}, opts...)
+// a registry that never answers fails the build within its timeouts, and
+// the push credentials go to registry alone, not to a token realm or
+// redirect its answers name elsewhere; a transport among opts still takes
+// precedence.
+func boundedRemote(opts []remote.Option, registry string) []remote.Option {
+	return append([]remote.Option{remote.WithTransport(egress.Credentials(timeout.Default(), registry))}, opts...)
 }

@@ -2,14 +2,18 @@ package build_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -206,4 +210,38 @@ func mustRef(t testing.TB, s string) name.Reference {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestPushCredentialsStayHome: a registry whose challenge names a token
+// realm on another host never gets the push credentials sent there.
+func TestPushCredentialsStayHome(t *testing.T) {
+	var mu sync.Mutex
+	var realmAuth []string
+	realm := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		realmAuth = append(realmAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	reg := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="http://localhost:`+realm.Port+`/token",service="x"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	res := mustBuild(t, fixture, build.Options{Base: build.BaseScratch})
+	creds := authn.FromConfig(authn.AuthConfig{Username: "publisher", Password: "push-secret"})
+	_, err := build.Push(context.Background(), res, reg.Addr+"/catalogs/x:v1", build.PushOptions{
+		Insecure: []string{reg.Addr}, Remote: []remote.Option{remote.WithAuth(creds)}})
+	if err == nil {
+		t.Fatal("the push passed a registry that refuses everyone")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(realmAuth) == 0 {
+		t.Fatal("the realm was not asked")
+	}
+	for _, a := range realmAuth {
+		if a != "" {
+			t.Errorf("the realm on another host was sent %q", a)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/reference"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
 
@@ -103,7 +104,9 @@ func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) 
 		remote.WithPlatform(platform),
 	}
 	if r.opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(r.opts.Transport))
+		// Credentials go to the image's registry alone, not to a token
+		// realm or redirect its answers name elsewhere.
+		ropts = append(ropts, remote.WithTransport(egress.Credentials(r.opts.Transport, nref.Context().RegistryStr())))
 	}
 	return remote.Image(nref, ropts...)
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
 	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
@@ -67,8 +68,16 @@ type Options struct {
 	Keychain authn.Keychain
 
 	// Transport carries registry requests; nil means timeout.Default(),
-	// which bounds how long a silent registry can hold a render.
+	// which bounds how long a silent registry can hold a render (over
+	// Egress's transport when that is set).
 	Transport http.RoundTripper
+
+	// Egress, when set, is the rule every connection of the default
+	// Transport passes: references from a pull request, their token
+	// realms and redirects may not reach internal addresses the operator
+	// did not allow. Nil contacts whatever a reference names, as the
+	// commands on their user's own input (render, assemble, publish) do.
+	Egress *egress.Rule
 
 	// TempDir is where images are unpacked; "" means os.TempDir().
 	TempDir string
@@ -82,7 +91,9 @@ type Options struct {
 
 // Renderer renders references. It is safe for concurrent use.
 type Renderer struct {
-	opts     Options
+	opts Options
+	// ruled is set when every connection passes Options.Egress.
+	ruled    bool
 	steps    int
 	template *template.Template
 	insecure map[string]bool
@@ -111,9 +122,18 @@ func New(opts Options) (*Renderer, error) {
 	}
 	if r.opts.Transport == nil {
 		r.opts.Transport = timeout.Default()
+		if opts.Egress != nil {
+			d := timeout.Timeout()
+			r.opts.Transport = timeout.New(d).WithBase(opts.Egress.Transport(egress.Timeouts{Connect: d, TLS: d, Header: d, Idle: d}))
+			r.ruled = true
+		}
 	}
 	return r, nil
 }
+
+// ForPullRequests reports whether r may render a pull request's references:
+// registry images only, every connection through an egress rule.
+func (r *Renderer) ForPullRequests() bool { return r.opts.RegistryOnly && r.ruled }
 
 // Kind says what a reference turned out to be.
 type Kind string

@@ -35,11 +35,13 @@ type AppOptions struct {
 	// Images, when set, turn on the image checks of pull requests
 	// (pipeline.Input.ImageOptions). Its keychain must be read-only or
 	// anonymous: the publish credentials of Config.Publish are never
-	// used while checking a pull request. Nil leaves the image checks out.
+	// used while checking a pull request. It must carry an egress rule
+	// (and no Transport of its own). Nil leaves the image checks out.
 	Images *images.Options
 	// Renderer, when set, renders the reference list entries a pull
 	// request adds or changes (pipeline.Input.Renderer); it must be made
-	// registry-only, since those entries are the pull request's data.
+	// registry-only with an egress rule, since those entries are the pull
+	// request's data.
 	Renderer *render.Renderer
 	// Now is the clock of check runs and retries, for tests; nil is
 	// time.Now.
@@ -103,6 +105,14 @@ func NewApp(o AppOptions) (*App, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	// Pull request data names the registries the checks contact; the
+	// App never checks without the egress rule.
+	if o.Images != nil && (o.Images.Egress == nil || o.Images.Transport != nil) {
+		return nil, errors.New("github app: the image checks need an egress rule (images.Options.Egress) and its transport")
+	}
+	if o.Renderer != nil && !o.Renderer.ForPullRequests() {
+		return nil, errors.New("github app: the reference renderer must be registry-only with an egress rule")
 	}
 	var base http.RoundTripper = http.DefaultTransport
 	if o.HTTPClient != nil && o.HTTPClient.Transport != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
@@ -19,7 +20,13 @@ import (
 func pendingEnv(t *testing.T, now *time.Time) *env {
 	t.Helper()
 	return newEnvWith(t, catalogRepo(mergePolicy), func(o *AppOptions) {
-		o.Images = &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}
+		// The stand-in registries listen on loopback, which the
+		// operator allows here as it would an internal mirror.
+		rule, err := egress.New([]string{"127.0.0.1"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Images = &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1, Egress: rule}
 		o.Config.PendingRetries = 2
 		o.Config.PendingBackoff = time.Minute
 		o.Now = func() time.Time { return *now }

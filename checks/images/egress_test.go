@@ -1,0 +1,219 @@
+package images_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+)
+
+const someDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// tokenRegistry is a registry stand-in whose every /v2/ request is
+// challenged for a bearer token from realm, and that records the
+// Authorization headers it is sent.
+type tokenRegistry struct {
+	*egresstest.Server
+	mu    sync.Mutex
+	auths []string
+}
+
+func newTokenRegistry(t *testing.T, realm func() string) *tokenRegistry {
+	r := &tokenRegistry{}
+	r.Server = egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.auths = append(r.auths, req.Header.Get("Authorization"))
+		r.mu.Unlock()
+		if !strings.HasPrefix(req.Header.Get("Authorization"), "Bearer ") {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q,service="registry"`, realm()))
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	return r
+}
+
+func (r *tokenRegistry) sent(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.auths {
+		if strings.Contains(a, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenService answers every request with a token and records the
+// Authorization headers it is sent.
+type tokenService struct {
+	*egresstest.Server
+	mu    sync.Mutex
+	auths []string
+}
+
+func newTokenService(t *testing.T, token string) *tokenService {
+	s := &tokenService{}
+	s.Server = egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		s.mu.Lock()
+		s.auths = append(s.auths, req.Header.Get("Authorization"))
+		s.mu.Unlock()
+		io.WriteString(w, `{"token": "`+token+`"}`)
+	}))
+	return s
+}
+
+// TestRealmOnAnInternalHost: an attacker's registry answers with a
+// challenge whose token realm is a host name that resolves to an internal
+// service. The realm is never fetched, so the service's answer never
+// reaches the attacker, and the image is a policy failure that names the
+// rule and quotes nothing the service or the registry said.
+func TestRealmOnAnInternalHost(t *testing.T) {
+	internal := newTokenService(t, "INTERNAL-SECRET")
+	var attacker *tokenRegistry
+	attacker = newTokenRegistry(t, func() string { return "http://internal.corp.test:" + internal.Port + "/token" })
+	res := egresstest.Resolver{"registry.attacker.test": {"127.0.0.1"}, "internal.corp.test": {"127.0.0.1"}}
+	// The attacker's registry lives on loopback here; the allowlist
+	// stands it in for a host on the internet.
+	rule, err := egress.New([]string{"registry.attacker.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "registry.attacker.test:" + attacker.Port
+	o := options(newFakeClock(), nil)
+	o.Egress, o.Insecure = rule, []string{host}
+	got := verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
+
+	if got.Class != registry.ClassPolicy || !strings.Contains(got.Message, "internal.corp.test") || !strings.Contains(got.Message, "allow-private-registry") {
+		t.Errorf("result %s: %s; want a policy failure naming the realm host and the allowlist", got.Class, got.Message)
+	}
+	if strings.Contains(got.Message, internal.Port) || strings.Contains(got.Message, "INTERNAL-SECRET") {
+		t.Errorf("the message quotes the internal service: %s", got.Message)
+	}
+	if n := internal.Conns(); n != 0 {
+		t.Errorf("%d connections to the internal service, want 0", n)
+	}
+	if attacker.sent("INTERNAL-SECRET") {
+		t.Error("the internal service's token reached the attacker's registry")
+	}
+	if attacker.Conns() == 0 {
+		t.Error("the registry itself was not asked")
+	}
+}
+
+// TestCredentialsNeverLeaveTheirRegistry: the user's credentials for a
+// registry go to its token realm on the same registrable domain, and to
+// no realm elsewhere that the registry names.
+func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
+	tests := []struct {
+		name, realmHost string
+		wantAuth        bool
+	}{
+		{"realm of the same domain", "auth.example.test", true},
+		{"realm elsewhere", "auth.evil.test", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			realm := newTokenService(t, "registry-token")
+			reg := newTokenRegistry(t, func() string { return "http://" + tt.realmHost + ":" + realm.Port + "/token" })
+			res := egresstest.Resolver{"registry.example.test": {"127.0.0.1"}, tt.realmHost: {"127.0.0.1"}}
+			rule, err := egress.New([]string{"registry.example.test", tt.realmHost}, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host := "registry.example.test:" + reg.Port
+			o := options(newFakeClock(), nil)
+			o.Egress, o.Insecure = rule, []string{host}
+			o.Keychain = registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), host, robot, secret))
+			verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
+
+			realm.mu.Lock()
+			auths := strings.Join(realm.auths, "\n")
+			realm.mu.Unlock()
+			if len(realm.auths) == 0 {
+				t.Fatal("the realm was not asked for a token")
+			}
+			if sent := strings.Contains(auths, "Basic "); sent != tt.wantAuth {
+				t.Errorf("credentials sent to realm %s: %v, want %v", tt.realmHost, sent, tt.wantAuth)
+			}
+			if !reg.sent("Bearer registry-token") {
+				t.Error("the registry was not sent the realm's token")
+			}
+		})
+	}
+}
+
+// TestTarpitRegistry: a registry that accepts connections and never
+// answers costs one per-reference deadline: the references that met it
+// first run out of time, and every other reference on it fails at once,
+// naming it, while a registry beside it is checked as usual.
+func TestTarpitRegistry(t *testing.T) {
+	tarpit := egresstest.NewTarpit(t)
+	good := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v2/" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	res := egresstest.Resolver{"slow.test": {"127.0.0.1"}, "fine.test": {"127.0.0.1"}}
+	rule, err := egress.New([]string{"slow.test", "fine.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, fine := "slow.test:"+tarpit.Port, "fine.test:"+good.Port
+	o := options(newFakeClock(), nil)
+	o.Egress, o.Insecure = rule, []string{slow, fine}
+	o.ReferenceTimeout = 300 * time.Millisecond
+	v := newVerifier(t, o)
+	var uses []images.Use
+	for i := range 16 {
+		uses = append(uses, images.Use{Image: fmt.Sprintf("%s/app%d@%s", slow, i, someDigest), Location: images.Location{Kind: images.KindRelated, File: "c.yaml", Line: i + 1}})
+	}
+	uses = append(uses, images.Use{Image: fine + "/other@" + someDigest, Location: images.Location{Kind: images.KindRelated, File: "c.yaml", Line: 99}})
+	start := time.Now()
+	results, err := v.VerifyUses(context.Background(), uses)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited, failedFast := 0, 0
+	for _, r := range results {
+		if strings.HasPrefix(r.Image, fine) {
+			if r.Class == registry.ClassTransport {
+				t.Errorf("the registry beside the tarpit failed too: %s", r.Message)
+			}
+			continue
+		}
+		if r.Class != registry.ClassTransport || !strings.Contains(r.Message, "slow.test") {
+			t.Errorf("%s: %s %q, want transport naming slow.test", r.Image, r.Class, r.Message)
+		}
+		switch {
+		case strings.Contains(r.Message, "limits.referenceTimeout"):
+			waited++
+		case strings.Contains(r.Message, "earlier in this check"):
+			failedFast++
+		}
+	}
+	// The registry's own concurrency bound lets its first references
+	// wait together; every later one fails at once.
+	if waited == 0 || waited > 4 || waited+failedFast != 16 {
+		t.Errorf("%d references waited out the deadline and %d failed at once, want at most 4 and the rest", waited, failedFast)
+	}
+	if tarpit.Conns() > 8 {
+		t.Errorf("%d connections to the tarpit, want at most 8 (4 references, 2 schemes)", tarpit.Conns())
+	}
+	// A generous bound: one deadline and overhead, far below the 16
+	// deadlines (or 4 rounds of 4) a check without the breaker costs.
+	if took > 10*o.ReferenceTimeout {
+		t.Errorf("verification took %s", took)
+	}
+}

@@ -1,0 +1,379 @@
+// Package egress is the rule for network access that pull request data
+// steers: which addresses a registry client may dial when the registry
+// host, its token realm or a redirect was named by a pull request, how
+// long each step of a request may take, and where credentials may go.
+//
+// A pull request can name any registry host. Left alone, the service
+// would contact whatever the host resolves to: a loopback port, an
+// internal service, the cloud metadata endpoint. The Rule refuses
+// loopback, private, link-local, unique-local, shared (CGNAT), multicast
+// and unspecified addresses, IPv4-mapped forms included, unless the
+// operator allowlisted the host. It checks the address actually dialled,
+// in the dialer's Control hook, so a name that resolves differently the
+// second time (DNS rebinding), a redirect or a token realm naming an
+// internal host gains nothing: every connection of the transport passes
+// the same hook.
+//
+// Credentials is the other half: an Authorization header leaves only for
+// the registry it belongs to, or a host of the same registrable domain
+// (index.docker.io and its realm auth.docker.io), never for a realm or
+// redirect elsewhere.
+//
+// It is a leaf: it imports nothing of catalogbot.
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind is the kind of address the rule refuses.
+type Kind string
+
+const (
+	KindLoopback    Kind = "loopback"
+	KindPrivate     Kind = "private (RFC 1918)"
+	KindLinkLocal   Kind = "link-local"
+	KindUniqueLocal Kind = "unique-local"
+	KindUnspecified Kind = "unspecified"
+	KindShared      Kind = "shared (carrier-grade NAT)"
+	KindMulticast   Kind = "multicast"
+)
+
+var (
+	sharedPrefix = netip.MustParsePrefix("100.64.0.0/10")
+	// The unique-local block is fc00::/7; netip's IsPrivate covers it
+	// together with RFC 1918, which the rule names apart.
+	uniqueLocalPrefix = netip.MustParsePrefix("fc00::/7")
+	// 0.0.0.0/8 is "this network": Linux dials 0.0.0.0 as loopback.
+	thisNetworkPrefix = netip.MustParsePrefix("0.0.0.0/8")
+	// The NAT64 well-known prefix carries an IPv4 address in its last 32
+	// bits, which a NAT64 gateway dials.
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+)
+
+// Classify says whether ip is an address pull request data must not reach,
+// and which kind it is. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are
+// judged as the IPv4 address they carry, as the kernel dials them, and so
+// are NAT64 addresses (64:ff9b::10.0.0.1), as the gateway dials them.
+func Classify(ip netip.Addr) (Kind, bool) {
+	ip = ip.Unmap()
+	if nat64Prefix.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
+	switch {
+	case ip.IsLoopback():
+		return KindLoopback, true
+	case ip.IsUnspecified(), ip.Is4() && thisNetworkPrefix.Contains(ip):
+		return KindUnspecified, true
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return KindLinkLocal, true
+	case uniqueLocalPrefix.Contains(ip):
+		return KindUniqueLocal, true
+	case ip.IsPrivate():
+		return KindPrivate, true
+	case sharedPrefix.Contains(ip):
+		return KindShared, true
+	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
+		return KindMulticast, true
+	}
+	return "", false
+}
+
+// Resolver looks names up; *net.Resolver is one. Tests give a Rule their
+// own, so that no external name is ever resolved.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// RefusedError is a connection the rule did not make.
+type RefusedError struct {
+	// Host is the host the request named, as it named it (a registry, a
+	// token realm or a redirect target).
+	Host string
+	Kind Kind
+}
+
+func (e *RefusedError) Error() string {
+	what := "resolves to"
+	if _, err := netip.ParseAddr(strings.Trim(e.Host, "[]")); err == nil {
+		what = "is"
+	}
+	return fmt.Sprintf("host %s %s a %s address, which checks of pull requests do not contact; "+
+		"an operator who trusts it can allow it (check --allow-private-registry %s, or allowPrivateRegistries in the service configuration)",
+		e.Host, what, e.Kind, e.Host)
+}
+
+// ErrRefused matches every *RefusedError with errors.Is.
+var ErrRefused = errors.New("refused by the egress rule")
+
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Rule decides which addresses may be dialled. A nil *Rule allows every
+// address: commands that work on their user's own input (images verify,
+// render, assemble, publish) contact what it names.
+type Rule struct {
+	allow    map[string]bool
+	resolver Resolver
+}
+
+// New returns the rule that refuses internal addresses except for the hosts
+// in allow, each a host or host:port (a host allows every port). resolver
+// looks names up; nil is net.DefaultResolver.
+func New(allow []string, resolver Resolver) (*Rule, error) {
+	r := &Rule{allow: map[string]bool{}, resolver: resolver}
+	if r.resolver == nil {
+		r.resolver = net.DefaultResolver
+	}
+	for _, h := range allow {
+		key, err := allowKey(h)
+		if err != nil {
+			return nil, err
+		}
+		r.allow[key] = true
+	}
+	return r, nil
+}
+
+// allowKey checks an allowlist entry and returns it in the form Allowed
+// looks it up in.
+func allowKey(h string) (string, error) {
+	bad := func() (string, error) {
+		return "", fmt.Errorf("private registry %q: want a host or host:port, without scheme or path", h)
+	}
+	if h == "" || strings.ContainsAny(h, "/ \t@?#") {
+		return bad()
+	}
+	host, port := h, ""
+	if hp, p, err := net.SplitHostPort(h); err == nil {
+		host, port = hp, p
+		if port == "" {
+			return bad()
+		}
+	} else if strings.Count(h, ":") == 1 {
+		return bad()
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "" {
+		return bad()
+	}
+	if port == "" {
+		return host, nil
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Allowed reports whether the operator allowlisted addr (host or
+// host:port): every address it resolves to may be dialled.
+func (r *Rule) Allowed(addr string) bool {
+	if r == nil {
+		return true
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, ""
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	return r.allow[host] || port != "" && r.allow[net.JoinHostPort(host, port)]
+}
+
+// Timeouts bound the steps of one request. Zero fields take
+// DefaultTimeouts' values.
+type Timeouts struct {
+	// Connect bounds the TCP connection, TLS bounds the handshake, and
+	// Header the wait for the response headers once the request is sent.
+	Connect, TLS, Header time.Duration
+	// Idle bounds the time a connection may go without a byte moving
+	// while a request is under way: a registry that starts a body and
+	// then stalls is cut off, one that keeps sending is not.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the bounds of every request of a pull request check.
+var DefaultTimeouts = Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second}
+
+func (t Timeouts) orDefault() Timeouts {
+	pick := func(v, d time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return d
+	}
+	return Timeouts{
+		Connect: pick(t.Connect, DefaultTimeouts.Connect),
+		TLS:     pick(t.TLS, DefaultTimeouts.TLS),
+		Header:  pick(t.Header, DefaultTimeouts.Header),
+		Idle:    pick(t.Idle, DefaultTimeouts.Idle),
+	}
+}
+
+// Transport returns an HTTP transport whose every connection passes the
+// rule (none is refused for a nil rule), with the timeouts t. Proxies from
+// the environment (HTTPS_PROXY) are used as http.DefaultTransport uses
+// them; a proxy is the operator's and may be internal, while the target
+// handed to it is checked by name first.
+func (r *Rule) Transport(t Timeouts) *http.Transport {
+	t = t.orDefault()
+	d := &dialer{rule: r, timeouts: t, proxies: map[string]bool{}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = d.DialContext
+	tr.DialTLSContext = nil
+	tr.Proxy = d.proxy
+	tr.TLSHandshakeTimeout = t.TLS
+	tr.ResponseHeaderTimeout = t.Header
+	tr.ExpectContinueTimeout = time.Second
+	return tr
+}
+
+// proxyFromEnvironment is http.ProxyFromEnvironment; tests replace it, as
+// the standard library reads the environment once per process.
+var proxyFromEnvironment = http.ProxyFromEnvironment
+
+type dialer struct {
+	rule     *Rule
+	timeouts Timeouts
+
+	mu      sync.Mutex
+	proxies map[string]bool // proxy host:port the environment named
+}
+
+// proxy is http.ProxyFromEnvironment, with the target checked by name
+// before it is handed to a proxy: the proxy dials it, not this process, so
+// there is no dialled address of its own to check.
+func (d *dialer) proxy(req *http.Request) (*url.URL, error) {
+	u, err := proxyFromEnvironment(req)
+	if err != nil || u == nil {
+		return u, err
+	}
+	if d.rule != nil && !d.rule.Allowed(req.URL.Host) {
+		ips, err := d.lookup(req.Context(), req.URL.Hostname())
+		if err != nil {
+			return nil, err
+		}
+		for _, ip := range ips {
+			if kind, bad := Classify(ip); bad {
+				return nil, &RefusedError{Host: req.URL.Hostname(), Kind: kind}
+			}
+		}
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	d.mu.Lock()
+	d.proxies[addr] = true
+	d.mu.Unlock()
+	return u, nil
+}
+
+// lookup resolves host through the rule's resolver (the system's without
+// a rule). It judges nothing: the addresses are judged as they are
+// dialled.
+func (d *dialer) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	var res Resolver = net.DefaultResolver
+	if d.rule != nil {
+		res = d.rule.resolver
+	}
+	return res.LookupNetIP(ctx, "ip", host)
+}
+
+// DialContext dials addr (host:port) at the first of its addresses that
+// answers and that the rule lets it dial. When the rule refuses them all,
+// the error is a *RefusedError, which quotes no address.
+func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := d.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	nd := &net.Dialer{Timeout: d.timeouts.Connect, KeepAlive: 30 * time.Second}
+	d.mu.Lock()
+	proxy := d.proxies[addr]
+	d.mu.Unlock()
+	// The operator's own hosts are dialled whatever they resolve to: a
+	// proxy from the environment, or a host the configuration allows.
+	if d.rule != nil && !proxy && !d.rule.Allowed(addr) {
+		nd.Control = d.rule.control(host)
+	}
+	var first error
+	for _, ip := range ips {
+		c, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return &idleConn{Conn: c, idle: d.timeouts.Idle}, nil
+		}
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			// Reported as the rule's, not the dialer's, so that
+			// the address is not quoted.
+			err = refused
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if first == nil {
+		first = &net.DNSError{Err: "no address", Name: host, IsNotFound: true}
+	}
+	return nil, first
+}
+
+// control is the dialer's last word on the address it is about to
+// connect to: whatever resolved it and however, an internal address is
+// not dialled.
+func (r *Rule) control(host string) func(network, address string, _ syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return &RefusedError{Host: host, Kind: KindUnspecified}
+		}
+		if kind, bad := Classify(ap.Addr()); bad {
+			return &RefusedError{Host: host, Kind: kind}
+		}
+		return nil
+	}
+}
+
+// idleConn gives every read and write a fresh deadline: a peer that stops
+// sending or receiving for idle is cut off, one that keeps the bytes
+// moving is not (the per-reference deadline bounds the whole).
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.idle)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.idle)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
