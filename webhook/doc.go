@@ -31,6 +31,16 @@
 // dedupe memory. The SHA-1 X-Hub-Signature header is never accepted, and the
 // server does not start without a secret.
 //
+// Reading a body before it can be verified is the one thing an
+// unauthenticated client can make the server do, so it is bounded three
+// ways: the bytes being read by all requests together are capped
+// (MaxReading), charged as they arrive rather than by the Content-Length a
+// client claims; each body must keep up a minimum rate (MinBodyRate, after
+// BodyGrace) or its connection is closed; and NewHTTPServer's timeouts
+// drop connections that never finish their headers or sit idle. Hostile
+// connections therefore cost the server a goroutine and a few KiB each, for
+// seconds, and a genuine delivery is accepted beside them.
+//
 // A verified delivery is still only a hint. The work is level-triggered: the
 // processor reads the pull request's current state from GitHub, binds every
 // result to the head SHA it checked, and takes authorization only from the

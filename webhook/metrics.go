@@ -14,6 +14,7 @@ const (
 	ResultBadSignature = "bad_signature" // missing, malformed or wrong X-Hub-Signature-256
 	ResultMalformed    = "malformed"     // missing headers, bad JSON or missing required fields
 	ResultTooLarge     = "too_large"     // body over the size cap
+	ResultTooSlow      = "too_slow"      // body sent slower than the minimum rate; the connection was closed
 	ResultOverloaded   = "overloaded"    // queue full or draining; resync recovers the work
 )
 

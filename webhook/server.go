@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -43,24 +45,58 @@ type ServerOptions struct {
 	// MaxReading bounds the bytes of the bodies being read and not yet
 	// verified, all requests together; 0 is DefaultMaxReading. A body is
 	// read before its signature can be checked, so without a bound anyone
-	// could make the server hold MaxBody per connection. A delivery that
-	// would go past it is refused with 503 and Retry-After (GitHub's
-	// redelivery or the resync brings its work back).
+	// could make the server hold MaxBody per connection. The budget is
+	// charged with the bytes as they arrive, never with the declared
+	// Content-Length: a client that claims 25 MiB and sends one byte holds
+	// one byte of it. A delivery whose bytes would go past it is refused
+	// with 503 and Retry-After (GitHub's redelivery or the resync brings
+	// its work back).
 	MaxReading int64
+	// MinBodyRate is the slowest a body may arrive, in bytes per second,
+	// once BodyGrace has passed; 0 is DefaultMinBodyRate. A connection
+	// that falls behind is answered 408 and closed, so a client that
+	// trickles its body cannot hold a connection, a goroutine and its
+	// share of MaxReading for long.
+	MinBodyRate int64
+	// BodyGrace is the time a body has before MinBodyRate applies (the
+	// first bytes, a short stall); 0 is DefaultBodyGrace.
+	BodyGrace time.Duration
 }
 
-// DefaultMaxReading is ServerOptions.MaxReading's default: 10 bodies of the
-// largest size GitHub sends.
-const DefaultMaxReading = 10 * DefaultMaxBody
+// Intake defaults.
+const (
+	// DefaultMaxReading is ServerOptions.MaxReading's default: 10 bodies
+	// of the largest size GitHub sends.
+	DefaultMaxReading = 10 * DefaultMaxBody
+	// DefaultMinBodyRate is 64 KiB/s. GitHub gives up on a delivery
+	// after 10 seconds, so its bodies arrive far faster; 64 KiB/s still
+	// lets the largest body through within MaxBodyTime's minutes on a poor
+	// link.
+	DefaultMinBodyRate = 64 << 10
+	// DefaultBodyGrace lets a body start late or stall briefly.
+	DefaultBodyGrace = 5 * time.Second
+	// MaxBodyTime caps reading one body, however fast it arrives.
+	MaxBodyTime = 60 * time.Second
+)
+
+// preallocMax is the largest declared body for which the buffer is made
+// at its declared size before the bytes arrive: every usual payload (5-30
+// KiB) is read without copying, and a client that only claims a size pins
+// at most this much.
+const preallocMax = 64 << 10
 
 // Server is the HTTP front of the service.
 type Server struct {
 	secrets [][]byte
 	maxBody int64
 	// maxReading and reading are the budget of body bytes being read
-	// before verification, and its use.
+	// before verification, and its use; bodies counts the requests
+	// reading one.
 	maxReading int64
 	reading    atomic.Int64
+	bodies     atomic.Int64
+	minRate    int64
+	grace      time.Duration
 	queue      *Queue
 	m          *Metrics
 	log        *slog.Logger
@@ -73,7 +109,8 @@ type Server struct {
 // without a webhook secret: an unsigned webhook endpoint would let anyone
 // trigger merges.
 func NewServer(o ServerOptions) (*Server, error) {
-	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready, observe: o.Observe}
+	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, minRate: o.MinBodyRate, grace: o.BodyGrace,
+		queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready, observe: o.Observe}
 	for _, sec := range o.Secrets {
 		if len(sec) > 0 {
 			s.secrets = append(s.secrets, append([]byte(nil), sec...))
@@ -90,6 +127,12 @@ func NewServer(o ServerOptions) (*Server, error) {
 	}
 	if s.maxReading <= 0 {
 		s.maxReading = DefaultMaxReading
+	}
+	if s.minRate <= 0 {
+		s.minRate = DefaultMinBodyRate
+	}
+	if s.grace <= 0 {
+		s.grace = DefaultBodyGrace
 	}
 	if s.maxReading < s.maxBody {
 		return nil, fmt.Errorf("webhook server: MaxReading (%d bytes) is less than MaxBody (%d bytes)", s.maxReading, s.maxBody)
@@ -124,17 +167,23 @@ func NewServer(o ServerOptions) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // NewHTTPServer returns an http.Server for h with timeouts suited to an
-// endpoint on the internet: a slow client cannot hold a connection (and the
-// body buffer it fills) for long.
+// endpoint on the internet, so that no client holds a connection for long
+// without sending: headers must be complete within ReadHeaderTimeout (a
+// slowloris client is dropped), the webhook handler holds each body to a
+// minimum rate (ServerOptions.MinBodyRate), ReadTimeout bounds what
+// another handler leaves unread, and an idle keep-alive connection is
+// closed after IdleTimeout.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second, // 25 MiB at ~3.5 Mbit/s
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       MaxBodyTime + 5*time.Second,
+		// The write deadline runs from the end of the headers, so it
+		// covers the body's read as well as the reply.
+		WriteTimeout:   MaxBodyTime + 10*time.Second,
+		IdleTimeout:    30 * time.Second,
+		MaxHeaderBytes: 64 << 10,
 	}
 }
 
@@ -189,32 +238,29 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, log, label, ResultTooLarge, http.StatusRequestEntityTooLarge, "body too large")
 		return
 	}
-	// Reserve the body's size (the most it may be, when not given) in the
-	// budget of unverified bytes until the signature is checked.
-	reserve := r.ContentLength
-	if reserve < 0 {
-		reserve = s.maxBody
-	}
-	if s.reading.Add(reserve) > s.maxReading {
-		s.reading.Add(-reserve)
-		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
-		s.refuse(w, log, label, ResultOverloaded, http.StatusServiceUnavailable, "too many deliveries being read; retry later")
-		return
-	}
-	body, err := readBody(w, r, s.maxBody)
+	body, charged, err := s.readBody(w, r)
 	verr := error(nil)
 	if err == nil {
 		verr = VerifySignature(s.secrets, sig, body)
 	}
-	s.reading.Add(-reserve)
+	s.reading.Add(-charged)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			s.refuse(w, log, label, ResultTooLarge, http.StatusRequestEntityTooLarge, "body too large")
-			return
+		case errors.Is(err, errBudget):
+			w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
+			s.refuse(w, log, label, ResultOverloaded, http.StatusServiceUnavailable, "too many deliveries being read; retry later")
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The connection cannot be read any more; say why and close it.
+			w.Header().Set("Connection", "close")
+			log.Warn("webhook body too slow", "remote", r.RemoteAddr, "received", charged)
+			s.refuse(w, log, label, ResultTooSlow, http.StatusRequestTimeout, "body sent too slowly")
+		default:
+			log.Warn("reading webhook body", "error", err)
+			s.refuse(w, log, label, ResultMalformed, http.StatusBadRequest, "could not read body")
 		}
-		log.Warn("reading webhook body", "error", err)
-		s.refuse(w, log, label, ResultMalformed, http.StatusBadRequest, "could not read body")
 		return
 	}
 	if err := verr; err != nil {
@@ -275,28 +321,92 @@ func (s *Server) refuse(w http.ResponseWriter, log *slog.Logger, label, result s
 	replyText(w, code, msg)
 }
 
-// readBody reads the whole body, at most limit bytes. A body with a known
-// length of up to 1 MiB (every usual payload) is read into a slice of
+// errBudget is readBody's error when the body's bytes would take the
+// unverified bytes past MaxReading.
+var errBudget = errors.New("the budget of unverified bytes is spent")
+
+// readBody reads the whole body, at most maxBody bytes. It charges the
+// bytes to the budget of unverified bytes as they arrive, and returns what
+// it charged (also on error) for the caller to release once the signature
+// is checked. It holds the connection to a minimum rate: the read deadline
+// starts BodyGrace after the first read and moves on by 1/MinBodyRate
+// seconds per byte received, never past MaxBodyTime. Under a
+// ResponseWriter that has no read deadlines (tests) only the budget
+// applies.
+//
+// A body with a known length of up to preallocMax is read into a slice of
 // exactly that size, since the slice is kept in the queue; a larger claimed
 // length is not trusted for an allocation before the bytes arrive.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	defer body.Close()
-	if n := r.ContentLength; n >= 0 && n <= 1<<20 {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return nil, fmt.Errorf("reading %d-byte body: %w", n, err)
-		}
-		return buf, nil
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, charged int64, err error) {
+	s.bodies.Add(1)
+	defer s.bodies.Add(-1)
+	in := http.MaxBytesReader(w, r.Body, s.maxBody)
+	defer in.Close()
+
+	rc := http.NewResponseController(w)
+	start := time.Now()
+	limit := start.Add(MaxBodyTime)
+	deadlines := rc.SetReadDeadline(start.Add(s.grace)) == nil
+	if deadlines {
+		// Whatever happens, the connection's next request gets the
+		// server's own deadlines, not this body's.
+		defer rc.SetReadDeadline(time.Time{})
 	}
-	buf, err := io.ReadAll(body)
-	if err != nil {
-		return nil, err
+
+	declared := r.ContentLength
+	var buf []byte
+	if declared >= 0 && declared <= preallocMax {
+		buf = make([]byte, 0, declared)
+	} else {
+		buf = make([]byte, 0, 4<<10)
+	}
+	var probe [1]byte
+	for {
+		dst := buf[len(buf):cap(buf)]
+		if len(dst) == 0 {
+			if int64(len(buf)) == declared {
+				// All the declared bytes are here; this read sees the end.
+				dst = probe[:]
+			} else {
+				buf = slices.Grow(buf, max(4<<10, len(buf)))
+				dst = buf[len(buf):cap(buf)]
+			}
+		}
+		n, rerr := in.Read(dst)
+		if n > 0 {
+			charged += int64(n)
+			if s.reading.Add(int64(n)) > s.maxReading {
+				s.reading.Add(-int64(n))
+				return nil, charged - int64(n), errBudget
+			}
+			if &dst[0] == &probe[0] {
+				// net/http ends a body at its Content-Length, so this is
+				// only reached by a reader that does not.
+				return nil, charged, fmt.Errorf("body longer than its Content-Length %d", declared)
+			}
+			buf = buf[:len(buf)+n]
+			if deadlines {
+				d := start.Add(s.grace + time.Duration(float64(charged)/float64(s.minRate)*float64(time.Second)))
+				if d.After(limit) {
+					d = limit
+				}
+				rc.SetReadDeadline(d)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			if declared >= 0 && errors.Is(rerr, io.ErrUnexpectedEOF) {
+				rerr = fmt.Errorf("reading %d-byte body: %w", declared, rerr)
+			}
+			return nil, charged, rerr
+		}
 	}
 	if cap(buf)-len(buf) > len(buf)/8 {
 		buf = append([]byte(nil), buf...)
 	}
-	return buf, nil
+	return buf, charged, nil
 }
 
 // eventLabel bounds the event label of the deliveries metric: an
