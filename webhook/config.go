@@ -53,9 +53,10 @@ type Config struct {
 	MaxPending     int
 	ResyncInterval time.Duration
 	DedupeTTL      time.Duration
-	GitHubURL      string   // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
-	CacheDir       string   // git object cache; "" = a temporary directory
-	Bots           []string // extra logins whose comments never count
+	ReplayWindow   time.Duration // how long a delivery's body, done, is still a replay under a new id
+	GitHubURL      string        // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
+	CacheDir       string        // git object cache; "" = a temporary directory
+	Bots           []string      // extra logins whose comments never count
 	Publish        PublishConfig
 }
 
@@ -77,6 +78,7 @@ func DefaultConfig() *Config {
 		MaxPending:     DefaultMaxPending,
 		ResyncInterval: DefaultResyncInterval,
 		DedupeTTL:      DefaultDedupeTTL,
+		ReplayWindow:   DefaultReplayWindow,
 		GitHubURL:      DefaultGitHubURL,
 	}
 }
@@ -280,6 +282,11 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"dedupeTTL": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "dedupeTTL", time.Second); ok {
 				c.DedupeTTL = d
+			}
+		},
+		"replayWindow": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "replayWindow", time.Second); ok {
+				c.ReplayWindow = d
 			}
 		},
 		"githubURL": func(v *yaml.Node) {

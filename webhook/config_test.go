@@ -67,6 +67,7 @@ func TestLoadConfigFull(t *testing.T) {
 		MaxPending:     500,
 		ResyncInterval: 5 * time.Minute,
 		DedupeTTL:      30 * time.Minute,
+		ReplayWindow:   5 * time.Minute,
 		GitHubURL:      "https://github.example.com/api/v3/",
 		CacheDir:       "/var/cache/catalogbot",
 		Bots:           []string{"renovate[bot]", "dependabot[bot]"},

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -289,12 +291,23 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		log = log.With("prs", len(rt.jobs))
 	}
 
-	if s.observe != nil {
-		for _, j := range rt.jobs {
-			s.observe(j)
+	// A duplicate or a replay (the same signed body under a new delivery
+	// id) is dropped before the observer sees it: it tells nothing new,
+	// and an old delivery must not pass for news.
+	replay := replayKey(sig)
+	res := s.queue.admits(delivery, replay)
+	if res == Queued {
+		for i := range rt.jobs {
+			rt.jobs[i].Replay = replay
 		}
+		if s.observe != nil {
+			for _, j := range rt.jobs {
+				s.observe(j)
+			}
+		}
+		res = s.queue.EnqueueAll(rt.jobs)
 	}
-	switch res := s.queue.EnqueueAll(rt.jobs); res {
+	switch res {
 	case Queued, Replaced:
 		result := ResultAccepted
 		if res == Replaced {
@@ -307,12 +320,31 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		log.Info("duplicate webhook delivery dropped")
 		s.m.Deliveries.WithLabelValues(label, ResultDuplicate).Inc()
 		replyText(w, http.StatusAccepted, "duplicate")
+	case Replay:
+		// Answered like a duplicate: to GitHub (a redelivery) the work is
+		// in hand, and to anyone else the answer is no use.
+		log.Info("replayed webhook delivery dropped")
+		s.m.Deliveries.WithLabelValues(label, ResultReplay).Inc()
+		s.m.Replays.WithLabelValues(label).Inc()
+		replyText(w, http.StatusAccepted, "replay")
 	default: // Full, Closed
 		log.Warn("webhook refused: work queue "+res.String(), "queued", s.queue.Len())
 		s.m.Deliveries.WithLabelValues(label, ResultOverloaded).Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
 		replyText(w, http.StatusServiceUnavailable, "overloaded; retry later")
 	}
+}
+
+// replayKey is the replay key of a verified X-Hub-Signature-256 value: the
+// HMAC it carries, as bytes, so that spelling the hex digits in another
+// case does not make a new key.
+func replayKey(sig string) ReplayKey {
+	var k ReplayKey
+	hexSum, _ := strings.CutPrefix(sig, signaturePrefix)
+	if _, err := hex.Decode(k[:], []byte(hexSum)); err != nil {
+		return ReplayKey{} // not reached: the signature was verified
+	}
+	return k
 }
 
 func (s *Server) refuse(w http.ResponseWriter, log *slog.Logger, label, result string, code int, msg string) {

@@ -315,9 +315,17 @@ func TestServerObservesEveryJob(t *testing.T) {
 	body := withField(t, "issue_comment.edited.7.json", func(d map[string]any) {
 		d["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
 	})
-	for _, id := range []string{"edit-1", "edit-2"} {
-		if w := s.do(delivery("issue_comment", id, body)); w.Code != http.StatusAccepted {
-			t.Fatalf("%s: status %d", id, w.Code)
+	// The second edit is another edit of the same comment: its own body
+	// and updated_at (the same body again would be a replay).
+	again := withField(t, "issue_comment.edited.7.json", func(d map[string]any) {
+		d["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+		c := d["comment"].(map[string]any)
+		c["body"], c["updated_at"] = "/approve", "2030-01-01T00:00:00Z"
+	})
+	for i, b := range [][]byte{body, again} {
+		id := fmt.Sprintf("edit-%d", i+1)
+		if w := s.do(delivery("issue_comment", id, b)); w.Code != http.StatusAccepted || w.Body.String() != "accepted\n" {
+			t.Fatalf("%s: status %d %q", id, w.Code, w.Body)
 		}
 	}
 	if n := s.q.Len(); n != 1 {

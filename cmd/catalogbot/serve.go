@@ -108,7 +108,8 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	}
 	defer bot.Close()
 	queue := webhook.NewQueue(bot, webhook.QueueOptions{
-		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, Logger: log, Metrics: metrics,
+		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
+		Logger: log, Metrics: metrics,
 	})
 	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
 	srv, err := webhook.NewServer(webhook.ServerOptions{
