@@ -21,6 +21,7 @@ import (
 // Config defaults.
 const (
 	DefaultListen         = ":8080"
+	DefaultMetricsAddr    = "127.0.0.1:9090"
 	DefaultResyncInterval = 10 * time.Minute
 	DefaultGitHubURL      = "https://api.github.com/"
 
@@ -40,6 +41,7 @@ const (
 	EnvAppID          = "CATALOGBOT_APP_ID"
 	EnvPrivateKey     = "CATALOGBOT_PRIVATE_KEY" // PEM text
 	EnvPrivateKeyFile = "CATALOGBOT_PRIVATE_KEY_FILE"
+	EnvMetricsToken   = "CATALOGBOT_METRICS_TOKEN" // bearer token /metrics asks for
 )
 
 // Config is the configuration of catalogbot serve (--config FILE, YAML).
@@ -49,6 +51,13 @@ type Config struct {
 	PrivateKey     []byte // from the environment only; wins over PrivateKeyFile
 	WebhookSecrets []string
 	Listen         string
+	// MetricsAddr is the listener of GET /metrics, apart from Listen:
+	// loopback by default, so that only the host (or the pod) reads it.
+	MetricsAddr string
+	// MetricsToken, from the environment only, is the bearer token
+	// /metrics asks for; set it when MetricsAddr is reachable from a
+	// network.
+	MetricsToken   string
 	Workers        int
 	MaxPending     int
 	ResyncInterval time.Duration
@@ -74,6 +83,7 @@ type PublishConfig struct {
 func DefaultConfig() *Config {
 	return &Config{
 		Listen:         DefaultListen,
+		MetricsAddr:    DefaultMetricsAddr,
 		Workers:        DefaultWorkers,
 		MaxPending:     DefaultMaxPending,
 		ResyncInterval: DefaultResyncInterval,
@@ -156,6 +166,12 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	}
 	if v := getenv(EnvPrivateKeyFile); v != "" {
 		c.PrivateKeyFile = v
+	}
+	if v := strings.TrimSpace(getenv(EnvMetricsToken)); v != "" {
+		c.MetricsToken = v
+		if len(v) < MinSecretLen {
+			fail("%s is %d bytes; use a random string of at least %d", EnvMetricsToken, len(v), MinSecretLen)
+		}
 	}
 
 	if len(c.WebhookSecrets) == 0 {
@@ -240,6 +256,17 @@ func (p *configParser) parse(data []byte, c *Config) {
 		p.errorf(root.Line, "the top level is %s; want a mapping", yamlnode.Describe(root))
 		return
 	}
+	var listenLine, metricsLine int
+	defer func() {
+		_, port, _ := net.SplitHostPort(c.Listen)
+		switch {
+		case c.MetricsAddr != c.Listen || port == "0":
+		case metricsLine > 0:
+			p.errorf(metricsLine, "metricsAddr %q is also the listen address; give /metrics a port of its own", c.MetricsAddr)
+		default:
+			p.errorf(listenLine, "listen %q is where /metrics is served by default; set metricsAddr to another port", c.Listen)
+		}
+	}()
 	p.Mapping(root, "", map[string]func(*yaml.Node){
 		"appID": func(v *yaml.Node) {
 			if n, ok := p.integer(v, "appID", 1, 1<<53-1); ok {
@@ -253,16 +280,12 @@ func (p *configParser) parse(data []byte, c *Config) {
 			}
 		},
 		"listen": func(v *yaml.Node) {
-			var s string
-			if !p.str(v, "listen", &s) {
-				return
-			}
-			_, port, err := net.SplitHostPort(s)
-			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-				p.errorf(v.Line, "listen %q: want host:port or :port, such as :8080", s)
-				return
-			}
-			c.Listen = s
+			listenLine = v.Line
+			p.addr(v, "listen", ":8080", &c.Listen)
+		},
+		"metricsAddr": func(v *yaml.Node) {
+			metricsLine = v.Line
+			p.addr(v, "metricsAddr", DefaultMetricsAddr, &c.MetricsAddr)
 		},
 		"workers": func(v *yaml.Node) {
 			if n, ok := p.integer(v, "workers", 1, 1024); ok {
@@ -338,6 +361,20 @@ func (p *configParser) str(v *yaml.Node, field string, dst *string) bool {
 		*dst = s
 	}
 	return ok
+}
+
+// addr sets *dst to a listen address field's value, host:port or :port.
+func (p *configParser) addr(v *yaml.Node, field, example string, dst *string) {
+	var s string
+	if !p.str(v, field, &s) {
+		return
+	}
+	_, port, err := net.SplitHostPort(s)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		p.errorf(v.Line, "%s %q: want host:port or :port, such as %s", field, s, example)
+		return
+	}
+	*dst = s
 }
 
 // integer returns the value of a whole-number field within [lo, hi].

@@ -7,8 +7,10 @@
 //
 // # Parts
 //
-//   - Server (server.go) serves POST /webhook, GET /healthz, GET /readyz and
-//     GET /metrics. A delivery is answered at once: 202 when it is taken or
+//   - Server (server.go) serves POST /webhook, GET /healthz and GET /readyz
+//     (Handler, the public listener) and GET /metrics (MetricsHandler, a
+//     listener of its own, loopback by default, behind a bearer token when
+//     one is set). A delivery is answered at once: 202 when it is taken or
 //     ignored, and the work runs later on the Queue.
 //   - VerifySignature (signature.go) checks X-Hub-Signature-256 against every
 //     configured secret, so secrets can be rotated without downtime.

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -35,10 +37,14 @@ type ServerOptions struct {
 	Secrets  [][]byte // webhook secrets; a delivery signed with any of them is accepted
 	MaxBody  int64    // body cap in bytes; 0 is DefaultMaxBody
 	Queue    *Queue
-	Metrics  *Metrics            // nil: a fresh set on a private registry, served by /metrics
-	Gatherer prometheus.Gatherer // what /metrics serves; nil: Metrics' registry as above, else prometheus.DefaultGatherer
-	Logger   *slog.Logger
-	Ready    func() error // /readyz consults it; nil is always ready
+	Metrics  *Metrics            // nil: a fresh set on a private registry, served by MetricsHandler
+	Gatherer prometheus.Gatherer // what MetricsHandler serves; nil: Metrics' registry as above, else prometheus.DefaultGatherer
+	// MetricsToken, when set, is the bearer token MetricsHandler asks
+	// for. Without it, MetricsHandler is for a listener only the
+	// operator's network reaches (loopback by default).
+	MetricsToken string
+	Logger       *slog.Logger
+	Ready        func() error // /readyz consults it; nil is always ready
 	// Observe, when set, sees every job a verified delivery makes, before
 	// the queue may replace it with a newer job for the same key: what
 	// only a delivery says (who edited a comment) is not lost to the
@@ -105,6 +111,7 @@ type Server struct {
 	ready      func() error
 	observe    func(Job)
 	handler    http.Handler
+	metrics    http.Handler
 }
 
 // NewServer checks the options and builds the handler. It refuses to work
@@ -160,13 +167,45 @@ func NewServer(o ServerOptions) (*Server, error) {
 		replyText(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	s.handler = mux
+
+	// The metrics tell anyone who reads them what the service is doing
+	// (which events come, how GitHub answers, how much quota is left), so
+	// they are not on the public handler.
+	mmux := http.NewServeMux()
+	var promh http.Handler = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})
+	if o.MetricsToken != "" {
+		promh = requireBearer(o.MetricsToken, promh)
+	}
+	mmux.Handle("GET /metrics", promh)
+	s.metrics = mmux
 	return s, nil
 }
 
-// Handler serves POST /webhook, GET /healthz, GET /readyz and GET /metrics.
+// Handler is the public handler: POST /webhook, GET /healthz and GET
+// /readyz. It serves no /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// MetricsHandler serves GET /metrics (Prometheus), for a listener of its
+// own (Config.MetricsAddr), behind ServerOptions.MetricsToken when set.
+func (s *Server) MetricsHandler() http.Handler { return s.metrics }
+
+// requireBearer lets a request through to h only with "Authorization:
+// Bearer token", compared in constant time.
+func requireBearer(token string, h http.Handler) http.Handler {
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Comparing digests keeps the time independent of the token's
+		// length as well as of its bytes.
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="catalogbot metrics"`)
+			replyText(w, http.StatusUnauthorized, "unauthorized")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // NewHTTPServer returns an http.Server for h with timeouts suited to an
 // endpoint on the internet, so that no client holds a connection for long

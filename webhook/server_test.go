@@ -94,7 +94,8 @@ func (s *testService) do(r *http.Request) *httptest.ResponseRecorder {
 
 func (s *testService) metrics(t *testing.T) string {
 	t.Helper()
-	w := s.do(httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	w := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if w.Code != http.StatusOK {
 		t.Fatalf("/metrics: %d", w.Code)
 	}
@@ -440,7 +441,9 @@ func TestServerMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
-	if w := s.do(httptest.NewRequest(http.MethodPost, "/metrics", nil)); w.Code != http.StatusMethodNotAllowed {
+	w := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/metrics", nil))
+	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics: %d", w.Code)
 	}
 }

@@ -32,18 +32,19 @@ func TestMain(m *testing.M) {
 
 // serveProcess is catalogbot serve running as a child process.
 type serveProcess struct {
-	cmd  *exec.Cmd
-	addr chan string
-	done chan error
-	mu   sync.Mutex
-	log  strings.Builder
+	cmd     *exec.Cmd
+	addr    chan string
+	metrics chan string // the metrics listener's address
+	done    chan error
+	mu      sync.Mutex
+	log     strings.Builder
 }
 
 // startServe starts catalogbot serve with the configuration file cfg and
 // waits until it listens.
 func startServe(t *testing.T, cfg, secret string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{addr: make(chan string, 1), done: make(chan error, 1)}
+	p := &serveProcess{addr: make(chan string, 1), metrics: make(chan string, 1), done: make(chan error, 1)}
 	p.cmd = exec.Command(os.Args[0], "serve", "--config", cfg)
 	p.cmd.Env = append(os.Environ(), runMainEnv+"=1", "CATALOGBOT_WEBHOOK_SECRET="+secret)
 	stderr, err := p.cmd.StderrPipe()
@@ -61,11 +62,13 @@ func startServe(t *testing.T, cfg, secret string) *serveProcess {
 			p.log.WriteString(line + "\n")
 			p.mu.Unlock()
 			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
+				Msg     string `json:"msg"`
+				Addr    string `json:"addr"`
+				Metrics string `json:"metrics_addr"`
 			}
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
 				p.addr <- rec.Addr
+				p.metrics <- rec.Metrics
 			}
 		}
 		p.done <- p.cmd.Wait()
@@ -118,7 +121,7 @@ func TestServeKilledAndRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
-	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\n",
+	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\n",
 		gh.AppID(), key, gh.URL, filepath.Join(dir, "cache"))
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -173,6 +176,22 @@ func TestServeKilledAndRestarted(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("an unsigned delivery got %d, want 400 or 401", resp.StatusCode)
+	}
+
+	// /metrics is not on the public listener, only on its own.
+	for _, tc := range []struct {
+		addr string
+		code int
+	}{{addr, http.StatusNotFound}, {<-second.metrics, http.StatusOK}} {
+		resp, err := http.Get("http://" + tc.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || (tc.code == http.StatusOK) != strings.Contains(string(body), "catalogbot_webhook_deliveries_total") {
+			t.Errorf("GET http://%s/metrics: %d, want %d\n%.300s", tc.addr, resp.StatusCode, tc.code, body)
+		}
 	}
 
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
