@@ -1,6 +1,10 @@
 package webhook
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -203,6 +207,60 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return c, nil
+}
+
+// ReadPrivateKey returns the App's private key as PEM, from PrivateKey or
+// else PrivateKeyFile, once it is known to be a key GitHub App tokens can
+// be signed with: an RSA key, PKCS #1 or PKCS #8, not encrypted. Any other
+// key is refused with what to do about it, where the JWT library would
+// only say which Go function to call instead. The error never quotes the
+// key.
+func (c *Config) ReadPrivateKey() ([]byte, error) {
+	data, source := c.PrivateKey, EnvPrivateKey
+	if len(data) == 0 {
+		source = "private key file " + c.PrivateKeyFile
+		var err error
+		if data, err = os.ReadFile(c.PrivateKeyFile); err != nil {
+			return nil, fmt.Errorf("reading the GitHub App's private key: %w", err)
+		}
+	}
+	const fix = "use the .pem file that the App's settings page gives (Private keys, Generate a private key)"
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s is not PEM text (-----BEGIN RSA PRIVATE KEY-----); %s", source, fix)
+	}
+	if block.Headers["Proc-Type"] != "" || block.Type == "ENCRYPTED PRIVATE KEY" {
+		return nil, fmt.Errorf("%s is encrypted; GitHub's App keys are not: %s", source, fix)
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE":
+		return nil, fmt.Errorf("%s holds a %s, not a private key; %s", source, strings.ToLower(block.Type), fix)
+	default:
+		return nil, fmt.Errorf("%s holds a PEM block of type %q, not a private key; %s", source, block.Type, fix)
+	}
+	if err != nil {
+		// The parser's own text tells Go callers which function to use
+		// instead; it means nothing to the person with the file.
+		return nil, fmt.Errorf("%s: its %s block does not parse as one; %s", source, block.Type, fix)
+	}
+	switch key.(type) {
+	case *rsa.PrivateKey:
+		return data, nil
+	case *ecdsa.PrivateKey:
+		return nil, fmt.Errorf("%s holds an EC (ECDSA) key; GitHub App keys are RSA: %s", source, fix)
+	case ed25519.PrivateKey:
+		return nil, fmt.Errorf("%s holds an Ed25519 key; GitHub App keys are RSA: %s", source, fix)
+	default:
+		return nil, fmt.Errorf("%s holds a %T key; GitHub App keys are RSA: %s", source, key, fix)
+	}
 }
 
 // configParser walks the YAML nodes, collecting "file:line: message" errors.

@@ -84,6 +84,11 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// Checked here, before anything starts, so that a wrong key is named
+	// as such rather than by the JWT library's advice to its callers.
+	if cfg.PrivateKey, err = cfg.ReadPrivateKey(); err != nil {
+		return err
+	}
 	log := a.log
 	if f.logFormat == "json" {
 		log = slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: a.level}))

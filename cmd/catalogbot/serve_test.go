@@ -2,7 +2,12 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -222,5 +227,33 @@ func TestServeRefusesWithoutSecret(t *testing.T) {
 	res := ownersCLI(t, dir, "serve", "--config", cfg)
 	if res.code == exitOK || !strings.Contains(res.stderr, "refusing to start without a webhook secret") {
 		t.Errorf("exit %d, stderr %q; want a refusal naming the missing secret", res.code, res.stderr)
+	}
+}
+
+// TestServeNamesAnECKey: given an EC private key, serve says that GitHub
+// App keys are RSA and where to get one, not which Go function to call.
+func TestServeNamesAnECKey(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("appID: 1\nprivateKeyFile: key.pem\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CATALOGBOT_WEBHOOK_SECRET", "0123456789abcdef0123456789abcdef")
+	res := ownersCLI(t, dir, "serve", "--config", cfg)
+	if res.code == exitOK || !strings.Contains(res.stderr, "holds an EC (ECDSA) key; GitHub App keys are RSA") ||
+		!strings.Contains(res.stderr, "Generate a private key") || strings.Contains(res.stderr, "ParseECPrivateKey") {
+		t.Errorf("exit %d, stderr %q; want a refusal saying the key is EC and GitHub's are RSA", res.code, res.stderr)
 	}
 }
