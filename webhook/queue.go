@@ -93,7 +93,7 @@ type Queue struct {
 	ready        fifo[Key]    // keys in pending and not running, in queue order
 	seen         map[string]time.Time
 	seenOrder    fifo[seenEntry] // seen's entries, oldest first (one TTL for all, so also by expiry)
-	replays      map[ReplayKey]*replayState
+	replays      map[ReplayKey]replayState
 	replayOrder  fifo[replayEntry] // replays' finished entries, oldest first
 	started      bool
 	closed       bool // Drain was called: Enqueue refuses
@@ -153,7 +153,7 @@ func NewQueue(p Processor, o QueueOptions) *Queue {
 		pending: map[Key]*Job{},
 		running: map[Key]bool{},
 		seen:    map[string]time.Time{},
-		replays: map[ReplayKey]*replayState{},
+		replays: map[ReplayKey]replayState{},
 	}
 	if q.log == nil {
 		q.log = slog.Default()
@@ -244,11 +244,8 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 	}
 	if !replay.IsZero() {
 		st := q.replays[replay]
-		if st == nil {
-			st = &replayState{}
-			q.replays[replay] = st
-		}
 		st.live += len(jobs)
+		q.replays[replay] = st
 	}
 	result := Replaced
 	for i := range jobs {
@@ -327,14 +324,16 @@ func (q *Queue) finishReplay(key ReplayKey, now time.Time, failed bool) {
 	}
 	st.live--
 	st.failed = st.failed || failed
-	if st.live > 0 {
+	switch {
+	case st.live > 0:
+		q.replays[key] = st
 		return
-	}
-	if st.failed {
+	case st.failed:
 		delete(q.replays, key)
 		return
 	}
 	st.done = now
+	q.replays[key] = st
 	for q.replayOrder.len() >= q.o.DedupeMax {
 		q.popReplay()
 	}
