@@ -400,8 +400,8 @@ var errBudget = errors.New("the budget of unverified bytes is spent")
 // bytes to the budget of unverified bytes as they arrive, and returns what
 // it charged (also on error) for the caller to release once the signature
 // is checked. It holds the connection to a minimum rate: the read deadline
-// starts BodyGrace after the first read and moves on by 1/MinBodyRate
-// seconds per byte received, never past MaxBodyTime. Under a
+// is BodyGrace after the read starts, moved on by 1/MinBodyRate seconds per
+// byte received, and never past MaxBodyTime. Under a
 // ResponseWriter that has no read deadlines (tests) only the budget
 // applies.
 //
@@ -417,7 +417,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	rc := http.NewResponseController(w)
 	start := time.Now()
 	limit := start.Add(MaxBodyTime)
-	deadlines := rc.SetReadDeadline(start.Add(s.grace)) == nil
+	deadlines := rc.SetReadDeadline(earliest(start.Add(s.grace), limit)) == nil
 	if deadlines {
 		// Whatever happens, the connection's next request gets the
 		// server's own deadlines, not this body's.
@@ -457,11 +457,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 			}
 			buf = buf[:len(buf)+n]
 			if deadlines {
-				d := start.Add(s.grace + time.Duration(float64(charged)/float64(s.minRate)*float64(time.Second)))
-				if d.After(limit) {
-					d = limit
-				}
-				rc.SetReadDeadline(d)
+				due := time.Duration(float64(charged) / float64(s.minRate) * float64(time.Second))
+				rc.SetReadDeadline(earliest(start.Add(s.grace+due), limit))
 			}
 		}
 		if rerr == io.EOF {
@@ -478,6 +475,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 		buf = append([]byte(nil), buf...)
 	}
 	return buf, charged, nil
+}
+
+// earliest is the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // eventLabel bounds the event label of the deliveries metric: an
