@@ -221,6 +221,11 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 		}
 	}
 	replay := jobs[0].Replay
+	if delivery == "" {
+		// Work without a delivery (resync, or a processor putting a job
+		// back, perhaps a copy of its own) is never a replay.
+		replay = ReplayKey{}
+	}
 	if q.replayed(replay, now) {
 		return Replay
 	}
@@ -438,7 +443,9 @@ func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {
 			err, panicked = fmt.Errorf("panic processing %s: %v", job.Key, r), true
 		}
 	}()
-	return q.p.Process(ctx, job, func(j Job) { q.Enqueue(j) }), false
+	// What a processor enqueues is its own work, not a delivery: a copy of
+	// the job it runs must not be dropped as a replay of itself.
+	return q.p.Process(ctx, job, func(j Job) { j.Replay = ReplayKey{}; q.Enqueue(j) }), false
 }
 
 // checkIdle closes the idle channel Drain waits on once nothing is queued or

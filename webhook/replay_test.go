@@ -152,3 +152,37 @@ func TestServerReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueRequeueIsNotAReplay: a processor that puts its job back (a
+// copy, its delivery id cleared, as a retry would) gets it run again,
+// though the copy still carries the body's key.
+func TestQueueRequeueIsNotAReplay(t *testing.T) {
+	ran := make(chan Job, 4)
+	q := startQueue(t, ProcessorFunc(func(_ context.Context, j Job, enqueue func(Job)) error {
+		ran <- j
+		if j.Delivery != "" {
+			again := j
+			again.Delivery = ""
+			enqueue(again)
+		}
+		return nil
+	}), QueueOptions{Workers: 1})
+	if r := q.Enqueue(replayJob(1, "d", 'A')); r != Queued {
+		t.Fatal(r)
+	}
+	first := <-ran
+	var second Job
+	select {
+	case second = <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the processor's copy of its job never ran: it was taken for a replay")
+	}
+	if first.Delivery != "d" || second.Key != first.Key || second.Delivery != "" {
+		t.Fatalf("ran %+v then %+v, want the job then its copy", first.Key, second.Key)
+	}
+	again := replayJob(1, "", 'A')
+	if r := q.Enqueue(again); r == Replay {
+		t.Fatal("a job without a delivery was taken for a replay")
+	}
+	<-ran
+}
