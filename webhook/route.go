@@ -48,8 +48,9 @@ type Job struct {
 	Payload      []byte // the verified raw body
 	Received     time.Time
 	// Replay identifies the signed body for the queue's replay check;
-	// the server sets it from the verified signature. The zero key (work
-	// made by resync, or by a processor) is never taken for a replay.
+	// the server sets it from the verified signature. A job with the zero
+	// key or without a Delivery (resync's, or one a processor enqueues)
+	// is never taken for a replay.
 	Replay ReplayKey
 }
 
