@@ -271,6 +271,8 @@ gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
 gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./checks/pipeline
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
+# Genuine deliveries beside 0, 10 and 50 hostile slow connections.
+gobench_run -bench 'BenchmarkWebhookHostile' -benchtime 200x ./webhook
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which
 # the image-run module builds (cgo, gcc).
 log "go test -bench BenchmarkPublishCache (publisher/build/imagerun)"

@@ -201,7 +201,8 @@ func BenchmarkRoute(b *testing.B) {
 // while a slow processor drains 4 jobs at a time. It reports the peak heap
 // in use (sampled) and the live heap after the flood with the queue full,
 // against the bound the queue promises: MaxPendingBytes of payloads plus
-// DedupeMax remembered ids. Use -benchtime=1x: one iteration is one flood.
+// DedupeMax remembered ids and as many replay keys. Use -benchtime=1x: one
+// iteration is one flood.
 func BenchmarkWebhookFlood(b *testing.B) {
 	for _, deliveries := range []int{100_000, 200_000} {
 		b.Run(fmt.Sprintf("deliveries=%d", deliveries), func(b *testing.B) {
@@ -297,7 +298,9 @@ func flood(b *testing.B, deliveries int) {
 	cancel()
 
 	mb := func(v uint64) float64 { return float64(v) / (1 << 20) }
-	idBytes := uint64(DefaultDedupeMax) * 150 // id, time and map overhead per remembered id, roughly
+	// Per remembered delivery id, and per remembered replay key: the key,
+	// its time, the map's overhead and the order entry, roughly.
+	idBytes := uint64(DefaultDedupeMax) * (150 + 150)
 	b.ReportMetric(mb(peak.Load()), "peak_heap_inuse_MB")
 	b.ReportMetric(mb(live), "live_heap_after_MB")
 	b.ReportMetric(mb(base), "heap_before_MB")
@@ -309,4 +312,79 @@ func flood(b *testing.B, deliveries int) {
 	if overloaded.Load() == 0 {
 		b.Error("the flood never filled the queue; it shows nothing about the bound")
 	}
+}
+
+// BenchmarkWebhookHostile measures the intake latency of genuine signed
+// deliveries (one client, a new connection each, as GitHub sends them)
+// while 0, 10 or 50 hostile connections are open: a third slowloris
+// headers, a third bodies sent a byte every 100 ms, a third bodies that
+// claim 25 MiB and send one byte. The server's timeouts are stretched so
+// that the hostile connections stay open for the whole run, as if their
+// sender reopened each one the moment it is dropped. It reports p50 and
+// p99 accept latency and fails on any reply but 202.
+func BenchmarkWebhookHostile(b *testing.B) {
+	for _, n := range []int{0, 10, 50} {
+		b.Run(fmt.Sprintf("hostile=%d", n), func(b *testing.B) { benchHostile(b, n) })
+	}
+}
+
+func benchHostile(b *testing.B, hostiles int) {
+	tmpl := newPRTemplate(b)
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{Metrics: m, Logger: discard})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q.Start(ctx)
+	srv, err := NewServer(ServerOptions{Secrets: [][]byte{testSecret}, Queue: q, Metrics: m, Gatherer: reg, Logger: discard, BodyGrace: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &testService{srv: srv, q: q, reg: reg, h: srv.Handler()}
+	addr := s.listen(b, func(hs *http.Server) { hs.ReadHeaderTimeout = time.Hour })
+
+	h := newHostile(b, addr, 100*time.Millisecond)
+	defer h.close()
+	for i := range hostiles {
+		switch i % 3 {
+		case 0:
+			h.slowloris()
+		case 1:
+			h.slowBody(DefaultMaxBody)
+		default:
+			h.claim(DefaultMaxBody, 1)
+		}
+	}
+	bodies := int64(hostiles - (hostiles+2)/3) // the ones past their headers
+	waitFor(b, "the hostile bodies to be read", func() bool { return srv.bodies.Load() == bodies })
+
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	latencies := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		body := tmpl.body(i + 1)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "pull_request")
+		req.Header.Set("X-GitHub-Delivery", "hostile-bench-"+strconv.Itoa(i))
+		req.Header.Set("X-Hub-Signature-256", Sign(testSecret, body))
+		t0 := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		latencies = append(latencies, time.Since(t0))
+		if resp.StatusCode != http.StatusAccepted {
+			b.Fatalf("genuine delivery %d: status %d with %d hostile connections open", i, resp.StatusCode, h.open())
+		}
+	}
+	b.StopTimer()
+	if open := h.open(); open != int64(hostiles) {
+		b.Fatalf("%d of %d hostile connections were open at the end", open, hostiles)
+	}
+	slices.Sort(latencies)
+	b.ReportMetric(percentile(latencies, 0.50), "p50_ms")
+	b.ReportMetric(percentile(latencies, 0.99), "p99_ms")
 }

@@ -1,6 +1,10 @@
 package webhook
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -22,6 +26,7 @@ import (
 // Config defaults.
 const (
 	DefaultListen         = ":8080"
+	DefaultMetricsAddr    = "127.0.0.1:9090"
 	DefaultResyncInterval = 10 * time.Minute
 	DefaultGitHubURL      = "https://api.github.com/"
 
@@ -54,6 +59,7 @@ const (
 	EnvAppID          = "CATALOGBOT_APP_ID"
 	EnvPrivateKey     = "CATALOGBOT_PRIVATE_KEY" // PEM text
 	EnvPrivateKeyFile = "CATALOGBOT_PRIVATE_KEY_FILE"
+	EnvMetricsToken   = "CATALOGBOT_METRICS_TOKEN" // bearer token /metrics asks for
 )
 
 // Config is the configuration of catalogbot serve (--config FILE, YAML).
@@ -63,13 +69,21 @@ type Config struct {
 	PrivateKey     []byte // from the environment only; wins over PrivateKeyFile
 	WebhookSecrets []string
 	Listen         string
+	// MetricsAddr is the listener of GET /metrics, apart from Listen:
+	// loopback by default, so that only the host (or the pod) reads it.
+	MetricsAddr string
+	// MetricsToken, from the environment only, is the bearer token
+	// /metrics asks for; set it when MetricsAddr is reachable from a
+	// network.
+	MetricsToken   string
 	Workers        int
 	MaxPending     int
 	ResyncInterval time.Duration
 	DedupeTTL      time.Duration
-	GitHubURL      string   // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
-	CacheDir       string   // git object cache; "" = a temporary directory
-	Bots           []string // extra logins whose comments never count
+	ReplayWindow   time.Duration // how long a delivery's body, done, is still a replay under a new id
+	GitHubURL      string        // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
+	CacheDir       string        // git object cache; "" = a temporary directory
+	Bots           []string      // extra logins whose comments never count
 
 	// PendingRetries and PendingBackoff say how a check that could not
 	// judge is tried again: PendingRetries times, the first after
@@ -102,10 +116,12 @@ type PublishConfig struct {
 func DefaultConfig() *Config {
 	return &Config{
 		Listen:         DefaultListen,
+		MetricsAddr:    DefaultMetricsAddr,
 		Workers:        DefaultWorkers,
 		MaxPending:     DefaultMaxPending,
 		ResyncInterval: DefaultResyncInterval,
 		DedupeTTL:      DefaultDedupeTTL,
+		ReplayWindow:   DefaultReplayWindow,
 		GitHubURL:      DefaultGitHubURL,
 		PendingRetries: DefaultPendingRetries,
 		PendingBackoff: DefaultPendingBackoff,
@@ -186,6 +202,12 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if v := getenv(EnvPrivateKeyFile); v != "" {
 		c.PrivateKeyFile = v
 	}
+	if v := strings.TrimSpace(getenv(EnvMetricsToken)); v != "" {
+		c.MetricsToken = v
+		if len(v) < MinSecretLen {
+			fail("%s is %d bytes; use a random string of at least %d", EnvMetricsToken, len(v), MinSecretLen)
+		}
+	}
 
 	if len(c.WebhookSecrets) == 0 {
 		fail("refusing to start without a webhook secret: set webhookSecrets, %s or %s", EnvWebhookSecret, EnvWebhookSecrets)
@@ -216,6 +238,60 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return c, nil
+}
+
+// ReadPrivateKey returns the App's private key as PEM, from PrivateKey or
+// else PrivateKeyFile, once it is known to be a key GitHub App tokens can
+// be signed with: an RSA key, PKCS #1 or PKCS #8, not encrypted. Any other
+// key is refused with what to do about it, where the JWT library would
+// only say which Go function to call instead. The error never quotes the
+// key.
+func (c *Config) ReadPrivateKey() ([]byte, error) {
+	data, source := c.PrivateKey, EnvPrivateKey
+	if len(data) == 0 {
+		source = "private key file " + c.PrivateKeyFile
+		var err error
+		if data, err = os.ReadFile(c.PrivateKeyFile); err != nil {
+			return nil, fmt.Errorf("reading the GitHub App's private key: %w", err)
+		}
+	}
+	const fix = "use the .pem file that the App's settings page gives (Private keys, Generate a private key)"
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s is not PEM text (-----BEGIN RSA PRIVATE KEY-----); %s", source, fix)
+	}
+	if block.Headers["Proc-Type"] != "" || block.Type == "ENCRYPTED PRIVATE KEY" {
+		return nil, fmt.Errorf("%s is encrypted; GitHub's App keys are not: %s", source, fix)
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE":
+		return nil, fmt.Errorf("%s holds a %s, not a private key; %s", source, strings.ToLower(block.Type), fix)
+	default:
+		return nil, fmt.Errorf("%s holds a PEM block of type %q, not a private key; %s", source, block.Type, fix)
+	}
+	if err != nil {
+		// The parser's own text tells Go callers which function to use
+		// instead; it means nothing to the person with the file.
+		return nil, fmt.Errorf("%s: its %s block does not parse as one; %s", source, block.Type, fix)
+	}
+	switch key.(type) {
+	case *rsa.PrivateKey:
+		return data, nil
+	case *ecdsa.PrivateKey:
+		return nil, fmt.Errorf("%s holds an EC (ECDSA) key; GitHub App keys are RSA: %s", source, fix)
+	case ed25519.PrivateKey:
+		return nil, fmt.Errorf("%s holds an Ed25519 key; GitHub App keys are RSA: %s", source, fix)
+	default:
+		return nil, fmt.Errorf("%s holds a %T key; GitHub App keys are RSA: %s", source, key, fix)
+	}
 }
 
 // configParser walks the YAML nodes, collecting "file:line: message" errors.
@@ -269,6 +345,17 @@ func (p *configParser) parse(data []byte, c *Config) {
 		p.errorf(root.Line, "the top level is %s; want a mapping", yamlnode.Describe(root))
 		return
 	}
+	var listenLine, metricsLine int
+	defer func() {
+		_, port, _ := net.SplitHostPort(c.Listen)
+		switch {
+		case c.MetricsAddr != c.Listen || port == "0":
+		case metricsLine > 0:
+			p.errorf(metricsLine, "metricsAddr %q is also the listen address; give /metrics a port of its own", c.MetricsAddr)
+		default:
+			p.errorf(listenLine, "listen %q is where /metrics is served by default; set metricsAddr to another port", c.Listen)
+		}
+	}()
 	p.Mapping(root, "", map[string]func(*yaml.Node){
 		"appID": func(v *yaml.Node) {
 			if n, ok := p.integer(v, "appID", 1, 1<<53-1); ok {
@@ -282,16 +369,12 @@ func (p *configParser) parse(data []byte, c *Config) {
 			}
 		},
 		"listen": func(v *yaml.Node) {
-			var s string
-			if !p.str(v, "listen", &s) {
-				return
-			}
-			_, port, err := net.SplitHostPort(s)
-			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-				p.errorf(v.Line, "listen %q: want host:port or :port, such as :8080", s)
-				return
-			}
-			c.Listen = s
+			listenLine = v.Line
+			p.addr(v, "listen", ":8080", &c.Listen)
+		},
+		"metricsAddr": func(v *yaml.Node) {
+			metricsLine = v.Line
+			p.addr(v, "metricsAddr", DefaultMetricsAddr, &c.MetricsAddr)
 		},
 		"workers": func(v *yaml.Node) {
 			if n, ok := p.integer(v, "workers", 1, 1024); ok {
@@ -321,6 +404,11 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"dedupeTTL": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "dedupeTTL", time.Second); ok {
 				c.DedupeTTL = d
+			}
+		},
+		"replayWindow": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "replayWindow", time.Second); ok {
+				c.ReplayWindow = d
 			}
 		},
 		"githubURL": func(v *yaml.Node) {
@@ -384,6 +472,20 @@ func (p *configParser) str(v *yaml.Node, field string, dst *string) bool {
 		*dst = s
 	}
 	return ok
+}
+
+// addr sets *dst to a listen address field's value, host:port or :port.
+func (p *configParser) addr(v *yaml.Node, field, example string, dst *string) {
+	var s string
+	if !p.str(v, field, &s) {
+		return
+	}
+	_, port, err := net.SplitHostPort(s)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		p.errorf(v.Line, "%s %q: want host:port or :port, such as %s", field, s, example)
+		return
+	}
+	*dst = s
 }
 
 // integer returns the value of a whole-number field within [lo, hi].

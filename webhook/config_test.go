@@ -63,10 +63,12 @@ func TestLoadConfigFull(t *testing.T) {
 		PrivateKeyFile:         filepath.Join("testdata", "config", "app.key"),
 		WebhookSecrets:         []string{"first-secret-0123456789", "second-secret-0123456789"},
 		Listen:                 "127.0.0.1:9090",
+		MetricsAddr:            "10.0.0.1:9191",
 		Workers:                8,
 		MaxPending:             500,
 		ResyncInterval:         5 * time.Minute,
 		DedupeTTL:              30 * time.Minute,
+		ReplayWindow:           5 * time.Minute,
 		PendingRetries:         3,
 		PendingBackoff:         2 * time.Minute,
 		GitHubURL:              "https://github.example.com/api/v3/",
@@ -152,6 +154,16 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		{name: "short secret from the environment, never quoted", path: minimal,
 			env: map[string]string{EnvWebhookSecrets: "long-enough-secret-0123,tiny"},
 			err: "testdata/config/minimal.yaml: webhook secret 2 of 2 is 4 bytes; use a random string of at least 16"},
+		{name: "metrics token from the environment", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvMetricsToken: " metrics-token-0123456789\n"},
+			check: func(t *testing.T, c *Config) {
+				if c.MetricsToken != "metrics-token-0123456789" || c.MetricsAddr != DefaultMetricsAddr {
+					t.Fatalf("token %q, metricsAddr %q", c.MetricsToken, c.MetricsAddr)
+				}
+			}},
+		{name: "short metrics token, never quoted", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvMetricsToken: "short"},
+			err: "testdata/config/minimal.yaml: CATALOGBOT_METRICS_TOKEN is 5 bytes; use a random string of at least 16"},
 		{name: "nothing at all", path: "", env: nil,
 			err: "refusing to start without a webhook secret: set webhookSecrets, CATALOGBOT_WEBHOOK_SECRET or CATALOGBOT_WEBHOOK_SECRETS\n" +
 				"no GitHub App id: set appID or CATALOGBOT_APP_ID\n" +

@@ -1,11 +1,18 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
+
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
 // TestAppManifest holds deploy/app-manifest.json to the service: the App
@@ -56,5 +63,125 @@ func TestAppManifest(t *testing.T) {
 	}
 	if filepath.Base(m.Hook.URL) != "webhook" {
 		t.Errorf("hook URL %q does not end in /webhook", m.Hook.URL)
+	}
+}
+
+// TestDeployMetricsOffTheService holds deploy/ to the split listeners: the
+// ConfigMap's config loads and puts /metrics on a port of its own, the
+// container declares that port, the scrape annotation names it, the probes
+// use the public port, and the Service exposes the public port only.
+func TestDeployMetricsOffTheService(t *testing.T) {
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	readYAML(t, filepath.Join("..", "deploy", "config.yaml"), func(kind string, dec func(any) error) {
+		if err := dec(&cm); err != nil {
+			t.Fatal(err)
+		}
+	})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{EnvWebhookSecret: "deploy-secret-0123456789", EnvAppID: "1", EnvPrivateKey: testPEM}
+	cfg, err := LoadConfig(path, envOf(env))
+	if err != nil {
+		t.Fatalf("deploy/config.yaml: %v", err)
+	}
+	_, listenPort, _ := net.SplitHostPort(cfg.Listen)
+	_, metricsPort, _ := net.SplitHostPort(cfg.MetricsAddr)
+
+	type port struct {
+		Name          string `yaml:"name"`
+		ContainerPort int    `yaml:"containerPort"`
+		Port          int    `yaml:"port"`
+		TargetPort    any    `yaml:"targetPort"`
+	}
+	type probe struct {
+		HTTPGet struct {
+			Path string `yaml:"path"`
+			Port string `yaml:"port"`
+		} `yaml:"httpGet"`
+	}
+	var dep struct {
+		Spec struct {
+			Template struct {
+				Metadata struct {
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"metadata"`
+				Spec struct {
+					Containers []struct {
+						Ports     []port `yaml:"ports"`
+						Readiness probe  `yaml:"readinessProbe"`
+						Liveness  probe  `yaml:"livenessProbe"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	var svc struct {
+		Spec struct {
+			Ports []port `yaml:"ports"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, filepath.Join("..", "deploy", "deployment.yaml"), func(kind string, dec func(any) error) {
+		switch kind {
+		case "Deployment":
+			if err := dec(&dep); err != nil {
+				t.Fatal(err)
+			}
+		case "Service":
+			if err := dec(&svc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	c := dep.Spec.Template.Spec.Containers[0]
+	named := map[string]string{}
+	for _, p := range c.Ports {
+		named[p.Name] = strconv.Itoa(p.ContainerPort)
+	}
+	if named["http"] != listenPort || named["metrics"] != metricsPort {
+		t.Errorf("container ports %v, want http %s and metrics %s (listen %q, metricsAddr %q)", named, listenPort, metricsPort, cfg.Listen, cfg.MetricsAddr)
+	}
+	if a := dep.Spec.Template.Metadata.Annotations["prometheus.io/port"]; a != metricsPort {
+		t.Errorf("prometheus.io/port %q, want the metrics port %s", a, metricsPort)
+	}
+	for name, p := range map[string]probe{"readiness": c.Readiness, "liveness": c.Liveness} {
+		if p.HTTPGet.Port != "http" {
+			t.Errorf("%s probe on port %q, want http: /healthz and /readyz are on the public listener", name, p.HTTPGet.Port)
+		}
+	}
+	for _, p := range svc.Spec.Ports {
+		if fmt.Sprint(p.TargetPort) != "http" {
+			t.Errorf("the Service exposes %v; it must expose the http port only", p.TargetPort)
+		}
+	}
+}
+
+// readYAML calls each with the kind of every document of a YAML file and a
+// decoder for it.
+func readYAML(t *testing.T, path string, each func(kind string, dec func(any) error)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var node yaml.Node
+		if err := d.Decode(&node); err == io.EOF {
+			return
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var head struct {
+			Kind string `yaml:"kind"`
+		}
+		if err := node.Decode(&head); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		each(head.Kind, node.Decode)
 	}
 }

@@ -11,9 +11,11 @@ const (
 	ResultReplaced     = "replaced"      // accepted, and superseded a queued older job of the same key
 	ResultIgnored      = "ignored"       // verified, but outside the allowlist or an irrelevant action
 	ResultDuplicate    = "duplicate"     // a delivery id seen within the dedupe TTL
+	ResultReplay       = "replay"        // a body already queued, running or done within the replay window, under a new id
 	ResultBadSignature = "bad_signature" // missing, malformed or wrong X-Hub-Signature-256
 	ResultMalformed    = "malformed"     // missing headers, bad JSON or missing required fields
 	ResultTooLarge     = "too_large"     // body over the size cap
+	ResultTooSlow      = "too_slow"      // body sent slower than the minimum rate; the connection was closed
 	ResultOverloaded   = "overloaded"    // queue full or draining; resync recovers the work
 )
 
@@ -22,6 +24,7 @@ const (
 // (intake, reconciler, GitHub transport, publisher) records into one set.
 type Metrics struct {
 	Deliveries         *prometheus.CounterVec // labels: event, result
+	Replays            *prometheus.CounterVec // label: event; deliveries dropped as replays
 	QueueDepth         prometheus.Gauge
 	QueueAge           prometheus.Histogram   // seconds from Received to start of work
 	CheckDuration      prometheus.Histogram   // seconds per reconcile
@@ -46,6 +49,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "catalogbot_webhook_deliveries_total",
 			Help: "Webhook deliveries received, by event and result.",
 		}, []string{"event", "result"}),
+		Replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_webhook_replays_total",
+			Help: "Verified deliveries dropped because the same signed body was queued, running or done within the replay window, by event.",
+		}, []string{"event"}),
 		QueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "catalogbot_queue_depth",
 			Help: "Jobs queued and not yet started.",
@@ -90,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Publishes.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Deliveries, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
+		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
 			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors)
 	}
 	return m

@@ -18,6 +18,7 @@ const (
 	Duplicate                      // its delivery id was seen within the dedupe TTL; dropped
 	Full                           // the queue is at MaxPending or MaxPendingBytes; dropped
 	Closed                         // the queue is draining; dropped
+	Replay                         // the same signed body is queued, running or was done within ReplayWindow; dropped
 )
 
 func (r EnqueueResult) String() string {
@@ -32,6 +33,8 @@ func (r EnqueueResult) String() string {
 		return "full"
 	case Closed:
 		return "closed"
+	case Replay:
+		return "replay"
 	}
 	return fmt.Sprintf("EnqueueResult(%d)", int(r))
 }
@@ -43,6 +46,7 @@ const (
 	DefaultMaxPendingBytes = 128 << 20
 	DefaultDedupeTTL       = time.Hour
 	DefaultDedupeMax       = 100000
+	DefaultReplayWindow    = 10 * time.Minute
 )
 
 // QueueOptions configure a Queue. Zero values take the defaults above.
@@ -60,6 +64,11 @@ type QueueOptions struct {
 	// forgotten before its TTL, so a flood of distinct ids cannot grow the
 	// map without limit.
 	DedupeMax int
+	// ReplayWindow is how long after its work is done a delivery's body
+	// still counts as a replay when it comes again under a new delivery
+	// id (see Job.Replay). While its work is queued or running it always
+	// does. Entries are bounded by DedupeMax, as delivery ids are.
+	ReplayWindow time.Duration
 	// Now is the clock, for tests; nil is time.Now.
 	Now func() time.Time
 	// AfterFunc calls f after d and returns what stops it, for tests; nil
@@ -87,6 +96,8 @@ type Queue struct {
 	ready        fifo[Key]    // keys in pending and not running, in queue order
 	seen         map[string]time.Time
 	seenOrder    fifo[seenEntry] // seen's entries, oldest first (one TTL for all, so also by expiry)
+	replays      map[ReplayKey]replayState
+	replayOrder  fifo[replayEntry] // replays' finished entries, oldest first
 	started      bool
 	closed       bool // Drain was called: Enqueue refuses
 	stopped      bool // workers exit
@@ -102,6 +113,20 @@ type Queue struct {
 type seenEntry struct {
 	id string
 	at time.Time
+}
+
+// replayState is what the queue knows of one signed body: how many of its
+// jobs are queued or running, when the last of them finished, and whether
+// any failed (then a redelivery must run again).
+type replayState struct {
+	live   int
+	done   time.Time
+	failed bool
+}
+
+type replayEntry struct {
+	key ReplayKey
+	at  time.Time
 }
 
 // NewQueue returns a queue that runs jobs with p once Start is called.
@@ -121,6 +146,9 @@ func NewQueue(p Processor, o QueueOptions) *Queue {
 	if o.DedupeMax <= 0 {
 		o.DedupeMax = DefaultDedupeMax
 	}
+	if o.ReplayWindow <= 0 {
+		o.ReplayWindow = DefaultReplayWindow
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -136,6 +164,7 @@ func NewQueue(p Processor, o QueueOptions) *Queue {
 		running: map[Key]bool{},
 		delayed: map[Key]*delayed{},
 		seen:    map[string]time.Time{},
+		replays: map[ReplayKey]replayState{},
 	}
 	if q.log == nil {
 		q.log = slog.Default()
@@ -181,7 +210,9 @@ func (q *Queue) Enqueue(j Job) EnqueueResult {
 // EnqueueAll offers the jobs one delivery made (a check_suite can name
 // several pull requests) as a unit: the delivery id is checked and recorded
 // once, and either all the jobs are taken or none. The result is Queued when
-// any job made new work, Replaced when all replaced queued jobs.
+// any job made new work, Replaced when all replaced queued jobs. Jobs with
+// a Replay key (all of one delivery's have the same) are dropped as Replay
+// while that key's work is queued, running, or done within ReplayWindow.
 func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 	if len(jobs) == 0 {
 		return Queued
@@ -193,11 +224,21 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 	}
 	now := q.o.Now()
 	q.sweepSeen(now)
+	q.sweepReplays(now)
 	delivery := jobs[0].Delivery
 	if delivery != "" {
 		if _, dup := q.seen[delivery]; dup {
 			return Duplicate
 		}
+	}
+	replay := jobs[0].Replay
+	if delivery == "" {
+		// Work without a delivery (resync, or a processor putting a job
+		// back, perhaps a copy of its own) is never a replay.
+		replay = ReplayKey{}
+	}
+	if q.replayed(replay, now) {
+		return Replay
 	}
 
 	newKeys, addBytes := 0, int64(0)
@@ -217,9 +258,15 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 	if delivery != "" {
 		q.rememberSeen(delivery, now)
 	}
+	if !replay.IsZero() {
+		st := q.replays[replay]
+		st.live += len(jobs)
+		q.replays[replay] = st
+	}
 	result := Replaced
 	for i := range jobs {
 		j := jobs[i]
+		j.Replay = replay
 		if j.Received.IsZero() {
 			j.Received = now
 		}
@@ -231,6 +278,9 @@ func (q *Queue) EnqueueAll(jobs []Job) EnqueueResult {
 		if old, ok := q.pending[j.Key]; ok {
 			q.log.Debug("job replaced by a newer one", "key", j.Key.String(),
 				"replaced_delivery", old.Delivery, "delivery", j.Delivery)
+			// The newer job does the older one's work (the processor is
+			// level-triggered), so the older body counts as done now.
+			q.finishReplay(old.Replay, now, false)
 			q.pendingBytes -= int64(len(old.Payload))
 			// The older job waited longer; keep its receipt time so that the
 			// age metric shows how long the key has waited.
@@ -274,6 +324,59 @@ func (q *Queue) rememberSeen(id string, now time.Time) {
 	q.seenOrder.push(seenEntry{id: id, at: now})
 }
 
+// replayed reports whether key's work is queued, running or was done
+// within the window. q.mu must be held.
+func (q *Queue) replayed(key ReplayKey, now time.Time) bool {
+	if key.IsZero() {
+		return false
+	}
+	st, ok := q.replays[key]
+	return ok && (st.live > 0 || now.Sub(st.done) < q.o.ReplayWindow)
+}
+
+// finishReplay notes that one job of key is no longer queued or running.
+// When the last one is done, key is remembered for the window from now;
+// if any of them failed it is forgotten, so that a redelivery of the same
+// body runs again. q.mu must be held.
+func (q *Queue) finishReplay(key ReplayKey, now time.Time, failed bool) {
+	st, ok := q.replays[key]
+	if key.IsZero() || !ok {
+		return
+	}
+	st.live--
+	st.failed = st.failed || failed
+	switch {
+	case st.live > 0:
+		q.replays[key] = st
+		return
+	case st.failed:
+		delete(q.replays, key)
+		return
+	}
+	st.done = now
+	q.replays[key] = st
+	for q.replayOrder.len() >= q.o.DedupeMax {
+		q.popReplay()
+	}
+	q.replayOrder.push(replayEntry{key: key, at: now})
+}
+
+// sweepReplays forgets the keys whose window has passed.
+func (q *Queue) sweepReplays(now time.Time) {
+	for q.replayOrder.len() > 0 && now.Sub(q.replayOrder.peek().at) >= q.o.ReplayWindow {
+		q.popReplay()
+	}
+}
+
+func (q *Queue) popReplay() {
+	e := q.replayOrder.pop()
+	// The key may have come back and be live again, or be done later;
+	// only the entry that recorded its current state removes it.
+	if st, ok := q.replays[e.key]; ok && st.live == 0 && st.done.Equal(e.at) {
+		delete(q.replays, e.key)
+	}
+}
+
 func (q *Queue) popSeen() {
 	e := q.seenOrder.pop()
 	// The id may have been forgotten (failed job) and seen again since;
@@ -313,10 +416,11 @@ func (q *Queue) worker(ctx context.Context) {
 		q.m.QueueDepth.Set(float64(len(q.pending)))
 		q.mu.Unlock()
 
-		q.run(ctx, *job)
+		failed := q.run(ctx, *job)
 
 		q.mu.Lock()
 		delete(q.running, k)
+		q.finishReplay(job.Replay, q.o.Now(), failed)
 		if _, more := q.pending[k]; more {
 			q.ready.push(k)
 			q.work.Signal()
@@ -325,8 +429,9 @@ func (q *Queue) worker(ctx context.Context) {
 	}
 }
 
-// run processes one job, recovering a panic so that the worker lives on.
-func (q *Queue) run(ctx context.Context, job Job) {
+// run processes one job, recovering a panic so that the worker lives on,
+// and reports whether it failed.
+func (q *Queue) run(ctx context.Context, job Job) (failed bool) {
 	start := q.o.Now()
 	q.m.QueueAge.Observe(start.Sub(job.Received).Seconds())
 	log := q.log.With("delivery", job.Delivery, "event", job.Event, "action", job.Action,
@@ -345,6 +450,7 @@ func (q *Queue) run(ctx context.Context, job Job) {
 	default:
 		log.Debug("job done", "duration", q.o.Now().Sub(start))
 	}
+	return panicked || err != nil
 }
 
 func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {
@@ -353,7 +459,9 @@ func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {
 			err, panicked = fmt.Errorf("panic processing %s: %v", job.Key, r), true
 		}
 	}()
-	return q.p.Process(ctx, job, func(j Job) { q.Enqueue(j) }), false
+	// What a processor enqueues is its own work, not a delivery: a copy of
+	// the job it runs must not be dropped as a replay of itself.
+	return q.p.Process(ctx, job, func(j Job) { j.Replay = ReplayKey{}; q.Enqueue(j) }), false
 }
 
 // checkIdle closes the idle channel Drain waits on once nothing is queued or
@@ -393,6 +501,24 @@ func (q *Queue) Drain(ctx context.Context) error {
 		q.mu.Unlock()
 		return fmt.Errorf("draining the work queue: %d queued and %d running jobs left: %w", queued, running, ctx.Err())
 	}
+}
+
+// admits tells ahead of EnqueueAll whether a delivery would be dropped:
+// Duplicate for a delivery id seen within the TTL, Replay for a body whose
+// work is queued, running or was done within ReplayWindow, else Queued.
+func (q *Queue) admits(delivery string, key ReplayKey) EnqueueResult {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.o.Now()
+	q.sweepSeen(now)
+	q.sweepReplays(now)
+	if _, dup := q.seen[delivery]; dup && delivery != "" {
+		return Duplicate
+	}
+	if q.replayed(key, now) {
+		return Replay
+	}
+	return Queued
 }
 
 // Len returns the number of queued jobs, not counting running ones.

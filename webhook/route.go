@@ -51,7 +51,23 @@ type Job struct {
 	// request whose check could not judge is tried again later. A job
 	// for the same key that is due at once replaces it.
 	NotBefore time.Time
+	// Replay identifies the signed body for the queue's replay check;
+	// the server sets it from the verified signature. A job with the zero
+	// key or without a Delivery (resync's, or one a processor enqueues)
+	// is never taken for a replay.
+	Replay ReplayKey
 }
+
+// ReplayKey identifies a delivery's body: its verified HMAC-SHA256. A
+// replay of a captured delivery carries the same body under any delivery
+// id, and no one without the secret can sign another, while every genuine
+// new event has a body of its own (its action, head SHA, comment or review
+// id and updated_at are in it). The unsigned X-GitHub-Event header is left
+// out, so a replay cannot pass for new work by naming another event.
+type ReplayKey [32]byte
+
+// IsZero reports whether k is the zero key.
+func (k ReplayKey) IsZero() bool { return k == ReplayKey{} }
 
 // Processor does the work of a job. An error is logged and counted; the
 // job is not retried, because resync reconciles whatever a failure left.

@@ -94,7 +94,8 @@ func (s *testService) do(r *http.Request) *httptest.ResponseRecorder {
 
 func (s *testService) metrics(t *testing.T) string {
 	t.Helper()
-	w := s.do(httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	w := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if w.Code != http.StatusOK {
 		t.Fatalf("/metrics: %d", w.Code)
 	}
@@ -315,9 +316,17 @@ func TestServerObservesEveryJob(t *testing.T) {
 	body := withField(t, "issue_comment.edited.7.json", func(d map[string]any) {
 		d["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
 	})
-	for _, id := range []string{"edit-1", "edit-2"} {
-		if w := s.do(delivery("issue_comment", id, body)); w.Code != http.StatusAccepted {
-			t.Fatalf("%s: status %d", id, w.Code)
+	// The second edit is another edit of the same comment: its own body
+	// and updated_at (the same body again would be a replay).
+	again := withField(t, "issue_comment.edited.7.json", func(d map[string]any) {
+		d["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
+		c := d["comment"].(map[string]any)
+		c["body"], c["updated_at"] = "/approve", "2030-01-01T00:00:00Z"
+	})
+	for i, b := range [][]byte{body, again} {
+		id := fmt.Sprintf("edit-%d", i+1)
+		if w := s.do(delivery("issue_comment", id, b)); w.Code != http.StatusAccepted || w.Body.String() != "accepted\n" {
+			t.Fatalf("%s: status %d %q", id, w.Code, w.Body)
 		}
 	}
 	if n := s.q.Len(); n != 1 {
@@ -432,7 +441,9 @@ func TestServerMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
-	if w := s.do(httptest.NewRequest(http.MethodPost, "/metrics", nil)); w.Code != http.StatusMethodNotAllowed {
+	w := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/metrics", nil))
+	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics: %d", w.Code)
 	}
 }

@@ -57,7 +57,9 @@ CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
 refuses to start without a webhook secret.
 
-Besides /webhook it serves GET /healthz, /readyz and /metrics (Prometheus).
+Besides /webhook it serves GET /healthz and /readyz. Prometheus /metrics
+is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
+default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
 installation, so a lost webhook or a restart loses nothing. SIGTERM stops
 taking deliveries and finishes the work under way (at most --drain-timeout)
@@ -87,6 +89,11 @@ before exiting.`,
 func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	cfg, err := webhook.LoadConfig(f.config, os.Getenv)
 	if err != nil {
+		return err
+	}
+	// Checked here, before anything starts, so that a wrong key is named
+	// as such rather than by the JWT library's advice to its callers.
+	if cfg.PrivateKey, err = cfg.ReadPrivateKey(); err != nil {
 		return err
 	}
 	log := a.log
@@ -121,12 +128,13 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	}
 	defer bot.Close()
 	queue := webhook.NewQueue(bot, webhook.QueueOptions{
-		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, Logger: log, Metrics: metrics,
+		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
+		Logger: log, Metrics: metrics,
 	})
 	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
 	srv, err := webhook.NewServer(webhook.ServerOptions{
 		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
-		Observe: bot.Observe,
+		Observe: bot.Observe, MetricsToken: cfg.MetricsToken,
 	})
 	if err != nil {
 		return err
@@ -145,10 +153,22 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	// /metrics has a listener of its own, off the public one.
+	mln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("metricsAddr: listen on %s: %w", cfg.MetricsAddr, err)
+	}
+	if cfg.MetricsToken == "" && !loopback(mln.Addr()) {
+		log.Warn("/metrics is served without a token on an address other hosts may reach; set "+webhook.EnvMetricsToken+" or a loopback metricsAddr",
+			"metrics_addr", mln.Addr().String())
+	}
 	httpSrv := webhook.NewHTTPServer(cfg.Listen, srv.Handler())
-	served := make(chan error, 1)
+	metricsSrv := webhook.NewHTTPServer(cfg.MetricsAddr, srv.MetricsHandler())
+	served := make(chan error, 2)
 	go func() { served <- httpSrv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "app_id", cfg.AppID, "workers", cfg.Workers, "resync", cfg.ResyncInterval.String())
+	go func() { served <- metricsSrv.Serve(mln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", mln.Addr().String(), "app_id", cfg.AppID, "workers", cfg.Workers, "resync", cfg.ResyncInterval.String())
 
 	select {
 	case err := <-served:
@@ -166,6 +186,10 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err := queue.Drain(drainCtx); err != nil {
 		log.Warn("drain stopped before the work was done; resync will pick it up after a restart", "err", err)
 	}
+	// Metrics stay readable while the work drains.
+	if err := metricsSrv.Shutdown(drainCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("metrics shutdown", "err", err)
+	}
 	log.Info("stopped")
 	return nil
 }
@@ -176,4 +200,11 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 // escapes. The text handler quotes them already.
 func jsonLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(checks.VisibleJSONWriter(w), &slog.HandlerOptions{Level: level}))
+}
+
+// loopback reports whether addr is a loopback address, which only the host
+// (or the pod) reaches.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

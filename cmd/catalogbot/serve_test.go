@@ -2,7 +2,12 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,18 +37,19 @@ func TestMain(m *testing.M) {
 
 // serveProcess is catalogbot serve running as a child process.
 type serveProcess struct {
-	cmd  *exec.Cmd
-	addr chan string
-	done chan error
-	mu   sync.Mutex
-	log  strings.Builder
+	cmd     *exec.Cmd
+	addr    chan string
+	metrics chan string // the metrics listener's address
+	done    chan error
+	mu      sync.Mutex
+	log     strings.Builder
 }
 
 // startServe starts catalogbot serve with the configuration file cfg and
 // waits until it listens.
 func startServe(t *testing.T, cfg, secret string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{addr: make(chan string, 1), done: make(chan error, 1)}
+	p := &serveProcess{addr: make(chan string, 1), metrics: make(chan string, 1), done: make(chan error, 1)}
 	p.cmd = exec.Command(os.Args[0], "serve", "--config", cfg)
 	p.cmd.Env = append(os.Environ(), runMainEnv+"=1", "CATALOGBOT_WEBHOOK_SECRET="+secret)
 	stderr, err := p.cmd.StderrPipe()
@@ -61,11 +67,13 @@ func startServe(t *testing.T, cfg, secret string) *serveProcess {
 			p.log.WriteString(line + "\n")
 			p.mu.Unlock()
 			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
+				Msg     string `json:"msg"`
+				Addr    string `json:"addr"`
+				Metrics string `json:"metrics_addr"`
 			}
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
 				p.addr <- rec.Addr
+				p.metrics <- rec.Metrics
 			}
 		}
 		p.done <- p.cmd.Wait()
@@ -118,7 +126,7 @@ func TestServeKilledAndRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
-	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\n",
+	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\n",
 		gh.AppID(), key, gh.URL, filepath.Join(dir, "cache"))
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -175,6 +183,22 @@ func TestServeKilledAndRestarted(t *testing.T) {
 		t.Errorf("an unsigned delivery got %d, want 400 or 401", resp.StatusCode)
 	}
 
+	// /metrics is not on the public listener, only on its own.
+	for _, tc := range []struct {
+		addr string
+		code int
+	}{{addr, http.StatusNotFound}, {<-second.metrics, http.StatusOK}} {
+		resp, err := http.Get("http://" + tc.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || (tc.code == http.StatusOK) != strings.Contains(string(body), "catalogbot_webhook_deliveries_total") {
+			t.Errorf("GET http://%s/metrics: %d, want %d\n%.300s", tc.addr, resp.StatusCode, tc.code, body)
+		}
+	}
+
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -203,5 +227,33 @@ func TestServeRefusesWithoutSecret(t *testing.T) {
 	res := ownersCLI(t, dir, "serve", "--config", cfg)
 	if res.code == exitOK || !strings.Contains(res.stderr, "refusing to start without a webhook secret") {
 		t.Errorf("exit %d, stderr %q; want a refusal naming the missing secret", res.code, res.stderr)
+	}
+}
+
+// TestServeNamesAnECKey: given an EC private key, serve says that GitHub
+// App keys are RSA and where to get one, not which Go function to call.
+func TestServeNamesAnECKey(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("appID: 1\nprivateKeyFile: key.pem\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CATALOGBOT_WEBHOOK_SECRET", "0123456789abcdef0123456789abcdef")
+	res := ownersCLI(t, dir, "serve", "--config", cfg)
+	if res.code == exitOK || !strings.Contains(res.stderr, "holds an EC (ECDSA) key; GitHub App keys are RSA") ||
+		!strings.Contains(res.stderr, "Generate a private key") || strings.Contains(res.stderr, "ParseECPrivateKey") {
+		t.Errorf("exit %d, stderr %q; want a refusal saying the key is EC and GitHub's are RSA", res.code, res.stderr)
 	}
 }
