@@ -6,12 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing/fstest"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -109,8 +115,16 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		res.Findings = append(res.Findings, renderAndValidate(ctx, in.Renderer, file, toRender)...)
-		fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
+		outcomes := renderAndValidate(ctx, in.Renderer, in.Policy.Images, file, toRender)
+		writeRenderSummary(&b, toRender, outcomes)
+		for _, o := range outcomes {
+			res.Findings = append(res.Findings, o.findings...)
+			if o.what == renderUnreachable {
+				// A registry that could not be asked has not cleared
+				// the entry; the check says so rather than passing it.
+				res.Conclusion = checks.Neutral
+			}
+		}
 	}
 	if res.Conclusion == "" || checks.ConclusionOf(res.Findings) == checks.Failure {
 		res.Conclusion = checks.ConclusionOf(res.Findings)
@@ -134,29 +148,73 @@ var Rules = []checks.Rule{
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
 }
 
-// renderAndValidate renders each reference and validates what it renders
-// to. Findings are placed on the entry's image line in the list: the
-// rendered catalog exists nowhere in the repository.
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference) []checks.Finding {
-	out := make([][]checks.Finding, len(refs))
+// renderWhat is what happened to one entry the check set out to render.
+type renderWhat int
+
+const (
+	renderValid       renderWhat = iota // rendered, and the catalog validates
+	renderInvalid                       // rendered to an invalid catalog
+	renderRefused                       // refused by the policy; nothing was contacted
+	renderUnreachable                   // its registry could not be asked
+	renderFailed                        // the registry answered, and it does not render
+)
+
+// renderWords say each outcome in the summary, in the order the tally
+// lists them.
+var renderWords = []string{
+	renderValid:       "rendered and validated",
+	renderInvalid:     "rendered to an invalid catalog",
+	renderRefused:     "refused by policy, not contacted",
+	renderUnreachable: "could not be reached",
+	renderFailed:      "failed to render",
+}
+
+type renderOutcome struct {
+	what     renderWhat
+	findings []checks.Finding
+}
+
+// writeRenderSummary says what happened to each entry, then counts them,
+// so that the summary never claims a render that did not happen.
+func writeRenderSummary(b *strings.Builder, refs []catalogyaml.Reference, outcomes []renderOutcome) {
+	fmt.Fprintf(b, "\nRendering the %d added or changed reference(s):\n", len(refs))
+	counts := make([]int, len(renderWords))
+	for i, ref := range refs {
+		w := outcomes[i].what
+		counts[w]++
+		fmt.Fprintf(b, "- `%s`: %s\n", ref.Name, renderWords[w])
+	}
+	var parts []string
+	for w, n := range counts {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, renderWords[w]))
+		}
+	}
+	fmt.Fprintf(b, "\n%s.\n", strings.Join(parts, ", "))
+	if counts[renderUnreachable] > 0 {
+		b.WriteString("Some registries could not be asked; run the check again later.\n")
+	}
+}
+
+// renderAndValidate renders each reference the image policy admits and
+// validates what it renders to. Findings are placed on the entry's image
+// line in the list: the rendered catalog exists nowhere in the repository.
+func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Policy, file string, refs []catalogyaml.Reference) []renderOutcome {
+	out := make([]renderOutcome, len(refs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = renderOne(ctx, r, file, ref)
+			out[i] = renderOne(ctx, r, pol, file, ref)
 		})
 	}
 	wg.Wait()
-	var all []checks.Finding
-	for _, fs := range out {
-		all = append(all, fs...)
-	}
-	return all
+	return out
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference) []checks.Finding {
+func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file string, ref catalogyaml.Reference) renderOutcome {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -165,10 +223,18 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		return checks.Finding{Rule: rule, Severity: checks.SeverityError, File: file, Line: line,
 			Message: fmt.Sprintf("reference %q (%s): %s", ref.Name, ref.Image, msg)}
 	}
+	one := func(what renderWhat, f checks.Finding) renderOutcome {
+		return renderOutcome{what: what, findings: []checks.Finding{f}}
+	}
 	if ref.Ref == nil {
 		// An OCI layout or a path names something on the machine that
 		// runs the check, which a pull request must not make it read.
-		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}
+		return one(renderRefused, at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change"))
+	}
+	// The image policy's allowlist binds rendering as it binds the
+	// images check: an entry it refuses is never pulled.
+	if ok, why := pol.Admits(ref.Image); !ok {
+		return one(renderRefused, at(images.RuleID(registry.ClassPolicy), why))
 	}
 	cfg, err := r.RenderOne(ctx, ref.Image)
 	if err != nil {
@@ -176,24 +242,47 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		if errors.As(err, &re) {
 			err = re.Err
 		}
-		return []checks.Finding{at(RuleReferenceRender, "does not render: "+err.Error())}
+		if unreachable(err) {
+			_, msg := registry.Classify(err)
+			f := at(RuleReferenceRender, "could not be rendered: "+msg)
+			f.Severity = checks.SeverityWarning
+			return one(renderUnreachable, f)
+		}
+		return one(renderFailed, at(RuleReferenceRender, "does not render: "+err.Error()))
 	}
 	var buf bytes.Buffer
 	if err := render.WriteJSON(&buf, cfg); err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "cannot be written out: "+err.Error())}
+		return one(renderFailed, at(RuleReferenceRender, "cannot be written out: "+err.Error()))
 	}
 	rendered := fstest.MapFS{"catalog.json": &fstest.MapFile{Data: buf.Bytes()}}
 	res, err := fbc.Validate(ctx, rendered, fbc.Options{})
 	if err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "validation stopped: "+err.Error())}
+		return one(renderFailed, at(RuleReferenceRender, "validation stopped: "+err.Error()))
 	}
-	var out []checks.Finding
+	out := renderOutcome{what: renderValid}
 	for _, f := range res.Findings {
 		g := at(f.Rule, "renders to an invalid catalog: "+f.Message)
 		g.Package, g.Channel, g.Bundle = f.Package, f.Channel, f.Bundle
-		out = append(out, g)
+		out.findings = append(out.findings, g)
+	}
+	if checks.ConclusionOf(out.findings) == checks.Failure {
+		out.what = renderInvalid
 	}
 	return out
+}
+
+// unreachable says whether a render failed because its registry could not
+// be asked (no connection, no answer in time, a rate limit or a server
+// error) rather than because of what the registry answered.
+func unreachable(err error) bool {
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		class, _ := registry.Classify(err)
+		return class == registry.ClassTransport || class == registry.ClassRateLimited
+	}
+	var nerr net.Error
+	var uerr *url.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) || errors.As(err, &uerr)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -111,5 +113,82 @@ func TestReferencesOwnedPerEntry(t *testing.T) {
 		if res.Conclusion != tt.want {
 			t.Errorf("author %s: owners = %s, want %s (%s)", tt.author, res.Conclusion, tt.want, res.Summary)
 		}
+	}
+}
+
+// closingRegistry is a registry host on loopback that counts the
+// connections made to it and closes each at once: a registry that cannot
+// be asked, and a witness of whether anything tried.
+func closingRegistry(t *testing.T) (host string, conns *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	conns = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	return l.Addr().String(), conns
+}
+
+// TestReferencesAllowlist: the policy's allowlist binds rendering as it
+// binds the images check. An entry outside it is a policy finding on its
+// line and its registry sees no connection; inside it, a registry that
+// cannot be asked leaves the check undecided, and the summary says what
+// happened to each entry rather than claiming a render.
+func TestReferencesAllowlist(t *testing.T) {
+	host, conns := closingRegistry(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := refList("bar", "quay.io/example/bar-index:v1")
+	head := refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")
+	tests := []struct {
+		name      string
+		allow     []string
+		want      checks.Conclusion
+		wantRule  string
+		wantSev   checks.Severity
+		wantConns bool
+		summary   string
+	}{
+		{name: "outside the allowlist", allow: []string{"quay.io/example"}, want: checks.Failure,
+			wantRule: "IM5", wantSev: checks.SeverityError, summary: "- `foo`: refused by policy, not contacted"},
+		{name: "on the allowlist, registry unreachable", allow: []string{"quay.io/example", host}, want: checks.Neutral,
+			wantRule: RuleReferenceRender, wantSev: checks.SeverityWarning, wantConns: true, summary: "- `foo`: could not be reached\n\n1 could not be reached."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conns.Store(0)
+			pol := policy.Default()
+			pol.Images.AllowRegistries = tt.allow
+			b := map[string]string{"catalog.yaml": base}
+			h := map[string]string{"catalog.yaml": head}
+			in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer}
+			res := References{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("conclusion = %s, want %s (%s)", res.Conclusion, tt.want, res.Summary)
+			}
+			if !strings.Contains(res.Summary, tt.summary) || strings.Contains(res.Summary, "Rendered and validated") {
+				t.Errorf("summary %q does not say %q", res.Summary, tt.summary)
+			}
+			if len(res.Findings) != 1 || res.Findings[0].Rule != tt.wantRule || res.Findings[0].Severity != tt.wantSev ||
+				res.Findings[0].File != "catalog.yaml" || res.Findings[0].Line != 6 {
+				t.Errorf("findings = %+v, want one %s %s at catalog.yaml:6", res.Findings, tt.wantSev, tt.wantRule)
+			}
+			if got := conns.Load(); (got > 0) != tt.wantConns {
+				t.Errorf("%d connection(s) to the registry; want any: %v", got, tt.wantConns)
+			}
+		})
 	}
 }
