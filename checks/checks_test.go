@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,6 +103,34 @@ func TestRunCancelled(t *testing.T) {
 	rep := Run(ctx, 0, Check[int](fakeCheck{"x", func(context.Context, int) Result { ran = true; return Result{Conclusion: Success} }}))
 	if ran || rep.Results[0].Conclusion != Neutral {
 		t.Errorf("ran = %v, result = %+v; want not run, neutral", ran, rep.Results[0])
+	}
+}
+
+// TestRunStopsAtDeadline: a check stuck where it does not look at its
+// context does not hold the report past the context's end; it is cut short
+// as undecided, with the cause, and the checks that finished keep their
+// results.
+func TestRunStopsAtDeadline(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	finished := make(chan struct{})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		<-finished
+		cancel(errors.New("the check's deadline passed"))
+	}()
+	rep := Run(ctx, 0,
+		Check[int](fakeCheck{"stuck", func(context.Context, int) Result { <-stuck; return Result{Conclusion: Success} }}),
+		Check[int](fakeCheck{"quick", func(context.Context, int) Result { close(finished); return Result{Conclusion: Success} }}),
+	)
+	want := map[string]Result{
+		"quick": {Conclusion: Success},
+		"stuck": {Conclusion: Neutral, Summary: "Cut short before it could judge: the check's deadline passed."},
+	}
+	for _, res := range rep.Results {
+		if w := want[res.Name]; res.Conclusion != w.Conclusion || res.Summary != w.Summary || res.Findings == nil {
+			t.Errorf("%s = %+v, want %+v", res.Name, res, w)
+		}
 	}
 }
 

@@ -56,6 +56,10 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	var scopes []string
 	for _, root := range roots {
 		head, base, note, err := validateRoot(ctx, in, root)
+		if err != nil && ctx.Err() != nil {
+			// Ended by the check's deadline or its caller: not a verdict.
+			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", root, context.Cause(ctx))}
+		}
 		if err != nil {
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", root, err)}
 		}

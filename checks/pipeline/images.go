@@ -48,7 +48,7 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	results, err := v.VerifyUses(ctx, uses)
 	if err != nil {
-		return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Image verification stopped: %v", err)}
+		return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Image verification stopped: %v", context.Cause(ctx))}
 	}
 	findings := images.Findings(results)
 	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: images.Summary(results) + "."}

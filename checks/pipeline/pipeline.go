@@ -6,7 +6,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -57,7 +59,24 @@ func Checks(in *Input) []checks.Check[*Input] {
 	return cs
 }
 
-// Run runs every check of Checks on in.
+// Run runs every check of Checks on in, within the policy's deadline for
+// a whole pull request check (limits.checkTimeout): a check still running
+// then is reported as cut short, undecided, naming the limit. The App, the
+// Action and the command line all come through here (review.Evaluate),
+// so a pull request that names a registry which never answers ties none
+// of them up for longer.
 func Run(ctx context.Context, in *Input) checks.Report {
+	if limit := in.Policy.Limits.CheckTimeout; limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, &DeadlineError{Limit: limit})
+		defer cancel()
+	}
 	return checks.Run(ctx, in, Checks(in)...)
+}
+
+// DeadlineError is the cause of a check cut short by limits.checkTimeout.
+type DeadlineError struct{ Limit time.Duration }
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("the pull request check took longer than limits.checkTimeout (%s); raise it in %s if this repository's checks need longer", e.Limit, policy.FileName)
 }

@@ -242,6 +242,13 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 		if errors.As(err, &re) {
 			err = re.Err
 		}
+		if ctx.Err() != nil {
+			// The check's deadline (or its caller) ended the render,
+			// which says nothing about the entry.
+			f := at(RuleReferenceRender, fmt.Sprintf("not rendered: %v", context.Cause(ctx)))
+			f.Severity = checks.SeverityWarning
+			return one(renderUnreachable, f)
+		}
 		if unreachable(err) {
 			_, msg := registry.Classify(err)
 			f := at(RuleReferenceRender, "could not be rendered: "+msg)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
@@ -190,5 +192,79 @@ func TestReferencesAllowlist(t *testing.T) {
 				t.Errorf("%d connection(s) to the registry; want any: %v", got, tt.wantConns)
 			}
 		})
+	}
+}
+
+// tarpit is a registry host on loopback that accepts connections and never
+// answers.
+func tarpit(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestCheckDeadline: a pull request check ends at limits.checkTimeout
+// however long a registry it names keeps it waiting, and what was cut
+// short says so and is undecided, never a pass.
+func TestCheckDeadline(t *testing.T) {
+	host := tarpit(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := map[string]string{"catalog.yaml": refList("bar", "quay.io/example/bar-index:v1")}
+	h := map[string]string{"catalog.yaml": refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")}
+	pol := policy.Default()
+	pol.Limits.CheckTimeout = 200 * time.Millisecond
+	in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer}
+
+	// Without the deadline this waits for the registry for ever; the
+	// guard turns that into a failure rather than a hung test run.
+	done := make(chan checks.Report, 1)
+	go func() { done <- Run(context.Background(), in) }()
+	var rep checks.Report
+	select {
+	case rep = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the check did not end at its deadline")
+	}
+	for _, res := range rep.Results {
+		if res.Name != ReferencesName {
+			continue
+		}
+		said := res.Summary
+		for _, f := range res.Findings {
+			said += "\n" + f.Message
+		}
+		if res.Conclusion != checks.Neutral || !strings.Contains(said, "limits.checkTimeout (200ms)") {
+			t.Errorf("references = %s, %q; want neutral, naming limits.checkTimeout", res.Conclusion, said)
+		}
+	}
+	if rep.Passed() {
+		t.Error("the report passed a check that was cut short")
 	}
 }
