@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -208,7 +209,14 @@ func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
 	data, err := readFile(fsys, p)
 	fr.size = int64(len(data))
 	if err != nil {
-		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
+		// A caller's file system may refuse a read with a rule of its
+		// own (a size limit, say), which the finding keeps.
+		rule := "L0"
+		var ruled interface{ Rule() string }
+		if errors.As(err, &ruled) {
+			rule = ruled.Rule()
+		}
+		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: rule, err: err})
 		return fr
 	}
 	if opts.Images {

@@ -37,6 +37,7 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 // EvaluateOwners reads the OWNERS files of the base tree and evaluates the
 // change's approvals against them.
 func EvaluateOwners(in *Input) (*owners.State, error) {
+	in.bind()
 	repo, err := owners.Load(in.Base, owners.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -46,6 +47,11 @@ type Input struct {
 	// changes. It must be made with RegistryOnly, since the entries are
 	// the change's data. Nil leaves them unrendered (neutral).
 	Renderer *render.Renderer
+
+	// bindOnce puts Base and Head within the policy's limits once;
+	// rawBase is the Base given, for the package index (see bind).
+	bindOnce sync.Once
+	rawBase  fs.FS
 }
 
 // Checks returns the checks in goes through. The images check runs only
@@ -66,6 +72,7 @@ func Checks(in *Input) []checks.Check[*Input] {
 // so a pull request that names a registry which never answers ties none
 // of them up for longer.
 func Run(ctx context.Context, in *Input) checks.Report {
+	in.bind()
 	if limit := in.Policy.Limits.CheckTimeout; limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit, &DeadlineError{Limit: limit})

@@ -146,6 +146,9 @@ var Rules = []checks.Rule{
 	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
 	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
+	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change has more image references than limits.images lets one check verify."},
+	{ID: RuleLimitCatalogBytes, Name: "LimitCatalogBytes", Description: "The check would read more catalog content than limits.catalogBytes."},
+	{ID: RuleLimitFileBytes, Name: "LimitFileBytes", Description: "A file is larger than limits.fileBytes; it is not read."},
 }
 
 // renderWhat is what happened to one entry the check set out to render.
