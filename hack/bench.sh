@@ -254,7 +254,7 @@ fi
 # --- report ------------------------------------------------------------
 
 # The Go benchmarks of the other targets: the PR check on a 2,000-package
-# repository (<= 1 s per change) and the webhook intake (>= 2,000 signed
+# repository (<= 1 s per change), its memory with large files, and the webhook intake (>= 2,000 signed
 # deliveries/s with p99 accept <= 20 ms; memory bounded under a flood).
 gobench=""
 gobench_run() {
@@ -266,6 +266,9 @@ gobench_run() {
 	gobench+="$out"$'\n'
 }
 gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
+# Peak memory of a PR check adding one 40 MB and one 200 MB file (<= 4x the
+# largest file read, <= 512 MiB under the default limits).
+gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./checks/review
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which
