@@ -138,6 +138,16 @@ func TestLimits(t *testing.T) {
 			if tt.notRead != "" && head.wasRead(tt.notRead) {
 				t.Errorf("%s was read", tt.notRead)
 			}
+			if _, onBase := tt.base[tt.notRead]; tt.notRead != "" && !onBase {
+				// Whose package the blobs of an unread file the change
+				// adds belong to is not known, so no approval can be
+				// judged either.
+				for _, r := range rep.Results {
+					if r.Name == OwnersName && (r.Conclusion != checks.Failure || !strings.Contains(r.Summary, tt.wantKey)) {
+						t.Errorf("owners = %s, %q; want failure naming %s", r.Conclusion, r.Summary, tt.wantKey)
+					}
+				}
+			}
 			asked := map[string]bool{}
 			for _, r := range reg.Requests()[before:] {
 				if r.Repo != "" {

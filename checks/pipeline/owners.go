@@ -24,7 +24,10 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 	if st == nil {
 		var err error
 		if st, err = EvaluateOwners(in); err != nil {
-			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the OWNERS files: %v", err)}
+			// The OWNERS files, or the changed files whose blobs say
+			// which packages' owners must approve (one over a limit,
+			// say), could not be read: no approval can be judged.
+			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not evaluate the approvals: %v", err)}
 		}
 	}
 	res := checks.Result{Conclusion: checks.Failure, Findings: st.Findings, Summary: ownersSummary(st)}
