@@ -77,7 +77,12 @@ func fastBlobs(data []byte, roots []*ynode, spans [][2]int) ([]Blob, bool) {
 		}
 		folds := make(map[string]bool, len(root.keys))
 		for _, k := range root.keys {
-			f := folder.String(k)
+			// ASCII keys fold as they lower-case; any other key goes the
+			// exact way, whose Unicode folding this need not repeat.
+			if !isASCII(k) {
+				return nil, false
+			}
+			f := strings.ToLower(k)
 			if folds[f] {
 				return nil, false
 			}
@@ -205,4 +210,13 @@ func writeJSONString(w *bufio.Writer, s []byte) {
 	}
 	w.Write(s[start:])
 	w.WriteByte('"')
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

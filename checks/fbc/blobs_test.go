@@ -16,6 +16,7 @@ var blobSeeds = []string{
 	`{"schema":"x","esc":"quote \" backslash \\ <html> & \u00e9 \u2028 \u2029 \b \f \n \r \t \u0001 \u001f \u007f","raw":"é 😀  "}`,
 	`{"schema":"x","\u0000key":"v","Key":"w","key":"x"}`,
 	`{"schema":"olm.package","Name":"foo"}`,
+	`{"schema":"olm.package","name":"foo","Key":"kelvin","key":"k"}`,
 	`{"schema":"olm.package","name":"foo","NAME":"bar"}`,
 	`{"schema":"olm.package","name":["foo"]}`,
 	`{"schema":"x","n":1.0}`,
@@ -28,7 +29,7 @@ func TestBlobsFastPath(t *testing.T) {
 	for _, s := range blobSeeds {
 		sameBlobs(t, []byte(s))
 	}
-	for _, i := range []int{0, 1, 3, 9} {
+	for _, i := range []int{0, 1, 3, len(blobSeeds) - 1} {
 		data := []byte(blobSeeds[i])
 		if roots, spans, ok := parseFastJSONStream(data); !ok {
 			t.Errorf("the fast JSON parser refused seed %d", i)
