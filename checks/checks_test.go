@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,6 +156,35 @@ func TestWaits(t *testing.T) {
 		"registry z.example (4 references) did not answer in time or could not be reached"
 	if got := WaitList(ws); got != want {
 		t.Errorf("WaitList = %q, want %q", got, want)
+	}
+}
+
+// TestRunStopsAtDeadline: a check stuck where it does not look at its
+// context does not hold the report past the context's end; it is cut short
+// as undecided, with the cause, and the checks that finished keep their
+// results.
+func TestRunStopsAtDeadline(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	started, finished := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		<-finished
+		cancel(errors.New("the check's deadline passed"))
+	}()
+	rep := Run(ctx, 0,
+		Check[int](fakeCheck{"stuck", func(context.Context, int) Result { close(started); <-stuck; return Result{Conclusion: Success} }}),
+		// The deadline passes once the stuck check is under way.
+		Check[int](fakeCheck{"quick", func(context.Context, int) Result { <-started; close(finished); return Result{Conclusion: Success} }}),
+	)
+	want := map[string]Result{
+		"quick": {Conclusion: Success},
+		"stuck": {Conclusion: Pending, Summary: "Could not judge: the check was stopped before it could judge (the check's deadline passed).\n"},
+	}
+	for _, res := range rep.Results {
+		if w := want[res.Name]; res.Conclusion != w.Conclusion || res.Summary != w.Summary || res.Findings == nil {
+			t.Errorf("%s = %+v, want %+v", res.Name, res, w)
+		}
 	}
 }
 

@@ -254,7 +254,7 @@ fi
 # --- report ------------------------------------------------------------
 
 # The Go benchmarks of the other targets: the PR check on a 2,000-package
-# repository (<= 1 s per change) and the webhook intake (>= 2,000 signed
+# repository (<= 1 s per change), its memory with large files, and the webhook intake (>= 2,000 signed
 # deliveries/s with p99 accept <= 20 ms; memory bounded under a flood).
 gobench=""
 gobench_run() {
@@ -269,6 +269,9 @@ gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
 # A pull request with 1, 16 and 160 images on a tarpit registry: one
 # per-reference deadline (2 s) whatever the count.
 gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./checks/pipeline
+# Peak memory of a PR check adding one 40 MB and one 200 MB file (<= 4x the
+# largest file read, <= 512 MiB under the default limits).
+gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./checks/review
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # Genuine deliveries beside 0, 10 and 50 hostile slow connections.

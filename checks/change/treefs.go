@@ -219,7 +219,9 @@ func (t *treeFS) dir(p string) (*dirNode, error) {
 	return n, nil
 }
 
-// blob reads a whole blob. The caller holds mu.
+// blob reads a whole blob into a buffer of its exact size: growing a
+// buffer while reading would hold up to twice a large file at once. The
+// caller holds mu.
 func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {
@@ -230,7 +232,20 @@ func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(r)
+	buf := make([]byte, b.Size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// blobReader streams a blob. The caller holds mu.
+func (t *treeFS) blobReader(h plumbing.Hash) (io.ReadCloser, error) {
+	b, err := object.GetBlob(t.s, h)
+	if err != nil {
+		return nil, err
+	}
+	return b.Reader()
 }
 
 // info describes a node. The caller holds mu.
@@ -454,21 +469,34 @@ func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
 // Sys returns the git object id of the entry, a plumbing.Hash.
 func (fi *fileInfo) Sys() any { return fi.hash }
 
-// blobFile is an open regular file. Its content is read from the repository
-// on first use, so opening a file just to Stat it costs no blob read.
+// blobFile is an open regular file. Read streams the blob from the
+// repository, so that a reader that copies the file into a buffer of its
+// own holds it once, not twice; ReadAt and Seek, which few readers need,
+// read it whole on first use. Opening a file just to Stat it reads nothing.
 type blobFile struct {
 	fs     *treeFS
 	info   *fileInfo
 	path   string
+	stream io.ReadCloser
+	off    int64 // how far stream has read
 	r      *bytes.Reader
 	closed bool
 }
 
 func (f *blobFile) Stat() (fs.FileInfo, error) { return f.info, nil }
 
-func (f *blobFile) reader(op string) (*bytes.Reader, error) {
+func (f *blobFile) check(op string) error {
 	if f.closed {
-		return nil, &fs.PathError{Op: op, Path: f.path, Err: fs.ErrClosed}
+		return &fs.PathError{Op: op, Path: f.path, Err: fs.ErrClosed}
+	}
+	return nil
+}
+
+// whole returns the file read whole, positioned where sequential reads
+// have got to.
+func (f *blobFile) whole(op string) (*bytes.Reader, error) {
+	if err := f.check(op); err != nil {
+		return nil, err
 	}
 	if f.r == nil {
 		b, err := f.fs.ReadFile(f.path)
@@ -476,20 +504,42 @@ func (f *blobFile) reader(op string) (*bytes.Reader, error) {
 			return nil, err
 		}
 		f.r = bytes.NewReader(b)
+		if _, err := f.r.Seek(f.off, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if f.stream != nil {
+			f.stream.Close()
+			f.stream = nil
+		}
 	}
 	return f.r, nil
 }
 
 func (f *blobFile) Read(p []byte) (int, error) {
-	r, err := f.reader("read")
-	if err != nil {
+	if err := f.check("read"); err != nil {
 		return 0, err
 	}
-	return r.Read(p)
+	if f.r != nil {
+		return f.r.Read(p)
+	}
+	// go-git's object storage is not safe for concurrent use, and a
+	// stream may read through a pack file it shares.
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.stream == nil {
+		r, err := f.fs.blobReader(f.info.hash)
+		if err != nil {
+			return 0, pathError("read", f.path, err)
+		}
+		f.stream = r
+	}
+	n, err := f.stream.Read(p)
+	f.off += int64(n)
+	return n, err
 }
 
 func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
-	r, err := f.reader("read")
+	r, err := f.whole("read")
 	if err != nil {
 		return 0, err
 	}
@@ -497,7 +547,7 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *blobFile) Seek(offset int64, whence int) (int64, error) {
-	r, err := f.reader("seek")
+	r, err := f.whole("seek")
 	if err != nil {
 		return 0, err
 	}
@@ -510,6 +560,9 @@ func (f *blobFile) Close() error {
 	}
 	f.closed = true
 	f.r = nil
+	if f.stream != nil {
+		return f.stream.Close()
+	}
 	return nil
 }
 

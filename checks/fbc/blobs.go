@@ -1,7 +1,11 @@
 package fbc
 
 import (
+	"bufio"
 	"crypto/sha256"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 )
@@ -24,7 +28,24 @@ type Blob struct {
 // loader does. Documents that do not decode are left out: the validation
 // of the same file reports them as errors, which block a merge on their
 // own.
+//
+// A file of plain JSON objects, the common shape and the one a very large
+// file takes, is read in place: each blob's canonical form is hashed as it
+// is written, never held, so the memory Blobs needs beyond data is small
+// whatever the size of the file.
 func Blobs(data []byte) []Blob {
+	if looksLikeJSON(data) {
+		if roots, spans, ok := parseFastJSONStream(data); ok {
+			if out, ok := fastBlobs(data, roots, spans); ok {
+				return out
+			}
+		}
+	}
+	return exactBlobs(data)
+}
+
+// exactBlobs is Blobs by way of the loader's own decoding.
+func exactBlobs(data []byte) []Blob {
 	var out []Blob
 	decodeStream(data, nil, func(d *document) bool {
 		if d.err != nil {
@@ -38,4 +59,164 @@ func Blobs(data []byte) []Blob {
 		return true
 	})
 	return out
+}
+
+// fastBlobs is Blobs for a stream of objects the fast JSON parser read. It
+// reports false for anything whose meta the exact decoder would read
+// differently (keys that fold to schema, package or name, or that fold
+// alike, and non-string values of those keys), which then goes the exact
+// way. Sums are identical to the exact path's: the sha256 of the blob as
+// encoding/json writes it, map keys sorted, HTML left unescaped, newline
+// ended.
+func fastBlobs(data []byte, roots []*ynode, spans [][2]int) ([]Blob, bool) {
+	lines := lineIndex{data: data}
+	out := make([]Blob, 0, len(roots))
+	for i, root := range roots {
+		if root.kind != 'm' {
+			return nil, false
+		}
+		folds := make(map[string]bool, len(root.keys))
+		for _, k := range root.keys {
+			// ASCII keys fold as they lower-case; any other key goes the
+			// exact way, whose Unicode folding this need not repeat.
+			if !isASCII(k) {
+				return nil, false
+			}
+			f := strings.ToLower(k)
+			if folds[f] {
+				return nil, false
+			}
+			folds[f] = true
+			if (f == "schema" || f == "package" || f == "name") && k != f {
+				return nil, false
+			}
+		}
+		field := func(key string) (string, bool) {
+			n := root.get(key)
+			if n == nil {
+				return "", true
+			}
+			return string(n.str), n.kind == 's'
+		}
+		schema, ok1 := field("schema")
+		pkg, ok2 := field("package")
+		name, ok3 := field("name")
+		if !ok1 || !ok2 || !ok3 {
+			return nil, false
+		}
+		h := sha256.New()
+		w := bufio.NewWriterSize(h, 64<<10)
+		writeCanonical(w, root)
+		w.WriteByte('\n')
+		w.Flush()
+		b := Blob{Schema: schema, Package: pkg, Line: lines.lineOf(spans[i][0])}
+		h.Sum(b.Sum[:0])
+		if schema == declcfg.SchemaPackage {
+			b.Package = name
+		}
+		out = append(out, b)
+	}
+	return out, true
+}
+
+// writeCanonical writes n as encoding/json encodes the value the exact
+// decoder makes of it: mappings with their keys sorted.
+func writeCanonical(w *bufio.Writer, n *ynode) {
+	switch n.kind {
+	case 's':
+		writeJSONString(w, n.str)
+	case 'b':
+		w.Write(n.str)
+	case 'l':
+		w.WriteByte('[')
+		for i, item := range n.items {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeCanonical(w, item)
+		}
+		w.WriteByte(']')
+	case 'm':
+		order := make([]int, len(n.keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
+		w.WriteByte('{')
+		for i, k := range order {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeJSONString(w, []byte(n.keys[k]))
+			w.WriteByte(':')
+			writeCanonical(w, n.vals[k])
+		}
+		w.WriteByte('}')
+	}
+}
+
+// writeJSONString quotes s as encoding/json does with HTML escaping off.
+func writeJSONString(w *bufio.Writer, s []byte) {
+	const hex = "0123456789abcdef"
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			w.Write(s[start:i])
+			switch c {
+			case '\\', '"':
+				w.WriteByte('\\')
+				w.WriteByte(c)
+			case '\b':
+				w.WriteString(`\b`)
+			case '\f':
+				w.WriteString(`\f`)
+			case '\n':
+				w.WriteString(`\n`)
+			case '\r':
+				w.WriteString(`\r`)
+			case '\t':
+				w.WriteString(`\t`)
+			default:
+				w.WriteString(`\u00`)
+				w.WriteByte(hex[c>>4])
+				w.WriteByte(hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			w.Write(s[start:i])
+			w.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			w.Write(s[start:i])
+			w.WriteString(`\u202`)
+			w.WriteByte(hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	w.Write(s[start:])
+	w.WriteByte('"')
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -205,10 +206,18 @@ func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
 	if opts.full {
 		fr.config = &declcfg.DeclarativeConfig{}
 	}
-	data, err := readFile(fsys, p)
+	data, release, err := readLargeFile(fsys, p)
+	defer release()
 	fr.size = int64(len(data))
 	if err != nil {
-		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: "L0", err: err})
+		// A caller's file system may refuse a read with a rule of its
+		// own (a size limit, say), which the finding keeps.
+		rule := "L0"
+		var ruled interface{ Rule() string }
+		if errors.As(err, &ruled) {
+			rule = ruled.Rule()
+		}
+		fr.errs = append(fr.errs, loadError{pos: pos{File: p}, rule: rule, err: err})
 		return fr
 	}
 	if opts.Images {
@@ -263,19 +272,51 @@ func (fr *fileResult) addFastJSON(data []byte) bool {
 	return true
 }
 
+// LargeFile is the size from which a file is loaded alone in the process.
+// Decoding holds a file and what it decodes to at once (a bundle's
+// manifests, base64-decoded and parsed), about three times its size; two
+// such files at once, from two checks of one pull request or from two
+// pull requests the App checks side by side, would double the peak. With
+// one large file at a time the peak stays near three times the largest
+// file, and the many small files of a catalog still load in parallel.
+const LargeFile = 16 << 20
+
+// largeFiles admits one large file at a time.
+var largeFiles = make(chan struct{}, 1)
+
 // readFile reads through an open file rather than fs.ReadFile, so that read
 // errors carry the path the file was opened with, as opm's do ("read
 // catalog/foo: is a directory" for a symlink to a directory).
 func readFile(fsys fs.FS, p string) ([]byte, error) {
+	data, release, err := readLargeFile(fsys, p)
+	release()
+	return data, err
+}
+
+// readLargeFile is readFile that, for a file of LargeFile or more, waits
+// its turn before reading; the caller calls release once done with what
+// it decoded from the file.
+func readLargeFile(fsys fs.FS, p string) (data []byte, release func(), err error) {
+	release = func() {}
 	f, err := fsys.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, release, err
 	}
 	defer f.Close()
 	size := 0
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = int(st.Size())
 	}
+	if size >= LargeFile {
+		largeFiles <- struct{}{}
+		release = func() { <-largeFiles }
+	}
+	data, err = readAll(f, size)
+	return data, release, err
+}
+
+// readAll reads f, whose size is expected to be size, into one buffer.
+func readAll(f fs.File, size int) ([]byte, error) {
 	buf := make([]byte, 0, size+1)
 	for {
 		n, err := f.Read(buf[len(buf):cap(buf)])

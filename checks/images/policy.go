@@ -112,6 +112,38 @@ func (c *compiled) allowed(repo name.Repository) bool {
 	return false
 }
 
+// refusal says why the allowlist keeps repo from being contacted, or ""
+// when it admits it. The verifier and Policy.Admits both say it this way.
+func (c *compiled) refusal(repo name.Repository) string {
+	if c.allowed(repo) {
+		return ""
+	}
+	return fmt.Sprintf("repository %s is outside the allowed registries (%s); it was not contacted", repo.Name(), strings.Join(c.AllowRegistries, ", "))
+}
+
+// Admits says whether the allowlist lets a check contact the registry of
+// image, and when it does not, why. The verifier asks it of every
+// reference, and so must anything else that reaches a registry for a
+// reference the policy governs (rendering a reference list entry, say):
+// one rule decides for existence, content, platforms and rendering alike.
+// A reference that does not parse, or a policy whose allowlist does not,
+// is not admitted: a rule that cannot be read does not let anything
+// through.
+func (p Policy) Admits(image string) (ok bool, why string) {
+	c, err := compilePolicy(Policy{AllowRegistries: p.AllowRegistries})
+	if err != nil {
+		return false, err.Error()
+	}
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return false, "not a valid image reference"
+	}
+	if why := c.refusal(ref.Context()); why != "" {
+		return false, why
+	}
+	return true, ""
+}
+
 // needs says which content checks a reference with these kinds of location
 // needs; each one costs GET requests.
 type needs struct {

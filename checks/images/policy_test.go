@@ -189,3 +189,28 @@ func TestInsecureRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmits: the allowlist as anything but the verifier asks it, matched
+// on whole path segments, failing closed on what it cannot read.
+func TestAdmits(t *testing.T) {
+	tests := []struct {
+		allow []string
+		image string
+		ok    bool
+		why   string
+	}{
+		{nil, "127.0.0.1:5000/x/y:v1", true, ""},
+		{[]string{"quay.io/example"}, "quay.io/example/foo:v1", true, ""},
+		{[]string{"quay.io/example"}, "quay.io/examples/foo:v1", false, "repository quay.io/examples/foo is outside the allowed registries (quay.io/example); it was not contacted"},
+		{[]string{"quay.io/example"}, "127.0.0.1:5000/example/foo:v1", false, "outside the allowed registries"},
+		{[]string{"docker.io"}, "busybox:latest", true, ""},
+		{[]string{"quay.io"}, "Not A Reference", false, "not a valid image reference"},
+		{[]string{""}, "quay.io/example/foo:v1", false, "want a registry host"},
+	}
+	for _, tt := range tests {
+		ok, why := images.Policy{AllowRegistries: tt.allow}.Admits(tt.image)
+		if ok != tt.ok || !strings.Contains(why, tt.why) || (tt.ok && why != "") {
+			t.Errorf("allow %q, image %q: Admits = %v, %q; want %v, %q", tt.allow, tt.image, ok, why, tt.ok, tt.why)
+		}
+	}
+}

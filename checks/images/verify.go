@@ -309,8 +309,8 @@ func (v *Verifier) precheck(r Reference) (ref name.Reference, res Result, ok boo
 		res.Message = "not a valid image reference"
 		return nil, res, false
 	}
-	if !v.policy.allowed(ref.Context()) {
-		res.Message = fmt.Sprintf("repository %s is outside the allowed registries (%s); it was not contacted", ref.Context().Name(), strings.Join(v.policy.AllowRegistries, ", "))
+	if why := v.policy.refusal(ref.Context()); why != "" {
+		res.Message = why
 		return nil, res, false
 	}
 	return ref, res, true

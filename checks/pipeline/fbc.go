@@ -56,6 +56,10 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	var scopes []string
 	for _, root := range roots {
 		head, base, note, err := validateRoot(ctx, in, root)
+		if err != nil && ctx.Err() != nil {
+			// Ended by the check's deadline or its caller: not a verdict.
+			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", root, context.Cause(ctx))}
+		}
 		if err != nil {
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", root, err)}
 		}
@@ -72,7 +76,7 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 				file = p
 			}
 			if f.Severity == checks.SeverityError {
-				if known[keyOf(f, file)] {
+				if known[keyOf(f, file)] && !isLimitRule(f.Rule) {
 					f.Severity = checks.SeverityWarning
 					f.Message += " (pre-existing: also on the base branch)"
 					preexisting++
@@ -135,7 +139,11 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 	if !s.all && baseFS != nil {
 		// Directories the change leaves alone are the same on both
 		// sides; those it touches are in the scope already.
-		if s.holders, err = packageIndex(ctx, baseFS); err != nil {
+		rawBase, err := subFS(in.indexBase(), root)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if s.holders, err = packageIndex(ctx, rawBase); err != nil {
 			return nil, nil, "", err
 		}
 	}

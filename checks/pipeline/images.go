@@ -9,6 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
@@ -47,14 +48,26 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("The image policy cannot be applied: %v", err)}
 	}
-	results, err := v.VerifyUses(ctx, uses)
+	refs := images.Dedupe(uses)
+	// Each reference costs requests to a registry the change names, so
+	// a check verifies at most limits.images of them; the rest fail it.
+	var over []images.Reference
+	if max := in.Policy.Limits.Images; max > 0 && len(refs) > max {
+		refs, over = refs[:max], refs[max:]
+	}
+	results, err := v.Verify(ctx, refs)
 	if err != nil {
 		// Only the end of ctx stops a verification; the runner says
 		// which end it was.
 		return checks.Result{Conclusion: checks.Pending, Summary: "Image verification stopped before every image was checked."}
 	}
 	findings := images.Findings(results)
-	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: images.Summary(results) + "."}
+	summary := images.Summary(results) + "."
+	if len(over) > 0 {
+		findings = append(findings, imagesOverLimit(in.Policy.Limits.Images, len(refs)+len(over), over[0]))
+		summary += fmt.Sprintf(" %d more reference(s) were not verified: the check verifies at most limits.images (%d).", len(over), in.Policy.Limits.Images)
+	}
+	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: summary}
 	if res.Conclusion == checks.Success {
 		// A registry that could not be asked has not cleared the change:
 		// the check waits for it rather than passing. A failure found
@@ -210,4 +223,17 @@ func readOptional(fsys fs.FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// imagesOverLimit is the finding of a change with more image references
+// than the check verifies, placed where the first one left out is written.
+func imagesOverLimit(max, total int, first images.Reference) checks.Finding {
+	f := checks.Finding{Rule: RuleLimitImages, Severity: checks.SeverityError,
+		Message: fmt.Sprintf("the change has %d image references to verify, more than limits.images (%d); from %s on they were not verified; raise limits.images in %s",
+			total, max, first.Image, policy.FileName)}
+	if len(first.Locations) > 0 {
+		l := first.Locations[0]
+		f.File, f.Line, f.Package, f.Bundle = l.File, l.Line, l.Package, l.Bundle
+	}
+	return f
 }

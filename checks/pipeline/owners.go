@@ -24,7 +24,10 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 	if st == nil {
 		var err error
 		if st, err = EvaluateOwners(in); err != nil {
-			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the OWNERS files: %v", err)}
+			// The OWNERS files, or the changed files whose blobs say
+			// which packages' owners must approve (one over a limit,
+			// say), could not be read: no approval can be judged.
+			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not evaluate the approvals: %v", err)}
 		}
 	}
 	res := checks.Result{Conclusion: checks.Failure, Findings: st.Findings, Summary: ownersSummary(st)}
@@ -38,6 +41,7 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 // ci.yaml files when the policy's owners.sources names them, and evaluates
 // the change's approvals against them.
 func EvaluateOwners(in *Input) (*owners.State, error) {
+	in.bind()
 	repo, err := owners.Load(in.Base, owners.LoadOptions{
 		Sources:      in.Policy.Owners.Sources,
 		CatalogRoots: in.Policy.Catalog.Roots,

@@ -6,7 +6,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"sync"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -49,6 +52,11 @@ type Input struct {
 	// that the images and references checks wait on a registry once
 	// between them. Run sets a new one when it is nil.
 	Breaker *registry.Breaker
+
+	// bindOnce puts Base and Head within the policy's limits once;
+	// rawBase is the Base given, for the package index (see bind).
+	bindOnce sync.Once
+	rawBase  fs.FS
 }
 
 // Checks returns the checks in goes through. The images check runs only
@@ -62,10 +70,28 @@ func Checks(in *Input) []checks.Check[*Input] {
 	return cs
 }
 
-// Run runs every check of Checks on in.
+// Run runs every check of Checks on in, within the policy's deadline for
+// a whole pull request check (limits.checkTimeout): a check still running
+// then is reported as cut short, undecided, naming the limit. The App, the
+// Action and the command line all come through here (review.Evaluate),
+// so a pull request that names a registry which never answers ties none
+// of them up for longer.
 func Run(ctx context.Context, in *Input) checks.Report {
 	if in.Breaker == nil {
 		in.Breaker = &registry.Breaker{}
 	}
+	in.bind()
+	if limit := in.Policy.Limits.CheckTimeout; limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, &DeadlineError{Limit: limit})
+		defer cancel()
+	}
 	return checks.Run(ctx, in, Checks(in)...)
+}
+
+// DeadlineError is the cause of a check cut short by limits.checkTimeout.
+type DeadlineError struct{ Limit time.Duration }
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("the pull request check took longer than limits.checkTimeout (%s); raise it in %s if this repository's checks need longer", e.Limit, policy.FileName)
 }

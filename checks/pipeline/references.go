@@ -13,6 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/owners"
@@ -118,14 +119,19 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		found, waits := renderAndValidate(ctx, in.Renderer, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker)
-		res.Findings = append(res.Findings, found...)
-		if n := countWaits(waits); n > 0 {
-			fmt.Fprintf(&b, "\nRendered and validated %d of %d added or changed reference(s); %d could not be rendered yet: %s.\n",
-				len(toRender)-n, len(toRender), n, checks.WaitList(waits))
+		outcomes := renderAndValidate(ctx, in.Renderer, in.Policy.Images, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker)
+		var waits []checks.Wait
+		for _, o := range outcomes {
+			res.Findings = append(res.Findings, o.findings...)
+			if o.wait != nil {
+				waits = checks.AddWait(waits, *o.wait)
+			}
+		}
+		writeRenderSummary(&b, toRender, outcomes, waits)
+		if len(waits) > 0 {
+			// A registry that could not be asked has not cleared the
+			// entry: the check waits for it rather than passing it.
 			res.Conclusion, res.Waits = checks.Pending, waits
-		} else {
-			fmt.Fprintf(&b, "\nRendered and validated %d added or changed reference(s).\n", len(toRender))
 		}
 	}
 	// A failure found stands whatever the rest waits for.
@@ -134,15 +140,6 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	res.Summary = b.String()
 	return res
-}
-
-// countWaits is how many references waits counts.
-func countWaits(waits []checks.Wait) int {
-	n := 0
-	for _, w := range waits {
-		n += w.Count
-	}
-	return n
 }
 
 // Rule ids of the references check's own findings.
@@ -158,45 +155,87 @@ var Rules = []checks.Rule{
 	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
 	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
+	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change has more image references than limits.images lets one check verify."},
+	{ID: RuleLimitCatalogBytes, Name: "LimitCatalogBytes", Description: "The check would read more catalog content than limits.catalogBytes."},
+	{ID: RuleLimitFileBytes, Name: "LimitFileBytes", Description: "A file is larger than limits.fileBytes; it is not read."},
 }
 
-// renderAndValidate renders each reference and validates what it renders
-// to. Findings are placed on the entry's image line in the list: the
-// rendered catalog exists nowhere in the repository. A reference whose
-// registry could not be asked is no finding but a wait, one per registry
-// and failure class. Each render has the deadline d (0: none); a registry
-// that runs out of it is not asked again for the other entries, nor by the
-// other checks sharing breaker (nil: a breaker of its own).
-func renderAndValidate(ctx context.Context, r *render.Renderer, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) ([]checks.Finding, []checks.Wait) {
+// renderWhat is what happened to one entry the check set out to render.
+type renderWhat int
+
+const (
+	renderValid       renderWhat = iota // rendered, and the catalog validates
+	renderInvalid                       // rendered to an invalid catalog
+	renderRefused                       // refused by the policy; nothing was contacted
+	renderUnreachable                   // its registry could not be asked
+	renderFailed                        // the registry answered, and it does not render
+)
+
+// renderWords say each outcome in the summary, in the order the tally
+// lists them.
+var renderWords = []string{
+	renderValid:       "rendered and validated",
+	renderInvalid:     "rendered to an invalid catalog",
+	renderRefused:     "refused by policy, not contacted",
+	renderUnreachable: "could not be rendered yet",
+	renderFailed:      "failed to render",
+}
+
+type renderOutcome struct {
+	what     renderWhat
+	findings []checks.Finding
+	// wait is what an entry whose registry could not be asked waits for.
+	wait *checks.Wait
+}
+
+// writeRenderSummary says what happened to each entry, then counts them,
+// so that the summary never claims a render that did not happen.
+func writeRenderSummary(b *strings.Builder, refs []catalogyaml.Reference, outcomes []renderOutcome, waits []checks.Wait) {
+	fmt.Fprintf(b, "\nRendering the %d added or changed reference(s):\n", len(refs))
+	counts := make([]int, len(renderWords))
+	for i, ref := range refs {
+		w := outcomes[i].what
+		counts[w]++
+		fmt.Fprintf(b, "- `%s`: %s\n", ref.Name, renderWords[w])
+	}
+	var parts []string
+	for w, n := range counts {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, renderWords[w]))
+		}
+	}
+	fmt.Fprintf(b, "\n%s.\n", strings.Join(parts, ", "))
+	if len(waits) > 0 {
+		fmt.Fprintf(b, "Could not judge every entry yet: %s.\n", checks.WaitList(waits))
+	}
+}
+
+// renderAndValidate renders each reference the image policy admits and
+// validates what it renders to. Findings are placed on the entry's image
+// line in the list: the rendered catalog exists nowhere in the repository.
+// A reference whose registry could not be asked is no finding but a wait.
+// Each render has the deadline d (0: none); a registry that runs out of it
+// is not asked again for the other entries, nor by the other checks
+// sharing breaker (nil: a breaker of its own).
+func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Policy, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) []renderOutcome {
 	if breaker == nil {
 		breaker = &registry.Breaker{}
 	}
-	out := make([][]checks.Finding, len(refs))
-	waits := make([]*checks.Wait, len(refs))
+	out := make([]renderOutcome, len(refs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i], waits[i] = renderOne(ctx, r, file, ref, d, breaker)
+			out[i] = renderOne(ctx, r, pol, file, ref, d, breaker)
 		})
 	}
 	wg.Wait()
-	var all []checks.Finding
-	for _, fs := range out {
-		all = append(all, fs...)
-	}
-	var ws []checks.Wait
-	for _, w := range waits {
-		if w != nil {
-			ws = checks.AddWait(ws, *w)
-		}
-	}
-	return all, ws
+	return out
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) ([]checks.Finding, *checks.Wait) {
+func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) renderOutcome {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -205,15 +244,23 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		return checks.Finding{Rule: rule, Severity: checks.SeverityError, File: file, Line: line,
 			Message: fmt.Sprintf("reference %q (%s): %s", ref.Name, ref.Image, msg)}
 	}
+	one := func(what renderWhat, f checks.Finding) renderOutcome {
+		return renderOutcome{what: what, findings: []checks.Finding{f}}
+	}
 	if ref.Ref == nil {
 		// An OCI layout or a path names something on the machine that
 		// runs the check, which a pull request must not make it read.
-		return []checks.Finding{at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change")}, nil
+		return one(renderRefused, at(RuleReferenceNotImage, "not a registry image reference; only registry images can be checked for a change"))
+	}
+	// The image policy's allowlist binds rendering as it binds the
+	// images check: an entry it refuses is never pulled.
+	if ok, why := pol.Admits(ref.Image); !ok {
+		return one(renderRefused, at(images.RuleID(registry.ClassPolicy), why))
 	}
 	host := ref.Ref.Context().RegistryStr()
 	if err := breaker.Check(host); err != nil {
 		// It timed out earlier in this pass: wait on it at once.
-		return nil, &checks.Wait{Registry: host, Class: checks.WaitTransport, Count: 1}
+		return waiting(host, checks.WaitTransport)
 	}
 	rctx := ctx
 	if d > 0 {
@@ -227,44 +274,52 @@ func renderOne(ctx context.Context, r *render.Renderer, file string, ref catalog
 		// it names the rule, never what the host would have said.
 		var refused *egress.RefusedError
 		if errors.As(err, &refused) {
-			return []checks.Finding{at(RuleReferenceRender, "not rendered: "+refused.Error())}, nil
+			return one(renderRefused, at(RuleReferenceRender, "not rendered: "+refused.Error()))
 		}
 		// A registry that could not be asked has said nothing about
 		// the entry: it waits, and is no finding. One that ran out of
 		// time is not asked again in this pass.
 		if class, ok := registry.Unanswered(err); ok {
 			breaker.Record(host, err)
-			return nil, &checks.Wait{Registry: host, Class: string(class), Count: 1}
+			return waiting(host, string(class))
 		}
 		// A registry's failure is worded for the pull request's
 		// reader: its class, host and what to do, never the
 		// library's text, which may quote what an internal host
 		// answered.
 		if class, msg, ok := registry.Explain(err); ok {
-			return []checks.Finding{at(RuleReferenceRender, "does not render: "+string(class)+": "+msg)}, nil
+			return one(renderFailed, at(RuleReferenceRender, "does not render: "+string(class)+": "+msg))
 		}
 		var re *render.RefError
 		if errors.As(err, &re) {
 			err = re.Err
 		}
-		return []checks.Finding{at(RuleReferenceRender, "does not render: "+err.Error())}, nil
+		return one(renderFailed, at(RuleReferenceRender, "does not render: "+err.Error()))
 	}
 	var buf bytes.Buffer
 	if err := render.WriteJSON(&buf, cfg); err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "cannot be written out: "+err.Error())}, nil
+		return one(renderFailed, at(RuleReferenceRender, "cannot be written out: "+err.Error()))
 	}
 	rendered := fstest.MapFS{"catalog.json": &fstest.MapFile{Data: buf.Bytes()}}
 	res, err := fbc.Validate(ctx, rendered, fbc.Options{})
 	if err != nil {
-		return []checks.Finding{at(RuleReferenceRender, "validation stopped: "+err.Error())}, nil
+		return one(renderFailed, at(RuleReferenceRender, "validation stopped: "+err.Error()))
 	}
-	var out []checks.Finding
+	out := renderOutcome{what: renderValid}
 	for _, f := range res.Findings {
 		g := at(f.Rule, "renders to an invalid catalog: "+f.Message)
 		g.Package, g.Channel, g.Bundle = f.Package, f.Channel, f.Bundle
-		out = append(out, g)
+		out.findings = append(out.findings, g)
 	}
-	return out, nil
+	if checks.ConclusionOf(out.findings) == checks.Failure {
+		out.what = renderInvalid
+	}
+	return out
+}
+
+// waiting is the outcome of an entry whose registry could not be asked.
+func waiting(host, class string) renderOutcome {
+	return renderOutcome{what: renderUnreachable, wait: &checks.Wait{Registry: host, Class: class, Count: 1}}
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

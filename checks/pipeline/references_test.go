@@ -2,8 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
@@ -147,9 +151,166 @@ func TestReferencesPending(t *testing.T) {
 			if len(res.Waits) != 1 || res.Waits[0] != tt.want {
 				t.Errorf("waits = %+v, want %+v", res.Waits, tt.want)
 			}
-			if want := "Rendered and validated 0 of 1 added or changed reference(s); 1 could not be rendered yet: registry " + tt.want.Registry; !strings.Contains(res.Summary, want) {
+			if want := "- `foo`: could not be rendered yet\n\n1 could not be rendered yet.\nCould not judge every entry yet: registry " + tt.want.Registry; !strings.Contains(res.Summary, want) {
 				t.Errorf("summary %q does not say %q", res.Summary, want)
 			}
 		})
+	}
+}
+
+// closingRegistry is a registry host on loopback that counts the
+// connections made to it and closes each at once: a registry that cannot
+// be asked, and a witness of whether anything tried.
+func closingRegistry(t *testing.T) (host string, conns *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	conns = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	return l.Addr().String(), conns
+}
+
+// TestReferencesAllowlist: the policy's allowlist binds rendering as it
+// binds the images check. An entry outside it is a policy finding on its
+// line and its registry sees no connection; inside it, a registry that
+// cannot be asked leaves the check pending, and the summary says what
+// happened to each entry rather than claiming a render.
+func TestReferencesAllowlist(t *testing.T) {
+	host, conns := closingRegistry(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := refList("bar", "quay.io/example/bar-index:v1")
+	head := refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")
+	tests := []struct {
+		name      string
+		allow     []string
+		want      checks.Conclusion
+		wantRule  string
+		wantSev   checks.Severity
+		wantConns bool
+		summary   string
+	}{
+		{name: "outside the allowlist", allow: []string{"quay.io/example"}, want: checks.Failure,
+			wantRule: "IM5", wantSev: checks.SeverityError, summary: "- `foo`: refused by policy, not contacted"},
+		{name: "on the allowlist, registry unreachable", allow: []string{"quay.io/example", host}, want: checks.Pending,
+			wantConns: true, summary: "- `foo`: could not be rendered yet\n\n1 could not be rendered yet."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conns.Store(0)
+			pol := policy.Default()
+			pol.Images.AllowRegistries = tt.allow
+			b := map[string]string{"catalog.yaml": base}
+			h := map[string]string{"catalog.yaml": head}
+			in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer}
+			res := References{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("conclusion = %s, want %s (%s)", res.Conclusion, tt.want, res.Summary)
+			}
+			if !strings.Contains(res.Summary, tt.summary) || strings.Contains(res.Summary, "Rendered and validated") {
+				t.Errorf("summary %q does not say %q", res.Summary, tt.summary)
+			}
+			switch {
+			case tt.wantRule == "":
+				// Waiting is not a finding against the entry.
+				if len(res.Findings) != 0 {
+					t.Errorf("findings = %+v, want none", res.Findings)
+				}
+			case len(res.Findings) != 1 || res.Findings[0].Rule != tt.wantRule || res.Findings[0].Severity != tt.wantSev ||
+				res.Findings[0].File != "catalog.yaml" || res.Findings[0].Line != 6:
+				t.Errorf("findings = %+v, want one %s %s at catalog.yaml:6", res.Findings, tt.wantSev, tt.wantRule)
+			}
+			if got := conns.Load(); (got > 0) != tt.wantConns {
+				t.Errorf("%d connection(s) to the registry; want any: %v", got, tt.wantConns)
+			}
+		})
+	}
+}
+
+// tarpit is a registry host on loopback that accepts connections and never
+// answers.
+func tarpit(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestCheckDeadline: a pull request check ends at limits.checkTimeout
+// however long a registry it names keeps it waiting, and what was cut
+// short says so and is pending, never a pass.
+func TestCheckDeadline(t *testing.T) {
+	host := tarpit(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := map[string]string{"catalog.yaml": refList("bar", "quay.io/example/bar-index:v1")}
+	h := map[string]string{"catalog.yaml": refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")}
+	pol := policy.Default()
+	pol.Limits.CheckTimeout = 200 * time.Millisecond
+	in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer}
+
+	// Without the deadline this waits for the registry for ever; the
+	// guard turns that into a failure rather than a hung test run.
+	done := make(chan checks.Report, 1)
+	go func() { done <- Run(context.Background(), in) }()
+	var rep checks.Report
+	select {
+	case rep = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the check did not end at its deadline")
+	}
+	for _, res := range rep.Results {
+		if res.Name != ReferencesName {
+			continue
+		}
+		said := res.Summary
+		for _, f := range res.Findings {
+			said += "\n" + f.Message
+		}
+		if res.Conclusion != checks.Pending || !strings.Contains(said, "limits.checkTimeout (200ms)") {
+			t.Errorf("references = %s, %q; want pending, naming limits.checkTimeout", res.Conclusion, said)
+		}
+	}
+	if rep.Passed() {
+		t.Error("the report passed a check that was cut short")
 	}
 }

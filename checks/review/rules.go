@@ -12,8 +12,8 @@ import (
 
 // Rules is the catalogue of every rule a review can report, for SARIF's
 // tool.driver.rules: the opm rules (L, C, M), the policy file (P), OWNERS
-// (OW), catalog.yaml (CY), images (IM), references (RF) and package layout
-// (PK). docs/rules.md documents the scheme; TestRuleIDs holds every id to
+// (OW), catalog.yaml (CY), images (IM), references (RF), package layout
+// (PK) and the limits of one check (LM). docs/rules.md documents the scheme; TestRuleIDs holds every id to
 // it.
 func Rules() []checks.Rule {
 	var out []checks.Rule

@@ -102,7 +102,7 @@ func TestCheckReferenceList(t *testing.T) {
 		t.Errorf("exit %d, want 0: %s", res.code, res.stdout)
 	}
 	refs := resultOf(doc, "references")
-	if refs.Conclusion != checks.Success || !strings.Contains(refs.Summary, "Rendered and validated 1") ||
+	if refs.Conclusion != checks.Success || !strings.Contains(refs.Summary, "1 rendered and validated.") ||
 		!strings.Contains(refs.Summary, "owned as `cool-catalog/foo/index.yaml`") {
 		t.Errorf("references = %+v, want success, the entry rendered and owned as cool-catalog/foo/index.yaml", refs)
 	}

@@ -115,9 +115,10 @@ func (c *Cache) lock(dir string) func() {
 
 // open opens the repository in dir with its own storage handle and a small
 // object cache: each reader gets one, since go-git storage is not safe for
-// concurrent use.
+// concurrent use. Large blobs are streamed (change.LargeObjectThreshold).
 func open(dir string) (*git.Repository, error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{})
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(16*cache.MiByte),
+		filesystem.Options{LargeObjectThreshold: change.LargeObjectThreshold})
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
