@@ -132,6 +132,8 @@ var Rules = []checks.Rule{
 	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
 	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
+	{ID: RuleTemplateOutputStale, Name: "TemplateOutputStale", Description: "A change edits a catalog template, but its output directory does not hold what the template renders."},
+	{ID: RuleTemplateOutputEdited, Name: "TemplateOutputEdited", Description: "A change edits a template's output directory so that it no longer holds what the unchanged template renders."},
 }
 
 // renderAndValidate renders each reference and validates what it renders

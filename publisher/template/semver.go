@@ -196,7 +196,7 @@ func (t *run) semver(ctx context.Context) (*declcfg.DeclarativeConfig, error) {
 			r, err := t.opts.Renderer.RenderRef(ctx, b.Image)
 			if err != nil {
 				if unreachable(err) {
-					return nil, fmt.Errorf("render bundle %s: %w", b.Image, err)
+					return nil, &BundleError{Ref: b.Image, Err: err}
 				}
 				t.fail(RuleBundle, t.pos.value(b.Image), b.Name, "bundle %s does not render: %v", b.Image, refMessage(err))
 				return nil, nil

@@ -295,7 +295,7 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 				return nil, err
 			}
 			if unreachable(a.err) {
-				return nil, fmt.Errorf("render bundle %s: %w", ref, a.err)
+				return nil, &BundleError{Ref: ref, Err: a.err}
 			}
 			t.fail(RuleBundle, t.pos.value(ref), "", "bundle %s does not render: %v", ref, refMessage(a.err))
 			delete(out, ref)
@@ -309,6 +309,16 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 	}
 	return out, nil
 }
+
+// BundleError is a bundle image that could not be rendered for want of an
+// answer from its registry: the template could not be judged.
+type BundleError struct {
+	Ref string
+	Err error
+}
+
+func (e *BundleError) Error() string { return fmt.Sprintf("render bundle %s: %v", e.Ref, e.Err) }
+func (e *BundleError) Unwrap() error { return e.Err }
 
 // reuse returns the bundle of a reference pinned by digest from the cache
 // or the caller's known bundles.
