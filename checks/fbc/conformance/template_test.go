@@ -178,7 +178,7 @@ func TestTemplateParity(t *testing.T) {
 }
 
 // opmTemplate renders a template as opm alpha render-template does.
-func opmTemplate(t *testing.T, reg image.Registry, c templateCase) renderOutcome {
+func opmTemplate(t testing.TB, reg image.Registry, c templateCase) renderOutcome {
 	t.Helper()
 	var m *migrations.Migrations
 	if c.level != "" {
