@@ -151,17 +151,29 @@ func checkTemplate(ctx context.Context, in *Input, p policy.Template, tplChanged
 		return nil, rendered + "; the output matches", nil
 	}
 	diff := unifiedDiff(p.Output, p.Template+" rendered", got.Bytes(), want.Bytes(), maxDiffLines)
-	f := checks.Finding{Severity: checks.SeverityError}
+	// Line 1: the finding is about the whole file, and an annotation needs
+	// a line to sit on.
+	f := checks.Finding{Severity: checks.SeverityError, Line: 1}
 	if tplChanged {
 		f.Rule, f.File = RuleTemplateOutputStale, p.Template
 		f.Message = fmt.Sprintf("%s changed, but %s does not hold what it renders. Regenerate the output with:\n    %s\n%s",
 			p.Template, p.Output, regenerate(p), diff)
 	} else {
-		f.Rule, f.File = RuleTemplateOutputEdited, p.Output
+		f.Rule, f.File = RuleTemplateOutputEdited, firstChanged(in, p.Output)
 		f.Message = fmt.Sprintf("%s is generated from %s, which this change leaves alone, and no longer holds what it renders: change the template instead, then regenerate the output with:\n    %s\n%s",
 			p.Output, p.Template, regenerate(p), diff)
 	}
 	return []checks.Finding{f}, rendered + "; the output differs", nil
+}
+
+// firstChanged is the first file under dir the change touches, or dir.
+func firstChanged(in *Input, dir string) string {
+	for _, q := range in.Change.Paths() {
+		if strings.HasPrefix(q, dir+"/") {
+			return q
+		}
+	}
+	return dir
 }
 
 // regenerate is the command that writes an output from its template.

@@ -400,8 +400,9 @@ func TestFrontEndsAgree(t *testing.T) {
 
 // actionVerdict runs check -o json as the Action runs it: on a checkout of
 // the repository, with the pull_request event, GITHUB_TOKEN and
-// GITHUB_API_URL pointing at the fake.
-func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR) verdict {
+// GITHUB_API_URL pointing at the fake. flags replace the default
+// --images=false --render=false.
+func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, flags ...string) verdict {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "ws")
 	repo.Clone(t, ws)
@@ -413,7 +414,10 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
 	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
 	t.Setenv("GITHUB_API_URL", gh.URL)
-	res := ownersCLI(t, ws, "check", "-o", "json", "--images=false", "--render=false")
+	if len(flags) == 0 {
+		flags = []string{"--images=false", "--render=false"}
+	}
+	res := ownersCLI(t, ws, append([]string{"check", "-o", "json"}, flags...)...)
 	if res.code == exitError {
 		t.Fatalf("check: exit %d\n%s", res.code, res.stderr)
 	}
@@ -440,10 +444,11 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 }
 
 // appVerdict runs the App on the pull request and reads what it wrote: the
-// catalogbot check run and the status comment.
-func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int) verdict {
+// catalogbot check run and the status comment. opts adjust the App's
+// options (newTestApp).
+func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int, opts ...func(*reconcile.AppOptions)) verdict {
 	t.Helper()
-	app := newTestApp(t, gh)
+	app := newTestApp(t, gh, opts...)
 	head := pr.HeadSHA()
 	// The App is told of the head changes of every pull request of the
 	// repository but the last missed of this one, as GitHub delivers
@@ -515,17 +520,21 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 }
 
 // newTestApp is the App as serve builds it, talking to the fake GitHub gh,
-// closed when the test ends.
-func newTestApp(t *testing.T, gh *githubtest.Server) *reconcile.App {
+// closed when the test ends; opts adjust its options.
+func newTestApp(t *testing.T, gh *githubtest.Server, opts ...func(*reconcile.AppOptions)) *reconcile.App {
 	t.Helper()
-	app, err := reconcile.NewApp(reconcile.AppOptions{
+	o := reconcile.AppOptions{
 		HTTPClient: &http.Client{},
 		Config: &webhook.Config{
 			AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir(),
 		},
 		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	app, err := reconcile.NewApp(o)
 	if err != nil {
 		t.Fatal(err)
 	}
