@@ -10,6 +10,12 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 )
 
+// basicDoc is an olm.template.basic template: a schema and the blobs.
+type basicDoc struct {
+	Schema  string            `json:"schema"`
+	Entries []json.RawMessage `json:"entries"`
+}
+
 // basic expands an olm.template.basic template: its entries are loaded as
 // opm's loader loads blobs, and each bundle given by image alone is
 // replaced by what the image renders to. opm reads the first document only.
@@ -18,10 +24,7 @@ func (t *run) basic(ctx context.Context) (*declcfg.DeclarativeConfig, error) {
 	if !ok {
 		return nil, nil
 	}
-	var doc struct {
-		Schema  string            `json:"schema"`
-		Entries []json.RawMessage `json:"entries"`
-	}
+	var doc basicDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.fail(RuleField, t.pos.key("entries"), "", "the template does not decode: %v", err)
 		return nil, nil
