@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,27 +40,91 @@ type templateCase struct {
 }
 
 // moduleTemplates finds the catalog templates operator-registry v1.65.0
-// ships: the YAML blocks of its template documentation whose schema is
-// olm.semver or olm.template.basic. (Its Go tests build templates as Go
-// values, not as text; its testdata holds none.)
+// ships: the YAML blocks of its template documentation, and the string
+// literals of its template tests, that name the schema olm.semver or
+// olm.template.basic. (Its testdata holds none, and most of its template
+// tests build templates as Go values.)
 func moduleTemplates(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	isTemplate := func(text string) bool {
+		lower := strings.ToLower(text)
+		return regexp.MustCompile(`"?schema"?\s*:\s*"?olm\.(semver|template\.basic)"?\s*[,\n}]`).MatchString(lower + "\n")
+	}
 	err := filepath.WalkDir(filepath.Join(root, "alpha/template"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for i, m := range block.FindAllStringSubmatch(string(data), -1) {
-			lower := strings.ToLower(m[1])
-			if strings.Contains(lower, "schema: olm.semver") || strings.Contains(lower, "schema: olm.template.basic") {
-				rel, _ := filepath.Rel(root, p)
-				out[fmt.Sprintf("%s#%d", rel, i)] = m[1]
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case strings.HasSuffix(p, ".md"):
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
 			}
+			for i, m := range block.FindAllStringSubmatch(string(data), -1) {
+				if isTemplate(m[1]) {
+					out[fmt.Sprintf("%s#%d", rel, i)] = m[1]
+				}
+			}
+		case strings.HasSuffix(p, "_test.go"):
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+			if err != nil {
+				return err
+			}
+			// A literal with %s is a format the test fills in with
+			// fmt.Sprintf(name, "a", ...): the templates are its calls.
+			i := 0
+			add := func(text string) {
+				out[fmt.Sprintf("%s#%d", rel, i)] = text
+				i++
+			}
+			formats := map[string]string{}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					if len(n.Lhs) == 1 && len(n.Rhs) == 1 {
+						id, ok1 := n.Lhs[0].(*ast.Ident)
+						lit, ok2 := n.Rhs[0].(*ast.BasicLit)
+						if ok1 && ok2 && lit.Kind == token.STRING {
+							if text, err := strconv.Unquote(lit.Value); err == nil && isTemplate(text) && strings.Contains(text, "%s") {
+								formats[id.Name] = text
+							}
+						}
+					}
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok || sel.Sel.Name != "Sprintf" || len(n.Args) < 2 {
+						return true
+					}
+					id, ok := n.Args[0].(*ast.Ident)
+					if !ok || formats[id.Name] == "" {
+						return true
+					}
+					var args []any
+					for _, a := range n.Args[1:] {
+						lit, ok := a.(*ast.BasicLit)
+						if !ok {
+							return true
+						}
+						v, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							return true
+						}
+						args = append(args, v)
+					}
+					add(fmt.Sprintf(formats[id.Name], args...))
+				case *ast.BasicLit:
+					if n.Kind != token.STRING {
+						return true
+					}
+					if text, err := strconv.Unquote(n.Value); err == nil && isTemplate(text) && !strings.Contains(text, "%s") {
+						add(text)
+					}
+				}
+				return true
+			})
 		}
 		return nil
 	})
