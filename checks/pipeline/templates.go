@@ -124,6 +124,7 @@ func checkTemplate(ctx context.Context, in *Input, p policy.Template, tplChanged
 	}
 	res, err := template.Render(ctx, p.Template, data, template.Options{
 		Renderer: in.Renderer,
+		MaxPulls: in.Policy.Limits.Images,
 		Known:    func(ref string) (template.Known, bool) { k, ok := known[ref]; return k, ok },
 	})
 	if err != nil {

@@ -78,3 +78,32 @@ func TestReuse(t *testing.T) {
 		t.Errorf("a known bundle of another image: pulled %d, reused %d, err %v; want 2, 1", res.Pulled, res.Reused, err)
 	}
 }
+
+// TestMaxPulls: a template that needs more pulls than allowed is a finding
+// and pulls nothing; bundles taken from Known do not count.
+func TestMaxPulls(t *testing.T) {
+	host := rendertest.NewRegistry(t)
+	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
+		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
+	text := []byte("schema: olm.semver\nstable:\n  bundles:\n  - image: " + refs[0] + "\n  - image: " + refs[1] + "\n")
+	res, err := template.Render(context.Background(), "t.yaml", text, template.Options{Renderer: renderer(t, ""), MaxPulls: 1})
+	if err != nil || res.Config != nil || len(res.Findings) != 1 || res.Findings[0].Rule != template.RuleBundle || res.Pulled != 0 {
+		t.Errorf("over the limit: %+v, pulled %d, err %v; want one TP4 and no pull", res.Findings, res.Pulled, err)
+	}
+	full, err := template.Render(context.Background(), "t.yaml", text, template.Options{Renderer: renderer(t, "")})
+	if err != nil || full.Config == nil {
+		t.Fatal(err)
+	}
+	known := func(ref string) (template.Known, bool) {
+		for _, b := range full.Config.Bundles {
+			if b.Image == ref && ref == refs[0] {
+				return template.Known{Bundle: b}, true
+			}
+		}
+		return template.Known{}, false
+	}
+	res, err = template.Render(context.Background(), "t.yaml", text, template.Options{Renderer: renderer(t, ""), MaxPulls: 1, Known: known})
+	if err != nil || res.Config == nil {
+		t.Errorf("one pull with one known bundle: %+v, err %v", res.Findings, err)
+	}
+}

@@ -84,6 +84,12 @@ type Options struct {
 	// across calls.
 	Cache *Cache
 
+	// MaxPulls, when above 0, is the most bundle images one Render pulls
+	// from registries; a template that needs more is a finding, and none
+	// is pulled. A template is data and must not make a check's work
+	// unbounded.
+	MaxPulls int
+
 	// Known, when set, returns a bundle already rendered for a reference
 	// pinned by digest, which is then not pulled. Only content the caller
 	// trusts belongs here: what it returns is taken as is.
@@ -258,6 +264,10 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 			continue
 		}
 		todo = append(todo, ref)
+	}
+	if max := t.opts.MaxPulls; max > 0 && len(todo) > max {
+		t.fail(RuleBundle, 0, "", "the template names %d bundle images to pull; at most %d are rendered for one template", len(todo), max)
+		return nil, nil
 	}
 	n := t.opts.Concurrency
 	if n <= 0 {
