@@ -10,7 +10,9 @@
 # layouts generated from the valid catalog's packages, is assembled,
 # validated and published to an OCI layout; a second rebuild finds nothing
 # changed and keeps the digest; re-pushing the references under the same
-# tag is reported as drift and published anew. `make demo` builds
+# tag is reported as drift and published anew. In between, a template pull
+# request: a semver template and its output change together and pass,
+# offline; the template alone is refused. `make demo` builds
 # bin/catalogbot first.
 #
 # Exits 0 only if every step ended with the exit status it should.
@@ -95,6 +97,35 @@ step "A pull request by a non-owner that breaks a package: refused, with file:li
 	"$bin" check --repo "$repo" --base main --head broken --author mallory "${offline[@]}"
 step "A valid pull request by a non-owner, approved by the package's owner: mergeable at its head" 0 \
 	"$bin" check --repo "$repo" --base main --head labelled --author mallory --approve alice "${offline[@]}"
+
+# A template pull request (testdata/demo/template): the policy maps a
+# semver template to its output directory, and the head adds the released
+# widget 1.1.0 to a fast channel. Rendering is on, yet no registry is asked:
+# every bundle is pinned by digest and already in the base's output, which
+# is trusted. The same template change without its output is refused with
+# the diff and the command that regenerates it.
+trepo=$work/template-repo
+mkdir -p "$trepo"
+cp -R testdata/demo/template/base/. "$trepo/"
+printf 'approvers:\n  - alice\n' >"$trepo/OWNERS"
+printf 'catalog:\n  roots: [catalog]\n  templates:\n    - {template: templates/widget.yaml, output: catalog/widget}\n' >"$trepo/.catalogbot.yaml"
+tgit() {
+	GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME=demo \
+		GIT_COMMITTER_EMAIL=demo@example.com git -C "$trepo" "$@" >/dev/null
+}
+tgit init -q -b main
+tgit add -A
+tgit commit -q -m "widget: template and catalog"
+tgit checkout -q -b template-only
+cp testdata/demo/template/head/templates/widget.yaml "$trepo/templates/widget.yaml"
+tgit commit -q -am "widget: 1.1.0 in fast, output not regenerated"
+tgit checkout -q -b fast main
+cp -R testdata/demo/template/head/. "$trepo/"
+tgit commit -q -am "widget: 1.1.0 in fast"
+step "A template change without its output: refused, with the diff and the command that regenerates it" 1 \
+	"$bin" check --repo "$trepo" --base main --head template-only --author alice --images=false
+step "A template pull request with its output regenerated: passes, the bundles taken from the base" 0 \
+	"$bin" check --repo "$trepo" --base main --head fast --author alice --images=false
 
 step "Generate the demo's catalog images into OCI layouts ($layouts)" 0 \
 	go run ./publisher/demo/gen -from testdata/catalogs/valid "$layouts"

@@ -45,8 +45,9 @@ type Input struct {
 	// only those the change adds or changes.
 	AllImages bool
 	// Renderer renders the reference list entries the change adds or
-	// changes. It must be made with RegistryOnly, since the entries are
-	// the change's data. Nil leaves them unrendered (neutral).
+	// changes, and the bundle images of the catalog templates it touches.
+	// It must be made with RegistryOnly, since the entries are the
+	// change's data. Nil leaves them unrendered (neutral).
 	Renderer *render.Renderer
 	// Breaker holds the registries that ran out of time in this pass, so
 	// that the images and references checks wait on a registry once
@@ -60,12 +61,18 @@ type Input struct {
 }
 
 // Checks returns the checks in goes through. The images check runs only
-// when in says how to reach registries: a check that was switched off is
+// when in says how to reach registries, the templates check only when the
+// policy maps templates: a check that was switched off is
 // left out of the report rather than blocking every merge as undecided.
 func Checks(in *Input) []checks.Check[*Input] {
 	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
+	}
+	// Like the images check, the templates check exists only where it has
+	// something to judge: a policy that maps templates to outputs.
+	if in.Policy != nil && len(in.Policy.Catalog.Templates) > 0 {
+		cs = append(cs, Templates{})
 	}
 	return cs
 }

@@ -158,6 +158,8 @@ var Rules = []checks.Rule{
 	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change has more image references than limits.images lets one check verify."},
 	{ID: RuleLimitCatalogBytes, Name: "LimitCatalogBytes", Description: "The check would read more catalog content than limits.catalogBytes."},
 	{ID: RuleLimitFileBytes, Name: "LimitFileBytes", Description: "A file is larger than limits.fileBytes; it is not read."},
+	{ID: RuleTemplateOutputStale, Name: "TemplateOutputStale", Description: "A change edits a catalog template, but its output directory does not hold what the template renders."},
+	{ID: RuleTemplateOutputEdited, Name: "TemplateOutputEdited", Description: "A change edits a template's output directory so that it no longer holds what the unchanged template renders."},
 }
 
 // renderWhat is what happened to one entry the check set out to render.

@@ -8,17 +8,18 @@ import (
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/publisher/template"
 )
 
 // Rules is the catalogue of every rule a review can report, for SARIF's
 // tool.driver.rules: the opm rules (L, C, M), the policy file (P), OWNERS
 // (OW), catalog.yaml (CY), images (IM), references (RF), package layout
-// (PK) and the limits of one check (LM). docs/rules.md documents the scheme; TestRuleIDs holds every id to
+// (PK), the limits of one check (LM) and catalog templates (TP). docs/rules.md documents the scheme; TestRuleIDs holds every id to
 // it.
 func Rules() []checks.Rule {
 	var out []checks.Rule
 	for _, rs := range [][]checks.Rule{
-		fbc.Rules(), policy.Rules, owners.Rules, catalogyaml.Rules, images.Rules, pipeline.Rules,
+		fbc.Rules(), policy.Rules, owners.Rules, catalogyaml.Rules, images.Rules, pipeline.Rules, template.Rules,
 	} {
 		out = append(out, rs...)
 	}

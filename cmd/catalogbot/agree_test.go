@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -420,8 +419,8 @@ func TestFrontEndsAgree(t *testing.T) {
 			}
 
 			// The Action first: it only reads, and the App may merge.
-			action := actionVerdict(t, gh, repo, pr, sc.rateLimited)
-			app := appVerdict(t, gh, repo, pr, sc.missed, sc.rateLimited)
+			action := actionVerdict(t, gh, repo, pr, imageFlags(sc.rateLimited)...)
+			app := appVerdict(t, gh, repo, pr, sc.missed, imageOptions(t, sc.rateLimited)...)
 			if sc.actionWant != "" {
 				if action.Conclusion != sc.actionWant {
 					t.Errorf("the Action concluded %s (%s), want %s", action.Conclusion, action.Title, sc.actionWant)
@@ -466,8 +465,9 @@ func TestFrontEndsAgree(t *testing.T) {
 
 // actionVerdict runs check -o json as the Action runs it: on a checkout of
 // the repository, with the pull_request event, GITHUB_TOKEN and
-// GITHUB_API_URL pointing at the fake.
-func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, images bool) verdict {
+// GITHUB_API_URL pointing at the fake. flags replace the default
+// --images=false --render=false.
+func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, flags ...string) verdict {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "ws")
 	repo.Clone(t, ws)
@@ -479,9 +479,10 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
 	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
 	t.Setenv("GITHUB_API_URL", gh.URL)
-	// The stand-in registries listen on loopback, which the operator
-	// allows as it would an internal mirror; the App below does the same.
-	res := ownersCLI(t, ws, "check", "-o", "json", "--images="+strconv.FormatBool(images), "--render=false", "--allow-private-registry", "127.0.0.1")
+	if len(flags) == 0 {
+		flags = []string{"--images=false", "--render=false"}
+	}
+	res := ownersCLI(t, ws, append([]string{"check", "-o", "json"}, flags...)...)
 	if res.code == exitError {
 		t.Fatalf("check: exit %d\n%s", res.code, res.stderr)
 	}
@@ -507,23 +508,35 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	return v
 }
 
-// appVerdict runs the App on the pull request and reads what it wrote: the
-// catalogbot check run and the status comment.
-func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int, images bool) verdict {
-	t.Helper()
-	var app *reconcile.App
-	if images {
-		// As serve checks images: anonymously.
-		rule, err := egress.New([]string{"127.0.0.1"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		app = newTestApp(t, gh, func(o *reconcile.AppOptions) {
-			o.Images = &imagespkg.Options{Keychain: authn.NewMultiKeychain(), Egress: rule}
-		})
-	} else {
-		app = newTestApp(t, gh)
+// imageFlags and imageOptions make a row's images checked by the Action and
+// the App, as serve checks them (anonymously), against stand-in registries
+// on loopback, which the operator allows as it would an internal mirror.
+func imageFlags(on bool) []string {
+	if !on {
+		return nil
 	}
+	return []string{"--images=true", "--render=false", "--allow-private-registry", "127.0.0.1"}
+}
+
+func imageOptions(t *testing.T, on bool) []func(*reconcile.AppOptions) {
+	if !on {
+		return nil
+	}
+	rule, err := egress.New([]string{"127.0.0.1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []func(*reconcile.AppOptions){func(o *reconcile.AppOptions) {
+		o.Images = &imagespkg.Options{Keychain: authn.NewMultiKeychain(), Egress: rule}
+	}}
+}
+
+// appVerdict runs the App on the pull request and reads what it wrote: the
+// catalogbot check run and the status comment. opts adjust the App's
+// options (newTestApp).
+func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, missed int, opts ...func(*reconcile.AppOptions)) verdict {
+	t.Helper()
+	app := newTestApp(t, gh, opts...)
 	head := pr.HeadSHA()
 	// The App is told of the head changes of every pull request of the
 	// repository but the last missed of this one, as GitHub delivers
@@ -600,7 +613,7 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 }
 
 // newTestApp is the App as serve builds it, talking to the fake GitHub gh,
-// closed when the test ends.
+// closed when the test ends; opts adjust its options.
 func newTestApp(t *testing.T, gh *githubtest.Server, opts ...func(*reconcile.AppOptions)) *reconcile.App {
 	t.Helper()
 	o := reconcile.AppOptions{
@@ -611,8 +624,8 @@ func newTestApp(t *testing.T, gh *githubtest.Server, opts ...func(*reconcile.App
 		Metrics: webhook.NewMetrics(prometheus.NewRegistry()),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	for _, opt := range opts {
-		opt(&o)
+	for _, f := range opts {
+		f(&o)
 	}
 	app, err := reconcile.NewApp(o)
 	if err != nil {

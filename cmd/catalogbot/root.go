@@ -67,6 +67,7 @@ independent problem at once, each with its file and line.`,
 	cmd.AddCommand(newPublishCmd(a))
 	cmd.AddCommand(newAssembleCmd(a))
 	cmd.AddCommand(newRenderCmd(a))
+	cmd.AddCommand(newRenderTemplateCmd(a))
 	cmd.AddCommand(newGenerateCmd(a))
 	cmd.AddCommand(newImagesCmd(a))
 	cmd.AddCommand(newServeCmd(a))

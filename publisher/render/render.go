@@ -135,6 +135,9 @@ func New(opts Options) (*Renderer, error) {
 // registry images only, every connection through an egress rule.
 func (r *Renderer) ForPullRequests() bool { return r.opts.RegistryOnly && r.ruled }
 
+// MigrateLevel is the migration level the renderer runs, as given.
+func (r *Renderer) MigrateLevel() string { return r.opts.MigrateLevel }
+
 // Kind says what a reference turned out to be.
 type Kind string
 
@@ -190,11 +193,34 @@ func (r *Renderer) Render(ctx context.Context, refs ...string) (*declcfg.Declara
 // RenderOne renders one reference, finished (properties reordered, related
 // images sorted, migrated) as Render merges it.
 func (r *Renderer) RenderOne(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, error) {
+	out, err := r.RenderRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return out.Config, nil
+}
+
+// Rendered is one reference rendered as RenderOne renders it, with what the
+// reference turned out to be and the CSV of each bundle.
+type Rendered struct {
+	Config *declcfg.DeclarativeConfig
+	Kind   Kind
+	// CSVs holds the ClusterServiceVersion of each of Config.Bundles as
+	// JSON, "" for a bundle without one (and, without a migration, for the
+	// bundles of a catalog: CatalogCSV reads theirs). opm keeps it beside the bundle
+	// (and templates read the package's description and icon from it),
+	// even after a migration has dropped the bundle's objects.
+	CSVs []string
+}
+
+// RenderRef renders one reference as RenderOne does and says what it was.
+func (r *Renderer) RenderRef(ctx context.Context, ref string) (*Rendered, error) {
 	res, kind, err := r.renderReference(ctx, ref)
 	if err != nil {
 		return nil, &RefError{Ref: ref, Kind: kind, Err: err}
 	}
 	cfg := res.cfg
+	csvs := make([]string, len(cfg.Bundles))
 	for i := range cfg.Bundles {
 		b := &cfg.Bundles[i]
 		b.Properties = moveObjectsToEnd(b.Properties)
@@ -204,22 +230,31 @@ func (r *Renderer) RenderOne(ctx context.Context, ref string) (*declcfg.Declarat
 			return b.RelatedImages[x].Image < b.RelatedImages[y].Image
 		})
 	}
+	// Bundles read from a catalog carry their CSV in their objects; it is
+	// only decoded when a migration needs it, since a catalog image may
+	// hold thousands of bundles (CatalogCSV reads it on demand).
+	for i := range cfg.Bundles {
+		switch {
+		case res.csvJSON != nil:
+			csvs[i] = res.csvJSON[i]
+		case r.steps > 0:
+			csvs[i] = catalogCSVJSON(&cfg.Bundles[i])
+		}
+	}
 	if r.steps > 0 {
 		for i := range cfg.Bundles {
-			b := &cfg.Bundles[i]
-			csv := ""
-			if res.csvJSON != nil {
-				csv = res.csvJSON[i]
-			} else {
-				csv = catalogCSVJSON(b)
-			}
-			if err := migrateCSVMetadata(b, csv); err != nil {
+			if err := migrateCSVMetadata(&cfg.Bundles[i], csvs[i]); err != nil {
 				return nil, &RefError{Ref: ref, Kind: kind, Migrate: true, Err: err}
 			}
 		}
 	}
-	return cfg, nil
+	return &Rendered{Config: cfg, Kind: kind, CSVs: csvs}, nil
 }
+
+// CatalogCSV is the ClusterServiceVersion of a bundle read from a catalog,
+// as JSON: the one among its olm.bundle.object properties, or "" when it
+// has none (a migrated bundle keeps only olm.csv.metadata).
+func CatalogCSV(b *declcfg.Bundle) string { return catalogCSVJSON(b) }
 
 // result is one rendered reference. csvJSON, when set, holds the CSV of
 // each bundle as the bundle parser saw it; otherwise it comes from the
