@@ -44,13 +44,17 @@ type Input struct {
 	// changes. It must be made with RegistryOnly, since the entries are
 	// the change's data. Nil leaves them unrendered (neutral).
 	Renderer *render.Renderer
+
+	// touched are the touched packages as loaded once for the release
+	// guard and the graphs.
+	touched touchedCatalogs
 }
 
 // Checks returns the checks in goes through. The images check runs only
 // when in says how to reach registries: a check that was switched off is
 // left out of the report rather than blocking every merge as undecided.
 func Checks(in *Input) []checks.Check[*Input] {
-	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}}
+	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}, Release{}}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
 	}
