@@ -23,7 +23,7 @@ type Options struct {
 	// the change adds are marked, and those it removes are listed.
 	Base *declcfg.DeclarativeConfig
 	// MaxNodes bounds the bundles drawn per channel; 0 means
-	// DefaultMaxNodes.
+	// DefaultMaxNodes and a negative number draws whole channels.
 	MaxNodes int
 }
 
@@ -338,7 +338,7 @@ func Mermaid(w io.Writer, cfg *declcfg.DeclarativeConfig, opts Options) error {
 // fails when nothing matches the selection.
 func Pictures(cfg *declcfg.DeclarativeConfig, opts Options) ([]*Picture, error) {
 	max := opts.MaxNodes
-	if max <= 0 {
+	if max == 0 {
 		max = DefaultMaxNodes
 	}
 	var pics []*Picture
@@ -356,7 +356,9 @@ func Pictures(cfg *declcfg.DeclarativeConfig, opts Options) ([]*Picture, error) 
 		}
 		p := Compare(head, base)
 		p.NewChannel = opts.Base != nil && base == nil
-		p.collapse(max)
+		if max > 0 {
+			p.collapse(max)
+		}
 		pics = append(pics, p)
 	}
 	if len(pics) == 0 {
