@@ -84,7 +84,10 @@ func rootApprovals(in *Input, findings []checks.Finding) []string {
 	if len(st.Approvers) == 0 {
 		return nil
 	}
-	repo, err := owners.Load(in.Base, owners.LoadOptions{})
+	// Only the root OWNERS file (and the aliases beside it) is
+	// consulted, so only the root's files are read: walking every
+	// directory's OWNERS again would cost what the owners check costs.
+	repo, err := owners.Load(rootFiles{in.Base}, owners.LoadOptions{})
 	if err != nil {
 		return nil
 	}
@@ -109,6 +112,25 @@ func rootApprovals(in *Input, findings []checks.Finding) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// rootFiles shows the files directly in the root of fsys and no
+// directory.
+type rootFiles struct{ fsys fs.FS }
+
+func (r rootFiles) Open(name string) (fs.File, error) {
+	if name != "." && strings.Contains(name, "/") {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return r.fsys.Open(name)
+}
+
+func (r rootFiles) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name != "." {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	entries, err := fs.ReadDir(r.fsys, name)
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.IsDir() }), err
 }
 
 // touchedCatalog is one catalog root's touched packages, loaded on both
