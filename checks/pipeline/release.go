@@ -35,14 +35,15 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the touched packages: %v", err)}
 	}
 	var findings []checks.Finding
-	judged := 0
+	judged, unread := 0, 0
 	for _, c := range cats {
 		if c.base == nil {
 			continue
 		}
 		judged += len(c.pkgs)
-		fs := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
-		findings = append(findings, prefixed(fs, c.root)...)
+		unread += len(c.head.Unread)
+		found := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
+		findings = append(findings, prefixed(found, c.root)...)
 	}
 	if len(findings) == 0 {
 		if judged == 0 {
@@ -60,13 +61,19 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		return checks.Result{Conclusion: checks.Success, Findings: findings,
 			Summary: fmt.Sprintf("The change takes away %s, and the root approvers allowed it: %s approved.", checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), strings.Join(by, ", "))}
 	}
+	note := ""
+	if unread > 0 {
+		// What does not load is judged gone: the guard never passes a
+		// release it could not see.
+		note = fmt.Sprintf(" %s of the head did not load (the fbc check says why); what they hold counts as removed.", checks.Count(unread, "file or blob", "files or blobs"))
+	}
 	prunable := strings.Join(in.Policy.Release.Prunable, "`, `")
 	if prunable != "" {
 		prunable = fmt.Sprintf(" Channels matching `%s` (`release.prunable`) may lose releases.", prunable)
 	}
 	return checks.Result{Conclusion: checks.Failure, Findings: findings,
-		Summary: fmt.Sprintf("The change takes away %s. Deprecate a release with an `olm.deprecations` entry instead of removing it, or ask a root approver to approve.%s",
-			checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), prunable)}
+		Summary: fmt.Sprintf("The change takes away %s. Deprecate a release with an `olm.deprecations` entry instead of removing it, or ask a root approver to approve.%s%s",
+			checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), prunable, note)}
 }
 
 // rootApprovals are the logins whose approval at the head counts and who
@@ -175,6 +182,14 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 				pkgs = append(pkgs, p.Name)
 			}
 		}
+		// A changed file's packages on the base are judged too, even when
+		// its blobs compare equal: a document that no longer decodes can
+		// make the loader drop the whole file.
+		for _, p := range basePackages(in, root) {
+			if !slices.Contains(pkgs, p) {
+				pkgs = append(pkgs, p)
+			}
+		}
 		if len(pkgs) == 0 {
 			continue
 		}
@@ -223,6 +238,32 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// basePackages are the packages of the blobs that the changed files under
+// root hold on the base.
+func basePackages(in *Input, root string) []string {
+	var out []string
+	if in.Change == nil || in.Base == nil {
+		return nil
+	}
+	for _, f := range in.Change.Files {
+		for _, p := range []string{f.Path, f.PreviousPath} {
+			if r, ok := rootOf(p, []string{root}); p == "" || !ok || r != root {
+				continue
+			}
+			data, err := fs.ReadFile(in.Base, p)
+			if err != nil {
+				continue // absent on the base; unreadable ones fail TouchedPackages
+			}
+			for _, b := range fbc.Blobs(data) {
+				if b.Package != "" && !slices.Contains(out, b.Package) {
+					out = append(out, b.Package)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // touchesRoot says whether the touched package p has a changed file under

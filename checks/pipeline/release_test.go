@@ -73,6 +73,8 @@ func TestRelease(t *testing.T) {
 		approver string
 		want     checks.Conclusion
 		findings []want
+		// summary is part of the result's summary.
+		summary string
 	}{
 		{
 			name: "a new bundle on top of the channel is fine",
@@ -170,6 +172,13 @@ func TestRelease(t *testing.T) {
 			findings: []want{{rule: "RG1", at: "catalog/foo/bundles.yaml:2"}},
 		},
 		{
+			name:     "a channel that does not load counts as removed",
+			edits:    map[string]string{"catalog/foo/channels.yaml": strings.Replace(releaseStable, "entries:", "entries: [", 1) + releaseCandidate},
+			want:     checks.Failure,
+			findings: []want{{rule: "RG3", at: "catalog/foo/channels.yaml:2"}},
+			summary:  "of the head did not load (the fbc check says why)",
+		},
+		{
 			name:  "removing a whole package is refused channel by channel and bundle by bundle",
 			edits: map[string]string{"catalog/foo/package.yaml": changetest.Delete, "catalog/foo/channels.yaml": changetest.Delete, "catalog/foo/bundles.yaml": changetest.Delete},
 			want:  checks.Failure,
@@ -198,6 +207,9 @@ func TestRelease(t *testing.T) {
 			res := Release{}.Run(context.Background(), in)
 			if res.Conclusion != tt.want {
 				t.Errorf("conclusion %s, want %s\n%s", res.Conclusion, tt.want, res.Summary)
+			}
+			if !strings.Contains(res.Summary, tt.summary) {
+				t.Errorf("the summary does not say %q:\n%s", tt.summary, res.Summary)
 			}
 			if len(res.Findings) != len(tt.findings) {
 				t.Fatalf("%d findings, want %d:\n%+v", len(res.Findings), len(tt.findings), res.Findings)

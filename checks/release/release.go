@@ -247,8 +247,8 @@ func blame(bg *graph.Graph, headEdges map[graph.Edge]bool, name string) []string
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		for _, e := range bg.Edges {
-			if e.From != cur || e.To == cur {
+		for _, e := range bg.Out(cur) {
+			if e.To == cur {
 				continue
 			}
 			if !headEdges[e] {

@@ -71,6 +71,8 @@ type Graph struct {
 	index map[string]int
 	// ranges are the parsed skipRanges, by entry name.
 	ranges map[string]semver.Range
+	// out indexes Edges by their source, for Out.
+	out map[string][]Edge
 	// versions are the versions of the package's bundles by name, also
 	// of bundles outside the channel, which an edge can still name.
 	versions map[string]string
@@ -239,6 +241,17 @@ func (g *Graph) Reaches(targets []string) func(name, version string) bool {
 		}
 		return false
 	}
+}
+
+// Out lists the edges from the bundle named name, in the order of Edges.
+func (g *Graph) Out(name string) []Edge {
+	if g.out == nil {
+		g.out = map[string][]Edge{}
+		for _, e := range g.Edges {
+			g.out[e.From] = append(g.out[e.From], e)
+		}
+	}
+	return g.out[name]
 }
 
 // Has says whether the channel has an entry named name.
