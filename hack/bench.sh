@@ -265,7 +265,7 @@ gobench_run() {
 	fi
 	gobench+="$out"$'\n'
 }
-gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
+gobench_run -bench 'BenchmarkCheckOnePackage$|BenchmarkReleaseOnePackage|BenchmarkCheckOnePackageRelease' -benchtime 5x ./checks/pipeline
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which

@@ -111,6 +111,14 @@ func Build(cfg *declcfg.DeclarativeConfig, pkg, ch string) (*Graph, bool) {
 		g.index[e.Name] = len(g.Nodes)
 		g.Nodes = append(g.Nodes, Node{Name: e.Name, Version: g.versions[e.Name], Deprecated: bundleDep[e.Name]})
 	}
+	// Versions are parsed once: every skipRange is matched against every
+	// node.
+	parsed := make([]*semver.Version, len(g.Nodes))
+	for i, n := range g.Nodes {
+		if v, err := semver.Parse(n.Version); err == nil {
+			parsed[i] = &v
+		}
+	}
 	incoming := map[string]bool{}
 	for _, e := range c.Entries {
 		if e.Replaces != "" {
@@ -129,11 +137,8 @@ func Build(cfg *declcfg.DeclarativeConfig, pkg, ch string) (*Graph, bool) {
 			continue // validation reports it
 		}
 		g.ranges[e.Name] = r
-		for _, n := range g.Nodes {
-			if n.Name == e.Name {
-				continue
-			}
-			if v, err := semver.Parse(n.Version); err == nil && r(v) {
+		for i, n := range g.Nodes {
+			if n.Name != e.Name && parsed[i] != nil && r(*parsed[i]) {
 				g.Edges = append(g.Edges, Edge{From: n.Name, To: e.Name, Kind: SkipRange})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -180,6 +181,34 @@ func TestEscape(t *testing.T) {
 	for _, tt := range tests {
 		if got := Escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkLargeChannel draws a channel of 1,000 bundles, each replacing
+// the one before and taking the previous ten versions in by skipRange,
+// compared with a base that lacks the newest: Build, Compare, the
+// collapse to DefaultMaxNodes and the Markdown.
+func BenchmarkLargeChannel(b *testing.B) {
+	var entries, bundles []string
+	for i := range 1000 {
+		e := fmt.Sprintf("b%04d", i)
+		if i > 0 {
+			e += fmt.Sprintf("<b%04d~>=0.%d.0 <0.%d.0", i-1, max(i-10, 0), i)
+		}
+		entries = append(entries, e)
+		bundles = append(bundles, fmt.Sprintf("b%04d=0.%d.0", i, i))
+	}
+	base := catalog("big", map[string][]string{"stable": entries[:999]}, bundles[:999]...)
+	head := catalog("big", map[string][]string{"stable": entries}, bundles...)
+	b.ReportAllocs()
+	for b.Loop() {
+		pics, err := Pictures(head, Options{Base: base})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Markdown(io.Discard, pics[0]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
