@@ -17,7 +17,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
@@ -87,7 +89,7 @@ type loss struct {
 }
 
 func (l *loss) strand(version, channel string) {
-	s := version + " in " + channel
+	s := shown(version) + " in " + shown(channel)
 	if !slices.Contains(l.stranded, s) {
 		l.stranded = append(l.stranded, s)
 	}
@@ -220,7 +222,7 @@ func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Fin
 		}
 	}
 	for name, l := range bundleLoss {
-		v := baseVersions[name]
+		v := shown(baseVersions[name])
 		l.what = fmt.Sprintf("bundle %q (version %s) is released on the base branch in %s and this change removes it", name, v, channelList(bundleChannels[name]))
 	}
 	out := make([]checks.Finding, 0, len(order))
@@ -285,7 +287,23 @@ func channelList(chs []string) string {
 	if len(chs) > 1 {
 		noun = "channels"
 	}
-	return noun + " " + strings.Join(chs, ", ")
+	out := make([]string, len(chs))
+	for i, c := range chs {
+		out[i] = shown(c)
+	}
+	return noun + " " + strings.Join(out, ", ")
+}
+
+// shown is s as a finding shows a name from the catalog: as it is when
+// every character prints, else quoted with escapes, so that no control or
+// bidirectional-override character reaches a report.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // bundlePlace is where the base defines bundle name of pkg.
