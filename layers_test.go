@@ -109,7 +109,7 @@ var rules = []rule{
 	},
 	{
 		why:  "an engine never imports the review core, the publish flow or a front end",
-		from: and(under("checks/fbc", "checks/images", "checks/fbcreport", "owners", "policy", "publisher"), not(exactly(core...))),
+		from: and(under("checks/fbc", "checks/images", "checks/fbcreport", "checks/release", "owners", "policy", "publisher"), not(exactly(core...))),
 		to:   under(append(slices.Clone(core), frontEnds...)...),
 		deps: true,
 	},

@@ -265,7 +265,7 @@ gobench_run() {
 	fi
 	gobench+="$out"$'\n'
 }
-gobench_run -bench 'BenchmarkCheckOnePackage$' -benchtime 5x ./checks/pipeline
+gobench_run -bench 'BenchmarkCheckOnePackage$|BenchmarkReleaseOnePackage|BenchmarkCheckOnePackageRelease' -benchtime 5x ./checks/pipeline
 # A pull request with 1, 16 and 160 images on a tarpit registry: one
 # per-reference deadline (2 s) whatever the count.
 gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./checks/pipeline

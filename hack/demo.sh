@@ -5,7 +5,8 @@
 # repository made of the valid catalog, checked as the App and the Action
 # check it: a non-owner's change that breaks a package is refused with the
 # error's file and line and the owners to ask; the owner's approval of a
-# valid change makes it mergeable. Then the publisher, offline: the
+# valid change makes it mergeable; an owner's change that removes a
+# released bundle is refused by the release guard. Then the publisher, offline: the
 # catalog.yaml of testdata/demo, whose references are catalog images in OCI
 # layouts generated from the valid catalog's packages, is assembled,
 # validated and published to an OCI layout; a second rebuild finds nothing
@@ -126,6 +127,16 @@ step "A template change without its output: refused, with the diff and the comma
 	"$bin" check --repo "$trepo" --base main --head template-only --author alice --images=false
 step "A template pull request with its output regenerated: passes, the bundles taken from the base" 0 \
 	"$bin" check --repo "$trepo" --base main --head fast --author alice --images=false
+
+# The release guard: the package's own owner drops cert-rotator 1.3.0 from
+# stable-v1 (its entry, the replaces that led from it, and its bundle).
+# The catalog stays valid, but clusters on 1.3.0 lose their upgrade path;
+# the check names them and points to olm.deprecations instead.
+demogit checkout -q -b prune main
+sed -i '11d;13d;28,47d' "$repo/catalog/cert-rotator/catalog.yaml"
+demogit commit -q -am "cert-rotator: drop 1.3.0"
+step "A pull request by the package's owner that removes a released bundle: refused by the release guard" 1 \
+	"$bin" check --repo "$repo" --base main --head prune --author alice "${offline[@]}"
 
 step "Generate the demo's catalog images into OCI layouts ($layouts)" 0 \
 	go run ./publisher/demo/gen -from testdata/catalogs/valid "$layouts"

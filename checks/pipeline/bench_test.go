@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -22,8 +24,12 @@ import (
 // edits one package: the shape of a large community catalog's typical
 // pull request. It is built once per process.
 var benchRepo struct {
-	once             sync.Once
-	dir, base, head  string
+	once            sync.Once
+	dir, base, head string
+	// pruned is a commit after head that also drops the oldest entry of
+	// the package's stable channel: a change the release guard refuses
+	// and whose graph it draws.
+	pruned           string
 	packages, bundle int
 	bytes            int64
 	err              error
@@ -98,7 +104,35 @@ func buildBenchRepo() error {
 	if err := os.WriteFile(filepath.Join(dir, "catalog", pkg, "deprecations.yaml"), []byte(dep), 0o644); err != nil {
 		return err
 	}
-	benchRepo.head, err = commit("deprecate " + pkg)
+	if benchRepo.head, err = commit("deprecate " + pkg); err != nil {
+		return err
+	}
+	file := filepath.Join(dir, "catalog", pkg, "catalog.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	// Drop the first entry of the package's second channel.
+	marker := []byte("entries:\n- name: ")
+	at := bytes.Index(data, marker)
+	second := -1
+	if at >= 0 {
+		second = bytes.Index(data[at+len(marker):], marker)
+	}
+	if second < 0 {
+		return fmt.Errorf("%s: no second channel", file)
+	}
+	second += at + 2*len(marker) - len("- name: ")
+	// The entry is its "- name:" line and the indented lines after it.
+	end := second + bytes.IndexByte(data[second:], '\n') + 1
+	for bytes.HasPrefix(data[end:], []byte("  ")) {
+		end += bytes.IndexByte(data[end:], '\n') + 1
+	}
+	data = append(data[:second:second], data[end:]...)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return err
+	}
+	benchRepo.pruned, err = commit("drop the oldest stable entry of " + pkg)
 	return err
 }
 
@@ -150,4 +184,84 @@ func checkOnePackage(b *testing.B) {
 	if rep.Conclusions()[FBCName] != "success" || rep.Conclusions()[OwnersName] != "failure" {
 		b.Fatalf("unexpected report: %+v", rep.Conclusions())
 	}
+}
+
+// BenchmarkReleaseOnePackage is the release guard and the upgrade graphs
+// on a change to one package of the 2,000-package repository that drops a
+// released channel entry: both sides of the package are loaded once and
+// shared, the guard refuses the change, and the changed channel is drawn.
+// The package index is cached, as in BenchmarkCheckOnePackage; the figure
+// is part of the same 1 s budget.
+func BenchmarkReleaseOnePackage(b *testing.B) {
+	setupBenchRepo(b)
+	dirNamesCache.reset()
+	releaseOnePackage(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		releaseOnePackage(b)
+	}
+}
+
+// BenchmarkCheckOnePackageRelease is every check of
+// BenchmarkCheckOnePackage and the graphs, on the change of
+// BenchmarkReleaseOnePackage: the whole PR check with the release guard.
+func BenchmarkCheckOnePackageRelease(b *testing.B) {
+	setupBenchRepo(b)
+	dirNamesCache.reset()
+	run := func() {
+		// As the review core does: the owners state once, for every check.
+		in := benchInput(b, benchRepo.pruned)
+		st, err := EvaluateOwners(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in.Owners = st
+		rep := Run(context.Background(), in)
+		if rep.Conclusions()[ReleaseName] != "failure" {
+			b.Fatalf("unexpected report: %+v", rep.Conclusions())
+		}
+		if gs, _, err := Graphs(context.Background(), in); err != nil || len(gs) != 1 {
+			b.Fatalf("graphs: %d, %v", len(gs), err)
+		}
+	}
+	run()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+}
+
+func releaseOnePackage(b *testing.B) {
+	// The review core gives the checks the owners state it evaluated
+	// once; that is the owners check's time, not the guard's.
+	b.StopTimer()
+	in := benchInput(b, benchRepo.pruned)
+	st, err := EvaluateOwners(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in.Owners = st
+	b.StartTimer()
+	res := Release{}.Run(context.Background(), in)
+	if res.Conclusion != "failure" || len(res.Findings) != 1 || res.Findings[0].Rule != "RG2" {
+		b.Fatalf("unexpected result: %s %+v", res.Conclusion, res.Findings)
+	}
+	if gs, _, err := Graphs(context.Background(), in); err != nil || len(gs) != 1 {
+		b.Fatalf("graphs: %d, %v", len(gs), err)
+	}
+}
+
+func benchInput(b *testing.B, head string) *Input {
+	c, baseFS, headFS, err := change.FromGit(benchRepo.dir, benchRepo.base, head)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Author = "mallory"
+	pol, findings, err := policy.Load(baseFS)
+	if err != nil || len(findings) > 0 {
+		b.Fatal(err, findings)
+	}
+	return &Input{Change: c, Base: baseFS, Head: headFS, Policy: pol}
 }

@@ -58,6 +58,10 @@ type Input struct {
 	// rawBase is the Base given, for the package index (see bind).
 	bindOnce sync.Once
 	rawBase  fs.FS
+
+	// touched are the touched packages as loaded once for the release
+	// guard and the graphs.
+	touched touchedCatalogs
 }
 
 // Checks returns the checks in goes through. The images check runs only
@@ -65,7 +69,7 @@ type Input struct {
 // policy maps templates: a check that was switched off is
 // left out of the report rather than blocking every merge as undecided.
 func Checks(in *Input) []checks.Check[*Input] {
-	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}}
+	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}, Release{}}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
 	}

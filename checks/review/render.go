@@ -286,6 +286,7 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 		fmt.Fprintf(&b, "\nNot counted: `/hold cancel` from %s. Only the user who placed a hold or an approver of a touched path may lift it.\n",
 			strings.Join(o.Hold.IgnoredLifts, ", "))
 	}
+	b.WriteString(o.graphs())
 	if len(d.Reasons) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
 		for _, r := range d.Reasons {
@@ -298,6 +299,35 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 	}
 	fmt.Fprintf(&b, "\n<sub>Commands: `/approve`, `/approve cancel`, `/hold`, `/hold cancel`, `/recheck`. %s</sub>\n", binding)
 	return checks.Visible(b.String())
+}
+
+// graphs is the section of the upgrade graphs, for the status comment and
+// the job summary alike: GitHub draws Mermaid in both.
+func (o *Outcome) graphs() string {
+	if len(o.Graphs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n#### Upgrade graphs\n\nThe channels this change alters, as they are on the head: added bundles and edges are green, deprecated bundles grey, heads bold.\n")
+	for _, g := range o.Graphs {
+		fmt.Fprintf(&b, "\n`%s`, channel `%s`:\n\n%s", mdCode(g.Package), mdCode(g.Channel), g.Markdown)
+	}
+	if o.MoreGraphs > 0 {
+		fmt.Fprintf(&b, "\n%s not drawn; `catalogbot graph` draws any channel.\n", checks.Count(o.MoreGraphs, "more channel is", "more channels are"))
+	}
+	return b.String()
+}
+
+// mdCode keeps a name from PR data inside its code span, and shows no
+// control or bidirectional-override character in it.
+func mdCode(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '`', r < 0x20, r == 0x7f, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return '\''
+		}
+		return r
+	}, s)
 }
 
 // Document is the JSON form of an outcome and its decision.
@@ -468,6 +498,9 @@ func (o *Outcome) notes() string {
 		return ""
 	}
 	var notes []string
+	if g := strings.TrimSpace(o.graphs()); g != "" {
+		notes = append(notes, g)
+	}
 	if o.eventsRead >= 0 {
 		notes = append(notes, fmt.Sprintf("Approvals counted: the author's, and those given in the pull request's %s.",
 			checks.Count(o.eventsRead, "review or comment", "reviews and comments")))

@@ -96,6 +96,10 @@ type Outcome struct {
 
 	// Touched are the paths the change touches, renames on both sides.
 	Touched []string `json:"-"`
+	// Graphs are the upgrade graphs, on the head, of the channels whose
+	// graph the change changed; MoreGraphs counts those left out.
+	Graphs     []pipeline.Graph `json:"-"`
+	MoreGraphs int              `json:"-"`
 	// Sources says where the approvals came from, for the reader.
 	eventsRead  int
 	noEventsWhy string
@@ -151,6 +155,9 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 	}
 	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
 	o.Report = pipeline.Run(ctx, in)
+	// The graphs read what the release guard loaded; one that cannot be
+	// drawn leaves the picture out, never the verdict.
+	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
 	return o, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/pipeline"
+	"github.com/catalogbot/catalogbot/checks/release"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
@@ -14,12 +15,13 @@ import (
 // Rules is the catalogue of every rule a review can report, for SARIF's
 // tool.driver.rules: the opm rules (L, C, M), the policy file (P), OWNERS
 // (OW), catalog.yaml (CY), images (IM), references (RF), package layout
-// (PK), the limits of one check (LM) and catalog templates (TP). docs/rules.md documents the scheme; TestRuleIDs holds every id to
-// it.
+// (PK), the limits of one check (LM), catalog templates (TP) and the release
+// guard (RG). docs/rules.md documents the scheme; TestRuleIDs holds every id
+// to it.
 func Rules() []checks.Rule {
 	var out []checks.Rule
 	for _, rs := range [][]checks.Rule{
-		fbc.Rules(), policy.Rules, owners.Rules, catalogyaml.Rules, images.Rules, pipeline.Rules, template.Rules,
+		fbc.Rules(), policy.Rules, owners.Rules, catalogyaml.Rules, images.Rules, pipeline.Rules, template.Rules, release.Rules,
 	} {
 		out = append(out, rs...)
 	}

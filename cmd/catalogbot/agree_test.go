@@ -67,6 +67,9 @@ type agreeScenario struct {
 	// serves the images the head names on rateLimitedHost from a
 	// registry that answers every request with 429.
 	rateLimited bool
+	// shows, when set, is text that both the App's status comment and
+	// the Action's job summary must hold.
+	shows string
 }
 
 // rateLimitedHost stands for the rate limiting registry's host:port in a
@@ -159,6 +162,13 @@ func agreeScenarios() []agreeScenario {
 		}
 		return out
 	}
+	// foo with a second release, 1.1.0, on top of 1.0.0; removing 1.0.0
+	// takes a release away.
+	fooTwo := strings.Replace(fbctest.Foo, "  - name: foo.v1.0.0\n", "  - name: foo.v1.0.0\n  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n", 1) +
+		strings.NewReplacer("v1.0.0", "v1.1.0", "1.0.0", "1.1.0").Replace(fbctest.Foo[strings.Index(fbctest.Foo, "---\nschema: olm.bundle"):])
+	fooPruned := strings.Replace(fooTwo, "  - name: foo.v1.0.0\n", "", 1)
+	fooPruned = fooPruned[:strings.Index(fooPruned, "---\nschema: olm.bundle")] + fooPruned[strings.LastIndex(fooPruned, "---\nschema: olm.bundle"):]
+	pruned := fmt.Sprintf("catalog/foo/catalog.yaml:%d error RG1", strings.Count(fooTwo[:strings.Index(fooTwo, "---\nschema: olm.bundle")], "\n")+2)
 	return []agreeScenario{
 		{name: "a ci.yaml reviewer changes their package in every OCP catalog", author: "cevheri", want: checks.Success, merged: "yes",
 			base: cop, head: copEvery("libredb-studio-operator")},
@@ -174,6 +184,12 @@ func agreeScenarios() []agreeScenario {
 			base: cop, head: with(copEvery("libredb-studio-operator"), "catalogs/v4.20/nfs-provisioner-operator/catalog.yaml",
 				copEvery("nfs-provisioner-operator")["catalogs/v4.20/nfs-provisioner-operator/catalog.yaml"]),
 			then: comment("jooho", "/approve")},
+		{name: "an owner removes a released bundle", author: "alice", want: checks.Failure, finding: pruned,
+			base: map[string]string{"catalog/foo/catalog.yaml": fooTwo}, head: map[string]string{"catalog/foo/catalog.yaml": fooPruned},
+			shows: "```mermaid\ngraph LR\n  n0[\"1.1.0\"]\n  x0[\"foo.v1.0.0 (not in channel)\"]\n"},
+		{name: "a root approver allows removing a released bundle", author: "alice", want: checks.Success, then: comment("root-admin", "/approve"),
+			base: map[string]string{"catalog/foo/catalog.yaml": fooTwo}, head: map[string]string{"catalog/foo/catalog.yaml": fooPruned},
+			shows: "- removed bundle foo.v1.0.0 (1.0.0)\n"},
 		{name: "foo's owner changes bar from foo's file", author: "alice", want: checks.Failure, reason: "the pull request is not approved", finding: inFoo,
 			base: barBase, head: map[string]string{"catalog/foo/catalog.yaml": fbctest.Foo + barBlobs}},
 		{name: "under a free layout, foo's owner still needs bar's", author: "alice", want: checks.Failure, reason: "the pull request is not approved",
@@ -385,6 +401,8 @@ type verdict struct {
 	Title      string
 	Reasons    []string
 	Findings   []string
+	// Shows is the App's status comment or the Action's job summary.
+	Shows string
 }
 
 func TestFrontEndsAgree(t *testing.T) {
@@ -419,7 +437,7 @@ func TestFrontEndsAgree(t *testing.T) {
 			}
 
 			// The Action first: it only reads, and the App may merge.
-			action := actionVerdict(t, gh, repo, pr, imageFlags(sc.rateLimited)...)
+			action := actionVerdict(t, gh, repo, pr, sc.shows != "", imageFlags(sc.rateLimited)...)
 			app := appVerdict(t, gh, repo, pr, sc.missed, imageOptions(t, sc.rateLimited)...)
 			if sc.actionWant != "" {
 				if action.Conclusion != sc.actionWant {
@@ -448,6 +466,14 @@ func TestFrontEndsAgree(t *testing.T) {
 			if !slices.Equal(app.Findings, action.Findings) {
 				t.Errorf("findings differ:\n  App:    %q\n  Action: %q", app.Findings, action.Findings)
 			}
+			if sc.shows != "" {
+				if !strings.Contains(action.Shows, sc.shows) {
+					t.Errorf("the Action's job summary lacks %q:\n%s", sc.shows, action.Shows)
+				}
+				if !strings.Contains(app.Shows, sc.shows) {
+					t.Errorf("the App's status comment lacks %q:\n%s", sc.shows, app.Shows)
+				}
+			}
 			if sc.merged != "" {
 				merged := "no"
 				for _, m := range repo.Merges() {
@@ -466,8 +492,9 @@ func TestFrontEndsAgree(t *testing.T) {
 // actionVerdict runs check -o json as the Action runs it: on a checkout of
 // the repository, with the pull_request event, GITHUB_TOKEN and
 // GITHUB_API_URL pointing at the fake. flags replace the default
-// --images=false --render=false.
-func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, flags ...string) verdict {
+// --images=false --render=false. With summary set it runs check -o github
+// too, for the job summary.
+func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *githubtest.PR, summary bool, flags ...string) verdict {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "ws")
 	repo.Clone(t, ws)
@@ -475,7 +502,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 	if err := os.WriteFile(event, gh.Payload("pull_request", "synchronize", githubtest.PayloadArgs{Repo: repo, PR: pr.Number}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inActions(t, ws, event)
+	files := inActions(t, ws, event)
 	t.Setenv("GITHUB_REPOSITORY", repo.FullName())
 	t.Setenv("GITHUB_TOKEN", gh.InstallationToken(repo))
 	t.Setenv("GITHUB_API_URL", gh.URL)
@@ -491,6 +518,12 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 		t.Fatalf("check -o json: %v\n%s", err, res.stdout)
 	}
 	v := verdict{Conclusion: doc.Conclusion, Title: doc.Title}
+	if summary {
+		if res := ownersCLI(t, ws, append([]string{"check", "-o", "github"}, flags...)...); res.code == exitError {
+			t.Fatalf("check -o github: exit %d\n%s", res.code, res.stderr)
+		}
+		v.Shows = readStepFile(t, files.summary)
+	}
 	if doc.Decision != nil && !doc.Decision.Merge {
 		v.Reasons = doc.Decision.Reasons
 	}
@@ -597,6 +630,7 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 		if !strings.Contains(c.Body, reconcile.StatusMarker) {
 			continue
 		}
+		v.Shows = c.Body
 		_, reasons, ok := strings.Cut(c.Body, "**Not merging yet:**\n")
 		if !ok {
 			break

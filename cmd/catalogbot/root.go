@@ -60,6 +60,7 @@ independent problem at once, each with its file and line.`,
 		return &usageError{cmd: c.CommandPath(), err: err}
 	})
 	cmd.AddCommand(newValidateCmd(a))
+	cmd.AddCommand(newGraphCmd(a))
 	cmd.AddCommand(newCheckCmd(a))
 	cmd.AddCommand(newPolicyCmd(a))
 	cmd.AddCommand(newRebuildCmd(a))

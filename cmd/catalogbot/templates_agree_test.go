@@ -51,7 +51,7 @@ func TestFrontEndsAgreeOnTemplates(t *testing.T) {
 			repo.Commit("change", tc.head, "change by root-admin")
 			pr := repo.OpenPR("root-admin", "change", "main")
 
-			action := actionVerdict(t, gh, repo, pr, "--images=false")
+			action := actionVerdict(t, gh, repo, pr, false, "--images=false")
 			app := appVerdict(t, gh, repo, pr, 0, func(o *reconcile.AppOptions) {
 				rule, err := egress.New(nil, nil)
 				if err != nil {

@@ -1,0 +1,214 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
+)
+
+// catalog builds a declcfg of package pkg: one channel per entry of chans
+// (entries given as "name" or "name<replaces" with optional
+// "|skip1,skip2" and "~range"), and a bundle at version v for every
+// "name=v" of bundles.
+func catalog(pkg string, chans map[string][]string, bundles ...string) *declcfg.DeclarativeConfig {
+	cfg := &declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg}}}
+	for _, name := range sortedKeys(chans) {
+		c := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: name}
+		for _, spec := range chans[name] {
+			var e declcfg.ChannelEntry
+			spec, e.SkipRange, _ = strings.Cut(spec, "~")
+			spec, skips, _ := strings.Cut(spec, "|")
+			if skips != "" {
+				e.Skips = strings.Split(skips, ",")
+			}
+			e.Name, e.Replaces, _ = strings.Cut(spec, "<")
+			c.Entries = append(c.Entries, e)
+		}
+		cfg.Channels = append(cfg.Channels, c)
+	}
+	for _, b := range bundles {
+		name, v, _ := strings.Cut(b, "=")
+		value, _ := json.Marshal(property.Package{PackageName: pkg, Version: v})
+		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Package: pkg, Name: name,
+			Properties: []property.Property{{Type: property.TypePackage, Value: value}}})
+	}
+	return cfg
+}
+
+func sortedKeys(m map[string][]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func TestReachesHead(t *testing.T) {
+	cfg := catalog("foo", map[string][]string{
+		"stable": {"a", "b<a", "c|b", "d<c~>=0.5.0 <1.0.0", "lone"},
+	}, "a=0.1.0", "b=0.2.0", "c=0.3.0", "d=1.0.0", "lone=0.4.0", "gone=0.9.0", "old=0.0.1")
+	g, ok := Build(cfg, "foo", "stable")
+	if !ok {
+		t.Fatal("no channel")
+	}
+	tests := []struct {
+		name, version string
+		want          bool
+	}{
+		{"d", "", true},         // the head (lone is a head too)
+		{"c", "", true},         // replaces
+		{"b", "", true},         // skips
+		{"a", "", true},         // through b
+		{"lone", "", true},      // a head of its own
+		{"gone", "0.9.0", true}, // outside the channel, in d's skipRange
+		{"old", "0.0.1", false}, // outside, in no range
+		{"gone", "", false},     // outside, version unknown
+	}
+	for _, tt := range tests {
+		if got := g.ReachesHead(tt.name, tt.version); got != tt.want {
+			t.Errorf("ReachesHead(%q, %q) = %v, want %v", tt.name, tt.version, got, tt.want)
+		}
+	}
+	// With d alone as the target, lone is stranded and a skipRange edge
+	// from lone (0.4.0) is not taken, since it is outside the range.
+	if g.Reaches([]string{"d"})("lone", "") {
+		t.Error("lone reaches d")
+	}
+}
+
+func TestMermaid(t *testing.T) {
+	base := catalog("foo", map[string][]string{
+		"stable": {"foo.v1.0.0", "foo.v1.1.0<foo.v1.0.0", "foo.v1.2.0<foo.v1.1.0"},
+	}, "foo.v1.0.0=1.0.0", "foo.v1.1.0=1.1.0", "foo.v1.2.0=1.2.0")
+	head := catalog("foo", map[string][]string{
+		"stable": {"foo.v1.1.0<foo.v1.0.0", "foo.v1.2.0<foo.v1.1.0", "foo.v1.3.0<foo.v1.2.0|foo.v1.1.0~<1.2.0"},
+		"fast":   {"foo.v1.3.0"},
+	}, "foo.v1.1.0=1.1.0", "foo.v1.2.0=1.2.0", "foo.v1.3.0=1.3.0")
+	head.Deprecations = []declcfg.Deprecation{{Schema: declcfg.SchemaDeprecation, Package: "foo", Entries: []declcfg.DeprecationEntry{
+		{Reference: declcfg.PackageScopedReference{Schema: declcfg.SchemaBundle, Name: "foo.v1.1.0"}, Message: "use 1.3.0"},
+	}}}
+	weird := catalog(`we"ird`, map[string][]string{
+		`st"a<b>le#[x]`: {`b"1`, `b]2<b"1`, `b3<not["here"]`},
+	}, `b"1=1.0.0`, "b]2=", "b3=3.0.0")
+
+	tests := []struct {
+		name   string
+		cfg    *declcfg.DeclarativeConfig
+		opts   Options
+		golden string
+	}{
+		{"one channel, no base", head, Options{Channel: "stable"}, "stable.mmd"},
+		{"every channel, with a base", head, Options{Base: base}, "changed.mmd"},
+		{"names that need escaping", weird, Options{}, "escaped.mmd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Mermaid(&b, tt.cfg, tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			checkstest.Golden(t, "testdata/"+tt.golden, b.Bytes())
+		})
+	}
+
+	// The pull request's form: a code block, then the notes.
+	pics, err := Pictures(head, Options{Package: "foo", Channel: "stable", Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Markdown(&b, pics[0]); err != nil {
+		t.Fatal(err)
+	}
+	checkstest.Golden(t, "testdata/changed.md", b.Bytes())
+
+	if _, err := Pictures(head, Options{Channel: "nope"}); err == nil || !strings.Contains(err.Error(), `no channel named "nope"`) {
+		t.Errorf("selecting no channel: %v", err)
+	}
+}
+
+// TestCollapse: a channel larger than MaxNodes is drawn as its head and
+// the changed neighbourhood, and says how much it left out.
+func TestCollapse(t *testing.T) {
+	var entries, bundles []string
+	for i := range 100 {
+		e := fmt.Sprintf("b%03d", i)
+		if i > 0 {
+			e += fmt.Sprintf("<b%03d", i-1)
+		}
+		entries = append(entries, e)
+		bundles = append(bundles, fmt.Sprintf("b%03d=0.%d.0", i, i))
+	}
+	base := catalog("big", map[string][]string{"stable": entries}, bundles...)
+	// The change inserts b050x between b050 and b051.
+	head := catalog("big", map[string][]string{"stable": append(append(append([]string{}, entries[:51]...), "b050x<b050"), append([]string{"b051<b050x"}, entries[52:]...)...)},
+		append(bundles, "b050x=0.50.1")...)
+	pics, err := Pictures(head, Options{Base: base, MaxNodes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pics[0]
+	if p.Hidden() != 91 {
+		t.Errorf("%d hidden, want 91 of 101", p.Hidden())
+	}
+	for _, n := range []string{"b099", "b050x", "b050", "b051"} {
+		if !p.visible(n) {
+			t.Errorf("%s is not drawn", n)
+		}
+	}
+	var b bytes.Buffer
+	if err := Markdown(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	checkstest.Golden(t, "testdata/collapsed.md", b.Bytes())
+}
+
+func TestEscape(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`plain-1.0`, `plain-1.0`},
+		{`a"b`, `a#quot;b`},
+		{`<script>`, `#lt;script#gt;`},
+		{`#quot;`, `#35;quot;`},
+		{"line\nbreak", "line break"},
+		{"rtl\u202eoverride", "rtl#8238;override"},
+		{`[x](y)`, `[x](y)`},
+	}
+	for _, tt := range tests {
+		if got := Escape(tt.in); got != tt.want {
+			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkLargeChannel draws a channel of 1,000 bundles, each replacing
+// the one before and taking the previous ten versions in by skipRange,
+// compared with a base that lacks the newest: Build, Compare, the
+// collapse to DefaultMaxNodes and the Markdown.
+func BenchmarkLargeChannel(b *testing.B) {
+	var entries, bundles []string
+	for i := range 1000 {
+		e := fmt.Sprintf("b%04d", i)
+		if i > 0 {
+			e += fmt.Sprintf("<b%04d~>=0.%d.0 <0.%d.0", i-1, max(i-10, 0), i)
+		}
+		entries = append(entries, e)
+		bundles = append(bundles, fmt.Sprintf("b%04d=0.%d.0", i, i))
+	}
+	base := catalog("big", map[string][]string{"stable": entries[:999]}, bundles[:999]...)
+	head := catalog("big", map[string][]string{"stable": entries}, bundles...)
+	b.ReportAllocs()
+	for b.Loop() {
+		pics, err := Pictures(head, Options{Base: base})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Markdown(io.Discard, pics[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

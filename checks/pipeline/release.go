@@ -1,0 +1,332 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/graph"
+	"github.com/catalogbot/catalogbot/checks/release"
+	"github.com/catalogbot/catalogbot/owners"
+)
+
+// Release is the release guard (package release) on the packages the
+// change touches: it fails when the change takes away a bundle, a channel
+// entry or a channel of the base, or strands installed versions, in a
+// channel the policy does not call prunable. The root approvers may allow
+// it: with an approval from one of them, at the head, the findings stay as
+// warnings and the check passes.
+type Release struct{}
+
+// ReleaseName is the name of the release guard check.
+const ReleaseName = "release"
+
+func (Release) Name() string { return ReleaseName }
+
+func (Release) Run(ctx context.Context, in *Input) checks.Result {
+	cats, err := in.touched.load(ctx, in)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the touched packages: %v", err)}
+	}
+	var findings []checks.Finding
+	judged, unread := 0, 0
+	for _, c := range cats {
+		if c.base == nil {
+			continue
+		}
+		judged += len(c.pkgs)
+		unread += len(c.head.Unread)
+		found := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
+		findings = append(findings, prefixed(found, c.root)...)
+	}
+	if len(findings) == 0 {
+		if judged == 0 {
+			return checks.Result{Conclusion: checks.Success, Summary: "The change touches no released package."}
+		}
+		return checks.Result{Conclusion: checks.Success, Findings: findings,
+			Summary: fmt.Sprintf("The change keeps every release of the %s it touches, and every upgrade path to the channel heads.", checks.Count(judged, "package", "packages"))}
+	}
+	by := rootApprovals(in, findings)
+	if len(by) > 0 {
+		for i := range findings {
+			findings[i].Severity = checks.SeverityWarning
+			findings[i].Message += fmt.Sprintf(" (allowed: approved by root approver %s)", strings.Join(by, ", "))
+		}
+		return checks.Result{Conclusion: checks.Success, Findings: findings,
+			Summary: fmt.Sprintf("The change takes away %s, and the root approvers allowed it: %s approved.", checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), strings.Join(by, ", "))}
+	}
+	note := ""
+	if unread > 0 {
+		// What does not load is judged gone: the guard never passes a
+		// release it could not see.
+		note = fmt.Sprintf(" %s of the head did not load (the fbc check says why); what they hold counts as removed.", checks.Count(unread, "file or blob", "files or blobs"))
+	}
+	prunable := strings.Join(in.Policy.Release.Prunable, "`, `")
+	if prunable != "" {
+		prunable = fmt.Sprintf(" Channels matching `%s` (`release.prunable`) may lose releases.", prunable)
+	}
+	return checks.Result{Conclusion: checks.Failure, Findings: findings,
+		Summary: fmt.Sprintf("The change takes away %s. Deprecate a release with an `olm.deprecations` entry instead of removing it, or ask a root approver to approve.%s%s",
+			checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), prunable, note)}
+}
+
+// rootApprovals are the logins whose approval at the head counts and who
+// are root approvers of every file the findings name: only they may take
+// a release away. The approvals are the owners check's (approvals at the
+// head, bots and withdrawn ones left out); nil when there is none.
+func rootApprovals(in *Input, findings []checks.Finding) []string {
+	st := in.Owners
+	if st == nil {
+		var err error
+		if st, err = EvaluateOwners(in); err != nil {
+			return nil
+		}
+	}
+	if len(st.Approvers) == 0 {
+		return nil
+	}
+	// Only the root OWNERS file (and the aliases beside it) is
+	// consulted, so only the root's files are read: walking every
+	// directory's OWNERS again would cost what the owners check costs.
+	repo, err := owners.Load(rootFiles{in.Base}, owners.LoadOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	files := map[string]bool{}
+	for _, f := range findings {
+		files[f.File] = true
+	}
+	for _, a := range st.Approvers {
+		login := owners.NormLogin(a.Login)
+		ok := true
+		for f := range files {
+			res := repo.ResolveRoot(f)
+			if res.Blocked != "" || !slices.Contains(res.Approvers, login) {
+				ok = false
+				break
+			}
+		}
+		if ok && !slices.Contains(out, a.Login) {
+			out = append(out, a.Login)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rootFiles shows the files directly in the root of fsys and no
+// directory.
+type rootFiles struct{ fsys fs.FS }
+
+func (r rootFiles) Open(name string) (fs.File, error) {
+	if name != "." && strings.Contains(name, "/") {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return r.fsys.Open(name)
+}
+
+func (r rootFiles) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name != "." {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	entries, err := fs.ReadDir(r.fsys, name)
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.IsDir() }), err
+}
+
+// touchedCatalog is one catalog root's touched packages, loaded on both
+// sides: the directories that hold them, as the fbc check's scope finds
+// them.
+type touchedCatalog struct {
+	root string
+	// pkgs are the packages whose blobs the change adds, removes or
+	// changes, sorted.
+	pkgs []string
+	// base is nil when the root is not on the base.
+	base, head *fbc.Placed
+}
+
+// touchedCatalogs loads the touched packages once per Input, for the
+// release guard and the graphs alike.
+type touchedCatalogs struct {
+	once sync.Once
+	cats []touchedCatalog
+	err  error
+}
+
+func (t *touchedCatalogs) load(ctx context.Context, in *Input) ([]touchedCatalog, error) {
+	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in) })
+	return t.cats, t.err
+}
+
+func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
+	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	if err != nil {
+		return nil, err
+	}
+	var out []touchedCatalog
+	for _, root := range in.Policy.Catalog.Roots {
+		if !isDir(in.Head, root) && !isDir(in.Base, root) {
+			continue
+		}
+		dirs, _ := touchedDirs(in.Change, root)
+		var pkgs []string
+		for _, p := range touched {
+			if !slices.Contains(pkgs, p.Name) && touchesRoot(p, root) {
+				pkgs = append(pkgs, p.Name)
+			}
+		}
+		// A changed file's packages on the base are judged too, even when
+		// its blobs compare equal: a document that no longer decodes can
+		// make the loader drop the whole file.
+		for _, p := range basePackages(in, root) {
+			if !slices.Contains(pkgs, p) {
+				pkgs = append(pkgs, p)
+			}
+		}
+		if len(pkgs) == 0 {
+			continue
+		}
+		slices.Sort(pkgs)
+		c := touchedCatalog{root: root, pkgs: pkgs}
+		var holders map[string][]string
+		if isDir(in.Base, root) {
+			baseFS, err := subFS(in.Base, root)
+			if err != nil {
+				return nil, err
+			}
+			if holders, err = packageIndex(ctx, baseFS); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range pkgs {
+			dirs[p] = true
+			for _, d := range holders[p] {
+				dirs[d] = true
+			}
+		}
+		load := func(fsys fs.FS) (*fbc.Placed, error) {
+			if !isDir(fsys, root) {
+				return nil, nil
+			}
+			sub, err := subFS(fsys, root)
+			if err != nil {
+				return nil, err
+			}
+			scoped, err := newScopedFS(sub, dirs)
+			if err != nil {
+				return nil, err
+			}
+			return fbc.LoadPlaced(ctx, scoped)
+		}
+		if c.base, err = load(in.Base); err != nil {
+			return nil, err
+		}
+		if c.head, err = load(in.Head); err != nil {
+			return nil, err
+		}
+		if c.head == nil {
+			// The change removes the whole root: nothing is left.
+			c.head = &fbc.Placed{}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// basePackages are the packages of the blobs that the changed files under
+// root hold on the base.
+func basePackages(in *Input, root string) []string {
+	var out []string
+	if in.Change == nil || in.Base == nil {
+		return nil
+	}
+	for _, f := range in.Change.Files {
+		for _, p := range []string{f.Path, f.PreviousPath} {
+			if r, ok := rootOf(p, []string{root}); p == "" || !ok || r != root {
+				continue
+			}
+			data, err := fs.ReadFile(in.Base, p)
+			if err != nil {
+				continue // absent on the base; unreadable ones fail TouchedPackages
+			}
+			for _, b := range fbc.Blobs(data) {
+				if b.Package != "" && !slices.Contains(out, b.Package) {
+					out = append(out, b.Package)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// touchesRoot says whether the touched package p has a changed file under
+// root.
+func touchesRoot(p owners.PackageTouch, root string) bool {
+	for _, f := range p.Files {
+		if r, ok := rootOf(f, []string{root}); ok && r == root {
+			return true
+		}
+	}
+	return false
+}
+
+// Graph is the upgrade graph of a channel the change touches, drawn for
+// the pull request.
+type Graph struct {
+	Root, Package, Channel string
+	// Markdown is the drawing: a mermaid code block and notes under it.
+	Markdown string
+	// Changed says whether the change did anything to the channel.
+	Changed bool
+}
+
+// MaxGraphs bounds the graphs a pull request shows; a comment has room
+// for a few, and a change to more channels than that is read in its
+// files.
+const MaxGraphs = 10
+
+// Graphs draws, on the head, every channel of the packages the change
+// touches whose graph the change changed, at most MaxGraphs, and says how
+// many it left out.
+func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
+	cats, err := in.touched.load(ctx, in)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []Graph
+	more := 0
+	for _, c := range cats {
+		for _, pkg := range c.pkgs {
+			opts := graph.Options{Package: pkg}
+			if c.base != nil {
+				opts.Base = &c.base.Config
+			}
+			pics, err := graph.Pictures(&c.head.Config, opts)
+			if err != nil {
+				continue // no channel left on the head: the guard says what went
+			}
+			for _, p := range pics {
+				if !p.Changed() {
+					continue
+				}
+				if len(out) == MaxGraphs {
+					more++
+					continue
+				}
+				var b bytes.Buffer
+				if err := graph.Markdown(&b, p); err != nil {
+					return nil, 0, err
+				}
+				out = append(out, Graph{Root: c.root, Package: pkg, Channel: p.Graph.Channel, Markdown: b.String(), Changed: true})
+			}
+		}
+	}
+	return out, more, nil
+}

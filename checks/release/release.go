@@ -1,0 +1,317 @@
+// Package release guards what a catalog has released. A change may add
+// bundles, entries and channels; it must not take away a bundle, a channel
+// entry or a channel that the base has, and it must not break an upgrade
+// edge: every bundle of a base channel that could upgrade to the channel's
+// head on the base must still reach the head after the change, along
+// replaces, skips and skipRange as opm reads them (see package graph).
+// Clusters that installed a release follow those edges; a release taken
+// away strands them. The documented way to retire a release is an
+// olm.deprecations entry, which keeps the edges and tells users.
+//
+// Channels the caller calls prunable (pre-release channels by policy) are
+// not judged. Whether an approval lifts the guard is the caller's
+// decision: Check only reports.
+package release
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/graph"
+)
+
+// The release guard's rules.
+const (
+	RuleBundleRemoved  = "RG1"
+	RuleEntryRemoved   = "RG2"
+	RuleChannelRemoved = "RG3"
+	RuleEdgeBroken     = "RG4"
+)
+
+// Rules are the release guard's rules, for the rule catalogue.
+var Rules = []checks.Rule{
+	{ID: RuleBundleRemoved, Name: "BundleRemoved", Description: "A bundle that the base releases in a channel is removed."},
+	{ID: RuleEntryRemoved, Name: "ChannelEntryRemoved", Description: "An entry that a base channel has is removed from the channel."},
+	{ID: RuleChannelRemoved, Name: "ChannelRemoved", Description: "A channel that the base has is removed."},
+	{ID: RuleEdgeBroken, Name: "UpgradeEdgeBroken", Description: "A bundle of a base channel can no longer upgrade to the channel's head."},
+}
+
+// Hint is how every finding ends: what to do instead.
+const Hint = "to retire a release, keep it and deprecate it with an olm.deprecations entry, which keeps the upgrade path and tells users"
+
+// Options tune Check.
+type Options struct {
+	// Packages are the packages judged; nil means every package of the
+	// base.
+	Packages []string
+	// Prunable says which channels may lose what they have; nil means
+	// none.
+	Prunable func(channel string) bool
+}
+
+// Check compares the catalog before a change (base) with the catalog after
+// it (head) and reports every release the change takes away. Removals are
+// placed on the base (where the removed text was), a broken edge on the
+// head entry that no longer upgrades from the base's bundles. Each finding
+// names the installed versions that would lose their upgrade path.
+func Check(base, head *fbc.Placed, opts Options) []checks.Finding {
+	pkgs := opts.Packages
+	if pkgs == nil {
+		for _, c := range base.Config.Channels {
+			if !slices.Contains(pkgs, c.Package) {
+				pkgs = append(pkgs, c.Package)
+			}
+		}
+	}
+	var out []checks.Finding
+	for _, p := range pkgs {
+		out = append(out, checkPackage(base, head, p, opts)...)
+	}
+	slices.SortStableFunc(out, func(a, b checks.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Rule, b.Rule))
+	})
+	return out
+}
+
+// loss is one finding being built: what was taken away and the installed
+// versions it strands.
+type loss struct {
+	f        checks.Finding
+	what     string
+	stranded []string
+}
+
+func (l *loss) strand(version, channel string) {
+	s := shown(version) + " in " + shown(channel)
+	if !slices.Contains(l.stranded, s) {
+		l.stranded = append(l.stranded, s)
+	}
+}
+
+func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Finding {
+	headBundles := map[string]bool{}
+	for _, b := range head.Config.Bundles {
+		if b.Package == pkg {
+			headBundles[b.Name] = true
+		}
+	}
+	baseVersions := graph.Versions(&base.Config, pkg)
+	var order []*loss
+	bundleLoss := map[string]*loss{}
+	// bundleChannels are the judged base channels of each removed bundle.
+	bundleChannels := map[string][]string{}
+	seen := map[string]bool{}
+	for i, c := range base.Config.Channels {
+		if c.Package != pkg || seen[c.Name] || opts.Prunable != nil && opts.Prunable(c.Name) {
+			continue
+		}
+		seen[c.Name] = true
+		bg, _ := graph.Build(&base.Config, pkg, c.Name)
+		hg, ok := graph.Build(&head.Config, pkg, c.Name)
+		released := bg.Reaches(bg.Heads)
+
+		// A removed bundle is one finding however many channels had it.
+		removedBundle := func(name string) *loss {
+			l := bundleLoss[name]
+			if l == nil {
+				at := bundlePlace(base, pkg, name)
+				l = &loss{f: checks.Finding{Rule: RuleBundleRemoved, File: at.File, Line: at.Line, Package: pkg, Bundle: name}}
+				bundleLoss[name] = l
+				order = append(order, l)
+			}
+			if !slices.Contains(bundleChannels[name], c.Name) {
+				bundleChannels[name] = append(bundleChannels[name], c.Name)
+			}
+			return l
+		}
+
+		if !ok {
+			at := base.Channels[i]
+			l := &loss{f: checks.Finding{Rule: RuleChannelRemoved, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name},
+				what: fmt.Sprintf("channel %q of package %q is on the base branch and this change removes it", c.Name, pkg)}
+			order = append(order, l)
+			for _, n := range bg.Nodes {
+				if released(n.Name, "") {
+					l.strand(n.Label(), c.Name)
+				}
+				if !headBundles[n.Name] && baseVersions[n.Name] != "" {
+					b := removedBundle(n.Name)
+					if released(n.Name, "") {
+						b.strand(n.Label(), c.Name)
+					}
+				}
+			}
+			continue
+		}
+
+		// Removed entries, each blamed on itself.
+		entryLoss := map[string]*loss{}
+		for _, n := range bg.Nodes {
+			if hg.Has(n.Name) {
+				continue
+			}
+			if !headBundles[n.Name] && baseVersions[n.Name] != "" {
+				entryLoss[n.Name] = removedBundle(n.Name)
+				continue
+			}
+			at := base.EntryPlace(i, n.Name)
+			l := &loss{f: checks.Finding{Rule: RuleEntryRemoved, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name, Bundle: n.Name},
+				what: fmt.Sprintf("entry %q of channel %q is on the base branch and this change removes it from the channel", n.Name, c.Name)}
+			entryLoss[n.Name] = l
+			order = append(order, l)
+		}
+
+		// What still upgrades: to the head's heads, except a bundle that
+		// had an upgrade on the base and has none now, which is the
+		// broken edge itself, not a head.
+		var targets []string
+		for _, h := range hg.Heads {
+			if !bg.Has(h) || slices.Contains(bg.Heads, h) {
+				targets = append(targets, h)
+			}
+		}
+		reaches := hg.Reaches(targets)
+		headEdges := map[graph.Edge]bool{}
+		for _, e := range hg.Edges {
+			headEdges[e] = true
+		}
+		headIndex := slices.IndexFunc(head.Config.Channels, func(hc declcfg.Channel) bool { return hc.Package == pkg && hc.Name == c.Name })
+		edgeLoss := map[string]*loss{}
+		var channelLoss *loss
+		for _, n := range bg.Nodes {
+			if !released(n.Name, "") || reaches(n.Name, baseVersions[n.Name]) {
+				continue
+			}
+			label := n.Label()
+			if l := entryLoss[n.Name]; l != nil {
+				l.strand(label, c.Name)
+				continue
+			}
+			blamed := blame(bg, headEdges, n.Name)
+			for _, b := range blamed {
+				if l := entryLoss[b]; l != nil {
+					l.strand(label, c.Name)
+					continue
+				}
+				l := edgeLoss[b]
+				if l == nil {
+					at := head.EntryPlace(headIndex, b)
+					l = &loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name, Bundle: b},
+						what: fmt.Sprintf("entry %q of channel %q no longer upgrades from %s as it does on the base branch", b, c.Name, strings.Join(lostEdges(bg, headEdges, b), ", "))}
+					edgeLoss[b] = l
+					order = append(order, l)
+				}
+				l.strand(label, c.Name)
+			}
+			if len(blamed) == 0 {
+				if channelLoss == nil {
+					at := head.Channels[headIndex]
+					channelLoss = &loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name},
+						what: fmt.Sprintf("channel %q no longer leads every bundle it had on the base branch to its head", c.Name)}
+					order = append(order, channelLoss)
+				}
+				channelLoss.strand(label, c.Name)
+			}
+		}
+	}
+	for name, l := range bundleLoss {
+		v := shown(baseVersions[name])
+		l.what = fmt.Sprintf("bundle %q (version %s) is released on the base branch in %s and this change removes it", name, v, channelList(bundleChannels[name]))
+	}
+	out := make([]checks.Finding, 0, len(order))
+	for _, l := range order {
+		f := l.f
+		f.Severity = checks.SeverityError
+		lost := "no installed version loses its upgrade path, but users can no longer install the release"
+		if len(l.stranded) > 0 {
+			lost = "installed versions that would lose their upgrade path: " + strings.Join(l.stranded, ", ")
+		}
+		f.Message = fmt.Sprintf("%s; %s; %s", l.what, lost, Hint)
+		out = append(out, f)
+	}
+	return out
+}
+
+// blame finds where the base paths from the bundle name broke: walking the
+// base graph from name, the first edge of each path that the head lacks;
+// the result are the entries those edges led to.
+func blame(bg *graph.Graph, headEdges map[graph.Edge]bool, name string) []string {
+	var out []string
+	seen := map[string]bool{name: true}
+	queue := []string{name}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, e := range bg.Out(cur) {
+			if e.To == cur {
+				continue
+			}
+			if !headEdges[e] {
+				if !slices.Contains(out, e.To) {
+					out = append(out, e.To)
+				}
+				continue
+			}
+			if !seen[e.To] {
+				seen[e.To] = true
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	// A broken edge into an entry that is gone is that entry's removal;
+	// the caller attributes it there.
+	slices.Sort(out)
+	return out
+}
+
+// lostEdges describes the base edges into entry to that the head lacks.
+func lostEdges(bg *graph.Graph, headEdges map[graph.Edge]bool, to string) []string {
+	var out []string
+	for _, e := range bg.Edges {
+		if e.To == to && !headEdges[e] {
+			out = append(out, fmt.Sprintf("%q (%s)", e.From, e.Kind))
+		}
+	}
+	return out
+}
+
+func channelList(chs []string) string {
+	noun := "channel"
+	if len(chs) > 1 {
+		noun = "channels"
+	}
+	out := make([]string, len(chs))
+	for i, c := range chs {
+		out[i] = shown(c)
+	}
+	return noun + " " + strings.Join(out, ", ")
+}
+
+// shown is s as a finding shows a name from the catalog: as it is when
+// every character prints, else quoted with escapes, so that no control or
+// bidirectional-override character reaches a report.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// bundlePlace is where the base defines bundle name of pkg.
+func bundlePlace(p *fbc.Placed, pkg, name string) fbc.Place {
+	for i, b := range p.Config.Bundles {
+		if b.Package == pkg && b.Name == name {
+			return p.Bundles[i]
+		}
+	}
+	return fbc.Place{}
+}
