@@ -198,7 +198,7 @@ func writeRenderSummary(b *strings.Builder, refs []catalogyaml.Reference, outcom
 	for i, ref := range refs {
 		w := outcomes[i].what
 		counts[w]++
-		fmt.Fprintf(b, "- `%s`: %s\n", ref.Name, renderWords[w])
+		fmt.Fprintf(b, "- %s: %s\n", checks.Code(ref.Name), renderWords[w])
 	}
 	var parts []string
 	for w, n := range counts {

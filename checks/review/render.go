@@ -310,24 +310,12 @@ func (o *Outcome) graphs() string {
 	var b strings.Builder
 	b.WriteString("\n#### Upgrade graphs\n\nThe channels this change alters, as they are on the head: added bundles and edges are green, deprecated bundles grey, heads bold.\n")
 	for _, g := range o.Graphs {
-		fmt.Fprintf(&b, "\n`%s`, channel `%s`:\n\n%s", mdCode(g.Package), mdCode(g.Channel), g.Markdown)
+		fmt.Fprintf(&b, "\n%s, channel %s:\n\n%s", checks.Code(g.Package), checks.Code(g.Channel), g.Markdown)
 	}
 	if o.MoreGraphs > 0 {
 		fmt.Fprintf(&b, "\n%s not drawn; `catalogbot graph` draws any channel.\n", checks.Count(o.MoreGraphs, "more channel is", "more channels are"))
 	}
 	return b.String()
-}
-
-// mdCode keeps a name from PR data inside its code span, and shows no
-// control or bidirectional-override character in it.
-func mdCode(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '`', r < 0x20, r == 0x7f, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return '\''
-		}
-		return r
-	}, s)
 }
 
 // Document is the JSON form of an outcome and its decision.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/template"
 )
@@ -23,6 +24,11 @@ import (
 var templateWriters = map[string]func(io.Writer, *declcfg.DeclarativeConfig) error{
 	"json": render.WriteJSON,
 	"yaml": render.WriteYAML,
+	// The upgrade graph of every channel the template generates, whole,
+	// as catalogbot graph draws a catalog.
+	"mermaid": func(w io.Writer, cfg *declcfg.DeclarativeConfig) error {
+		return graph.Mermaid(w, cfg, graph.Options{MaxNodes: -1})
+	},
 }
 
 func templateFormats() string {

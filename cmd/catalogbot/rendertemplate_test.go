@@ -43,6 +43,21 @@ func TestRenderTemplate(t *testing.T) {
 		t.Errorf("detected type, JSON: exit %d\n%s%s", jsonOut.code, jsonOut.stdout, jsonOut.stderr)
 	}
 
+	// -o mermaid draws what graph draws of the rendered catalog: one
+	// picture, whichever way the catalog came.
+	mermaid := cli(t, nil, "render-template", file, "-o", "mermaid")
+	catalog := filepath.Join(t.TempDir(), "widget")
+	if err := os.MkdirAll(catalog, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(catalog, "catalog.yaml"), []byte(yamlOut.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drawn := cli(t, nil, "graph", catalog)
+	if mermaid.code != exitOK || drawn.code != exitOK || mermaid.stdout != drawn.stdout || !strings.HasPrefix(mermaid.stdout, "graph LR\n") {
+		t.Errorf("render-template -o mermaid (exit %d):\n%s\ngraph of its YAML (exit %d):\n%s%s", mermaid.code, mermaid.stdout, drawn.code, drawn.stdout, drawn.stderr)
+	}
+
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -50,7 +65,7 @@ func TestRenderTemplate(t *testing.T) {
 		stderr string
 	}{
 		{"unknown type", []string{"render-template", "composite", file}, exitError, `invalid template type "composite"`},
-		{"unknown format", []string{"render-template", file, "-o", "mermaid"}, exitError, `invalid --output value "mermaid", expected (json|yaml)`},
+		{"unknown format", []string{"render-template", file, "-o", "dot"}, exitError, `invalid --output value "dot", expected (json|mermaid|yaml)`},
 		{"unknown migration", []string{"render-template", file, "--migrate-level", "x"}, exitError, `unknown migration level "x"`},
 		{"type mismatch", []string{"render-template", "basic", file}, exitInvalid, file + `:1: template has unknown schema ("olm.semver"), should be "olm.template.basic"`},
 		{"missing bundle", []string{"render-template", broken}, exitInvalid, broken + ":4: bundle " + host + "/widget-bundle:v9 does not render"},
