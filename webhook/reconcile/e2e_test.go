@@ -128,7 +128,7 @@ func TestE2EPublishWithAuthFile(t *testing.T) {
 				}
 			}
 			if tc.conclusion == "failure" {
-				if !strings.Contains(run.Summary, "UNAUTHORIZED") || !strings.Contains(run.Summary, host) {
+				if !strings.Contains(run.Summary, "unauthorized: registry "+host+": the registry refused access") || !strings.Contains(run.Summary, host) {
 					t.Errorf("the failed publish does not say the registry refused access:\n%s", run.Summary)
 				}
 				return
