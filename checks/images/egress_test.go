@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,13 +62,18 @@ type tokenService struct {
 	*egresstest.Server
 	mu    sync.Mutex
 	auths []string
+	// bodies are the request bodies: an OAuth2 token request carries
+	// the user's identity token in its form.
+	bodies []string
 }
 
 func newTokenService(t *testing.T, token string) *tokenService {
 	s := &tokenService{}
 	s.Server = egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
 		s.mu.Lock()
 		s.auths = append(s.auths, req.Header.Get("Authorization"))
+		s.bodies = append(s.bodies, string(body))
 		s.mu.Unlock()
 		io.WriteString(w, `{"token": "`+token+`"}`)
 	}))
@@ -117,10 +124,15 @@ func TestRealmOnAnInternalHost(t *testing.T) {
 func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
 	tests := []struct {
 		name, realmHost string
-		wantAuth        bool
+		// identity gives the user an identity token, which an OAuth2
+		// token request sends in its form rather than in a header.
+		identity bool
+		wantAuth bool
 	}{
-		{"realm of the same domain", "auth.example.test", true},
-		{"realm elsewhere", "auth.evil.test", false},
+		{"realm of the same domain", "auth.example.test", false, true},
+		{"realm elsewhere", "auth.evil.test", false, false},
+		{"identity token, realm of the same domain", "auth.example.test", true, true},
+		{"identity token, realm elsewhere", "auth.evil.test", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,15 +147,22 @@ func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
 			o := options(newFakeClock(), nil)
 			o.Egress, o.Insecure = rule, []string{host}
 			o.Keychain = registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), host, robot, secret))
+			if tt.identity {
+				o.Keychain = registry.ContainersKeychain(writeIdentityFile(t, host, secret))
+			}
 			verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
 
 			realm.mu.Lock()
-			auths := strings.Join(realm.auths, "\n")
+			auths := strings.Join(realm.auths, "\n") + "\n" + strings.Join(realm.bodies, "\n")
 			realm.mu.Unlock()
 			if len(realm.auths) == 0 {
 				t.Fatal("the realm was not asked for a token")
 			}
-			if sent := strings.Contains(auths, "Basic "); sent != tt.wantAuth {
+			sent := strings.Contains(auths, "Basic ")
+			if tt.identity {
+				sent = strings.Contains(auths, secret)
+			}
+			if sent != tt.wantAuth {
 				t.Errorf("credentials sent to realm %s: %v, want %v", tt.realmHost, sent, tt.wantAuth)
 			}
 			if !reg.sent("Bearer registry-token") {
@@ -216,4 +235,16 @@ func TestTarpitRegistry(t *testing.T) {
 	if took > 10*o.ReferenceTimeout {
 		t.Errorf("verification took %s", took)
 	}
+}
+
+// writeIdentityFile writes a containers auth.json whose entry for key is an
+// identity token.
+func writeIdentityFile(t *testing.T, key, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "auth.json")
+	data := fmt.Sprintf(`{"auths": {%q: {"identitytoken": %q}}}`, key, token)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
