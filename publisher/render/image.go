@@ -148,7 +148,7 @@ func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Im
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "configs")
-	found, err := extractTree(ctx, img, configsDir, root)
+	found, err := extractTree(ctx, img, configsDir, root, r.opts.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
 	}
@@ -171,7 +171,7 @@ func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Ima
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "bundle")
-	if _, err := extractTree(ctx, img, "", root); err != nil {
+	if _, err := extractTree(ctx, img, "", root, r.opts.MaxBytes); err != nil {
 		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
 	}
 	b, err := parseBundle(os.DirFS(root))
