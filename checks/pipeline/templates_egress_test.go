@@ -14,6 +14,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
 	"github.com/catalogbot/catalogbot/publisher/render"
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
 
 // templateChange is a change that edits the template to name bundles and
@@ -149,5 +151,29 @@ func TestTemplatesShareTheBreaker(t *testing.T) {
 	}
 	if n := tarpit.Conns(); n != 0 {
 		t.Errorf("%d connections to a registry that timed out earlier in the pass, want 0", n)
+	}
+}
+
+// TestRenderBoundByCatalogBytes: an image a pull request names is written
+// out no further than limits.catalogBytes; past it the bundle is a finding
+// that names the limit, and nothing waits.
+func TestRenderBoundByCatalogBytes(t *testing.T) {
+	host := rendertest.NewRegistry(t)
+	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
+		templatetest.Bundle{Package: "widget", Version: "1.0.0"})
+	base, head := templateChange(refs)
+	pol := templatesPolicy()
+	pol.Limits.CatalogBytes = 1000
+	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Renderer: plainRenderer(t)}
+
+	rep := Run(context.Background(), in)
+	var res *checks.Result
+	for i := range rep.Results {
+		if rep.Results[i].Name == TemplatesName {
+			res = &rep.Results[i]
+		}
+	}
+	if res == nil || res.Conclusion != checks.Failure || len(res.Findings) != 1 || !strings.Contains(res.Findings[0].Message, "limits.catalogBytes") {
+		t.Fatalf("templates = %+v, want one finding naming limits.catalogBytes", res)
 	}
 }
