@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -118,6 +119,36 @@ func TestRealmOnAnInternalHost(t *testing.T) {
 	}
 }
 
+// TestRealmOnAnAllowedInternalHost: the operator allowed an internal host
+// for images on it, not as a token realm (or redirect) that another
+// registry names: the realm is not fetched, so what it would answer never
+// reaches the other registry.
+func TestRealmOnAnAllowedInternalHost(t *testing.T) {
+	internal := newTokenService(t, "INTERNAL-SECRET")
+	attacker := newTokenRegistry(t, func() string { return "http://registry.corp.test:" + internal.Port + "/token" })
+	res := egresstest.Resolver{"registry.attacker.test": {"127.0.0.1"}, "registry.corp.test": {"127.0.0.1"}}
+	// registry.attacker.test stands in for a host on the internet;
+	// registry.corp.test is the operator's own, allowed on purpose.
+	rule, err := egress.New([]string{"registry.attacker.test", "registry.corp.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "registry.attacker.test:" + attacker.Port
+	o := options(newFakeClock(), nil)
+	o.Egress, o.Insecure = rule, []string{host}
+	got := verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
+
+	if got.Class != registry.ClassPolicy || !strings.Contains(got.Message, "registry.corp.test") {
+		t.Errorf("result %s: %s; want a policy failure naming the realm host", got.Class, got.Message)
+	}
+	if n := internal.Conns(); n != 0 {
+		t.Errorf("%d connections to the internal service, want 0", n)
+	}
+	if attacker.sent("INTERNAL-SECRET") {
+		t.Error("the internal service's token reached the attacker's registry")
+	}
+}
+
 // TestCredentialsNeverLeaveTheirRegistry: the user's credentials for a
 // registry go to its token realm on the same registrable domain, and to
 // no realm elsewhere that the registry names.
@@ -138,14 +169,13 @@ func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			realm := newTokenService(t, "registry-token")
 			reg := newTokenRegistry(t, func() string { return "http://" + tt.realmHost + ":" + realm.Port + "/token" })
-			res := egresstest.Resolver{"registry.example.test": {"127.0.0.1"}, tt.realmHost: {"127.0.0.1"}}
-			rule, err := egress.New([]string{"registry.example.test", tt.realmHost}, res)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Both hosts stand in for hosts on the internet: no egress
+			// rule (which would refuse loopback, allowed or not, for a
+			// realm elsewhere), names dialled on loopback. Credentials
+			// are kept home with or without a rule.
 			host := "registry.example.test:" + reg.Port
 			o := options(newFakeClock(), nil)
-			o.Egress, o.Insecure = rule, []string{host}
+			o.Transport, o.Insecure = loopbackTransport(), []string{host}
 			o.Keychain = registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), host, robot, secret))
 			if tt.identity {
 				o.Keychain = registry.ContainersKeychain(writeIdentityFile(t, host, secret))
@@ -247,4 +277,15 @@ func writeIdentityFile(t *testing.T, key, token string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// loopbackTransport dials every host name on 127.0.0.1, at the port asked.
+func loopbackTransport() *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
+	}}
 }

@@ -106,7 +106,10 @@ func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) 
 	if r.opts.Transport != nil {
 		// Credentials go to the image's registry alone, not to a token
 		// realm or redirect its answers name elsewhere.
-		ropts = append(ropts, remote.WithTransport(egress.Credentials(r.opts.Transport, nref.Context().RegistryStr())))
+		// Nor does the operator's allowlist of internal hosts let them
+		// lead there.
+		reg := nref.Context().RegistryStr()
+		ropts = append(ropts, remote.WithTransport(r.opts.Egress.Confine(egress.Credentials(r.opts.Transport, reg), reg)))
 	}
 	return remote.Image(nref, ropts...)
 }
