@@ -83,6 +83,15 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 				fmt.Fprintf(&b, "- `%s` → `%s`: could not be rendered yet: %s\n", p.Template, p.Output, undecidedReason(err))
 				continue
 			}
+			var limit *LimitError
+			if errors.As(err, &limit) {
+				// A template past a limit is judged, as any file
+				// past it is: it is not read.
+				fmt.Fprintf(&b, "- `%s` → `%s`: not read, past %s\n", p.Template, p.Output, limit.Key)
+				res.Findings = append(res.Findings, checks.Finding{Rule: limit.Rule(), Severity: checks.SeverityError,
+					File: p.Template, Line: 1, Message: limit.Error()})
+				continue
+			}
 			if f, ok := answeredBundle(p, err); ok {
 				// The registry answered (a refusal, no such image):
 				// the template is judged, and does not render.

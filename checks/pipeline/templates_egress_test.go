@@ -177,3 +177,20 @@ func TestRenderBoundByCatalogBytes(t *testing.T) {
 		t.Fatalf("templates = %+v, want one finding naming limits.catalogBytes", res)
 	}
 }
+
+// TestTemplatesOverLimit: a template past limits.fileBytes is a finding
+// that names the limit; it does not leave the check undecided (neutral),
+// which GitHub counts as passing.
+func TestTemplatesOverLimit(t *testing.T) {
+	base, head := templateChange([]string{"quay.io/acme/widget-bundle:v1.0.0"})
+	pol := templatesPolicy()
+	pol.Limits.FileBytes = 16
+	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Renderer: plainRenderer(t)}
+	in.bind()
+
+	res := Templates{}.Run(context.Background(), in)
+	if res.Conclusion != checks.Failure || len(res.Findings) != 1 || res.Findings[0].Rule != RuleLimitFileBytes ||
+		res.Findings[0].File != tplPath || !strings.Contains(res.Findings[0].Message, "limits.fileBytes") {
+		t.Fatalf("templates = %s with %+v, want one %s finding on %s\n%s", res.Conclusion, res.Findings, RuleLimitFileBytes, tplPath, res.Summary)
+	}
+}
