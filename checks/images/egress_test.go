@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,13 +63,18 @@ type tokenService struct {
 	*egresstest.Server
 	mu    sync.Mutex
 	auths []string
+	// bodies are the request bodies: an OAuth2 token request carries
+	// the user's identity token in its form.
+	bodies []string
 }
 
 func newTokenService(t *testing.T, token string) *tokenService {
 	s := &tokenService{}
 	s.Server = egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
 		s.mu.Lock()
 		s.auths = append(s.auths, req.Header.Get("Authorization"))
+		s.bodies = append(s.bodies, string(body))
 		s.mu.Unlock()
 		io.WriteString(w, `{"token": "`+token+`"}`)
 	}))
@@ -111,39 +119,80 @@ func TestRealmOnAnInternalHost(t *testing.T) {
 	}
 }
 
+// TestRealmOnAnAllowedInternalHost: the operator allowed an internal host
+// for images on it, not as a token realm (or redirect) that another
+// registry names: the realm is not fetched, so what it would answer never
+// reaches the other registry.
+func TestRealmOnAnAllowedInternalHost(t *testing.T) {
+	internal := newTokenService(t, "INTERNAL-SECRET")
+	attacker := newTokenRegistry(t, func() string { return "http://registry.corp.test:" + internal.Port + "/token" })
+	res := egresstest.Resolver{"registry.attacker.test": {"127.0.0.1"}, "registry.corp.test": {"127.0.0.1"}}
+	// registry.attacker.test stands in for a host on the internet;
+	// registry.corp.test is the operator's own, allowed on purpose.
+	rule, err := egress.New([]string{"registry.attacker.test", "registry.corp.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "registry.attacker.test:" + attacker.Port
+	o := options(newFakeClock(), nil)
+	o.Egress, o.Insecure = rule, []string{host}
+	got := verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
+
+	if got.Class != registry.ClassPolicy || !strings.Contains(got.Message, "registry.corp.test") {
+		t.Errorf("result %s: %s; want a policy failure naming the realm host", got.Class, got.Message)
+	}
+	if n := internal.Conns(); n != 0 {
+		t.Errorf("%d connections to the internal service, want 0", n)
+	}
+	if attacker.sent("INTERNAL-SECRET") {
+		t.Error("the internal service's token reached the attacker's registry")
+	}
+}
+
 // TestCredentialsNeverLeaveTheirRegistry: the user's credentials for a
 // registry go to its token realm on the same registrable domain, and to
 // no realm elsewhere that the registry names.
 func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
 	tests := []struct {
 		name, realmHost string
-		wantAuth        bool
+		// identity gives the user an identity token, which an OAuth2
+		// token request sends in its form rather than in a header.
+		identity bool
+		wantAuth bool
 	}{
-		{"realm of the same domain", "auth.example.test", true},
-		{"realm elsewhere", "auth.evil.test", false},
+		{"realm of the same domain", "auth.example.test", false, true},
+		{"realm elsewhere", "auth.evil.test", false, false},
+		{"identity token, realm of the same domain", "auth.example.test", true, true},
+		{"identity token, realm elsewhere", "auth.evil.test", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			realm := newTokenService(t, "registry-token")
 			reg := newTokenRegistry(t, func() string { return "http://" + tt.realmHost + ":" + realm.Port + "/token" })
-			res := egresstest.Resolver{"registry.example.test": {"127.0.0.1"}, tt.realmHost: {"127.0.0.1"}}
-			rule, err := egress.New([]string{"registry.example.test", tt.realmHost}, res)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Both hosts stand in for hosts on the internet: no egress
+			// rule (which would refuse loopback, allowed or not, for a
+			// realm elsewhere), names dialled on loopback. Credentials
+			// are kept home with or without a rule.
 			host := "registry.example.test:" + reg.Port
 			o := options(newFakeClock(), nil)
-			o.Egress, o.Insecure = rule, []string{host}
+			o.Transport, o.Insecure = loopbackTransport(), []string{host}
 			o.Keychain = registry.ContainersKeychain(writeAuthFile(t, t.TempDir(), host, robot, secret))
+			if tt.identity {
+				o.Keychain = registry.ContainersKeychain(writeIdentityFile(t, host, secret))
+			}
 			verifyOne(t, newVerifier(t, o), host+"/app@"+someDigest, images.KindRelated)
 
 			realm.mu.Lock()
-			auths := strings.Join(realm.auths, "\n")
+			auths := strings.Join(realm.auths, "\n") + "\n" + strings.Join(realm.bodies, "\n")
 			realm.mu.Unlock()
 			if len(realm.auths) == 0 {
 				t.Fatal("the realm was not asked for a token")
 			}
-			if sent := strings.Contains(auths, "Basic "); sent != tt.wantAuth {
+			sent := strings.Contains(auths, "Basic ")
+			if tt.identity {
+				sent = strings.Contains(auths, secret)
+			}
+			if sent != tt.wantAuth {
 				t.Errorf("credentials sent to realm %s: %v, want %v", tt.realmHost, sent, tt.wantAuth)
 			}
 			if !reg.sent("Bearer registry-token") {
@@ -216,4 +265,27 @@ func TestTarpitRegistry(t *testing.T) {
 	if took > 10*o.ReferenceTimeout {
 		t.Errorf("verification took %s", took)
 	}
+}
+
+// writeIdentityFile writes a containers auth.json whose entry for key is an
+// identity token.
+func writeIdentityFile(t *testing.T, key, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "auth.json")
+	data := fmt.Sprintf(`{"auths": {%q: {"identitytoken": %q}}}`, key, token)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// loopbackTransport dials every host name on 127.0.0.1, at the port asked.
+func loopbackTransport() *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
+	}}
 }

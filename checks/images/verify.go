@@ -409,7 +409,9 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	// top of ours.
 	// Credentials go to the repository's registry alone, not to a
 	// token realm or redirect its answers name elsewhere.
-	tr := egress.Credentials(r.v.transport, repo.RegistryStr())
+	// Nor does the operator's allowlist of internal hosts let them lead
+	// there.
+	tr := r.v.opts.Egress.Confine(egress.Credentials(r.v.transport, repo.RegistryStr()), repo.RegistryStr())
 	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, tr, []string{repo.Scope(transport.PullScope)})
 	if h.err != nil && ctx.Err() == nil {
 		if class, _ := registry.Classify(h.err); class == registry.ClassTransport || class == registry.ClassRateLimited {

@@ -148,6 +148,12 @@ func (in *Input) bind() {
 		if in.Head != nil {
 			in.Head = limitedFS{fsys: in.Head, side: "head", b: b}
 		}
+		// An image a pull request names is catalog content read like
+		// the repository's: a render writes out no more of it than
+		// limits.catalogBytes, on disk and then in memory.
+		if in.Renderer != nil && in.Policy.Limits.CatalogBytes > 0 {
+			in.Renderer = in.Renderer.WithMaxBytes(in.Policy.Limits.CatalogBytes)
+		}
 	})
 }
 

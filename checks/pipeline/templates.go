@@ -83,6 +83,22 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 				fmt.Fprintf(&b, "- `%s` → `%s`: could not be rendered yet: %s\n", p.Template, p.Output, undecidedReason(err))
 				continue
 			}
+			var limit *LimitError
+			if errors.As(err, &limit) {
+				// A template past a limit is judged, as any file
+				// past it is: it is not read.
+				fmt.Fprintf(&b, "- `%s` → `%s`: not read, past %s\n", p.Template, p.Output, limit.Key)
+				res.Findings = append(res.Findings, checks.Finding{Rule: limit.Rule(), Severity: checks.SeverityError,
+					File: p.Template, Line: 1, Message: limit.Error()})
+				continue
+			}
+			if f, ok := answeredBundle(p, err); ok {
+				// The registry answered (a refusal, no such image):
+				// the template is judged, and does not render.
+				fmt.Fprintf(&b, "- `%s` → `%s`: a bundle image does not render\n", p.Template, p.Output)
+				res.Findings = append(res.Findings, f)
+				continue
+			}
 			undecided = true
 			fmt.Fprintf(&b, "- `%s` → `%s`: could not be rendered: %s\n", p.Template, p.Output, undecidedReason(err))
 		case len(findings) > 0:
@@ -136,6 +152,23 @@ func refusedBundle(p policy.Template, err error) (checks.Finding, bool) {
 		Message: "a bundle image was not rendered: " + refused.Error()}, true
 }
 
+// answeredBundle is the finding of a template whose bundle's registry
+// answered without the bundle (a refusal, a missing image): an answer
+// judges the template, so that a pull request cannot hold the check
+// undecided, which would pass, by naming a registry that refuses it.
+func answeredBundle(p policy.Template, err error) (checks.Finding, bool) {
+	var re *template.BundleError
+	if !errors.As(err, &re) {
+		return checks.Finding{}, false
+	}
+	if _, unanswered := registry.Unanswered(re.Err); unanswered {
+		return checks.Finding{}, false
+	}
+	class, msg := registry.Classify(re.Err)
+	return checks.Finding{Rule: template.RuleBundle, Severity: checks.SeverityError, File: p.Template, Line: 1,
+		Message: fmt.Sprintf("bundle %s does not render: %s: %s", re.Ref, class, msg)}, true
+}
+
 // undecidedReason says why a template could not be rendered in the words
 // every registry failure is reported in, so that nothing of a registry's
 // answer beyond its class reaches the pull request.
@@ -170,10 +203,21 @@ func checkTemplate(ctx context.Context, in *Input, p policy.Template, tplChanged
 	if err != nil {
 		return nil, "", err
 	}
+	breaker := in.Breaker
+	if breaker == nil {
+		breaker = &registry.Breaker{}
+	}
+	// The bundles a template names are the pull request's images like
+	// any other: the allowlist binds them, each pull has the
+	// per-reference deadline, and a registry that ran out of time is not
+	// asked again in the pass.
 	res, err := template.Render(ctx, p.Template, data, template.Options{
-		Renderer: in.Renderer,
-		MaxPulls: in.Policy.Limits.Images,
-		Known:    func(ref string) (template.Known, bool) { k, ok := known[ref]; return k, ok },
+		Renderer:   in.Renderer,
+		MaxPulls:   in.Policy.Limits.Images,
+		Known:      func(ref string) (template.Known, bool) { k, ok := known[ref]; return k, ok },
+		Admit:      in.Policy.Images.Admits,
+		RefTimeout: in.Policy.Limits.ReferenceTimeout,
+		Breaker:    breaker,
 	})
 	if err != nil {
 		return nil, "", err

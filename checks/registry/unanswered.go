@@ -32,6 +32,11 @@ func Unanswered(err error) (Class, bool) {
 	default:
 		return class, false
 	}
+	// A registry that timed out earlier in the pass was not asked.
+	var berr *BreakerError
+	if errors.As(err, &berr) {
+		return class, true
+	}
 	var terr *transport.Error
 	if errors.As(err, &terr) {
 		return class, terr.StatusCode >= http.StatusInternalServerError || terr.StatusCode == http.StatusRequestTimeout

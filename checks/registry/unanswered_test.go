@@ -39,6 +39,7 @@ func TestUnanswered(t *testing.T) {
 		{"refused", &url.Error{Op: "Head", URL: "https://quay.io/v2/", Err: syscall.ECONNREFUSED}, true},
 		{"reset", &url.Error{Op: "Get", URL: "https://quay.io/v2/", Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, true},
 		{"cut short", fmt.Errorf("unpack: %w", io.ErrUnexpectedEOF), true},
+		{"breaker open", fmt.Errorf("pull: %w", &BreakerError{Host: "quay.io"}), true},
 		{"404", status(404), false},
 		{"401", status(401), false},
 		{"403 DENIED", status(403, transport.DeniedErrorCode), false},

@@ -37,13 +37,16 @@ const maxLinkHops = 40
 // copy of that file, which is what a reader following it would see; other
 // links (to directories, or leaving the tree) are dropped. Device nodes and
 // FIFOs are dropped too.
-func extractTree(ctx context.Context, img v1.Image, sub, root string) (bool, error) {
+//
+// maxBytes, when above 0, bounds the file content written, copies of
+// links included: past it the extraction stops with a *TooLargeError.
+func extractTree(ctx context.Context, img v1.Image, sub, root string, maxBytes int64) (bool, error) {
 	sub = cleanImagePath(sub)
 	layers, err := img.Layers()
 	if err != nil {
 		return false, err
 	}
-	t := &tree{sub: sub, root: root, links: map[string]string{}}
+	t := &tree{sub: sub, root: root, links: map[string]string{}, max: maxBytes}
 	if sub == "" {
 		// The whole filesystem always exists, even if no layer has an entry.
 		if err := os.Mkdir(t.root, 0o700); err != nil {
@@ -77,6 +80,35 @@ type tree struct {
 	// only what lower layers wrote.
 	written  map[string]bool
 	ancestor map[string]bool // directories above something written
+
+	// max bounds the bytes of file content written (0: no bound); used
+	// counts them, rewritten and copied files included.
+	max, used int64
+}
+
+// TooLargeError is an image whose content is larger than the renderer may
+// write out (Options.MaxBytes).
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the image holds more than %d bytes of content, more than a check unpacks (limits.catalogBytes)", e.Limit)
+}
+
+// copy copies r to w within the tree's bound.
+func (t *tree) copy(w io.Writer, r io.Reader) error {
+	if t.max <= 0 {
+		_, err := io.Copy(w, r)
+		return err
+	}
+	n, err := io.Copy(w, io.LimitReader(r, t.max-t.used+1))
+	t.used += n
+	if err != nil {
+		return err
+	}
+	if t.used > t.max {
+		return &TooLargeError{Limit: t.max}
+	}
+	return nil
 }
 
 func cleanImagePath(p string) string {
@@ -259,7 +291,7 @@ func (t *tree) writeFile(rel string, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
+	if err := t.copy(f, r); err != nil {
 		f.Close()
 		return err
 	}
@@ -280,7 +312,7 @@ func (t *tree) hardlink(rel, target string) error {
 		t.links[rel] = dest
 		return nil
 	}
-	return copyRegular(t.local(trel), t.local(rel))
+	return t.copyRegular(t.local(trel), t.local(rel))
 }
 
 // remove applies a whiteout for the image path p.
@@ -363,7 +395,7 @@ func (t *tree) resolveLinks() error {
 				if err := t.ensureParents(rel); err != nil {
 					return err
 				}
-				if err := copyRegular(t.local(trel), t.local(rel)); err != nil {
+				if err := t.copyRegular(t.local(trel), t.local(rel)); err != nil {
 					return err
 				}
 				break
@@ -376,7 +408,7 @@ func (t *tree) resolveLinks() error {
 
 // copyRegular copies src to dst if src is a regular file, and does nothing
 // otherwise.
-func copyRegular(src, dst string) error {
+func (t *tree) copyRegular(src, dst string) error {
 	info, err := os.Lstat(src)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil
@@ -390,7 +422,7 @@ func copyRegular(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if err := t.copy(out, in); err != nil {
 		out.Close()
 		return err
 	}

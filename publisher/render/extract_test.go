@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -158,7 +159,7 @@ func TestExtractTree(t *testing.T) {
 			}
 			img := rendertest.Image(t, nil, layers...)
 			root := filepath.Join(t.TempDir(), "tree")
-			found, err := extractTree(context.Background(), img, tt.sub, root)
+			found, err := extractTree(context.Background(), img, tt.sub, root, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,6 +172,39 @@ func TestExtractTree(t *testing.T) {
 			got := snapshot(t, root)
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("tree =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestExtractTreeBound: the bytes written, copies of links and files
+// written again included, stop at the bound, so that an image of zeros
+// compressed a thousandfold cannot fill the disk.
+func TestExtractTreeBound(t *testing.T) {
+	kb := strings.Repeat("0", 1000)
+	tests := []struct {
+		name    string
+		layers  []layerEntries
+		max     int64
+		wantErr bool
+	}{
+		{"within the bound", []layerEntries{{{Name: "a", Body: kb}, {Name: "b", Body: kb}}}, 2000, false},
+		{"past the bound", []layerEntries{{{Name: "a", Body: kb}, {Name: "b", Body: kb}, {Name: "c", Body: kb}}}, 2500, true},
+		{"links copied past the bound", []layerEntries{{{Name: "a", Body: kb}, {Name: "l1", Link: "a"}, {Name: "l2", Link: "a"}, {Name: "l3", HardLink: "a"}}}, 2500, true},
+		{"a file written in every layer", []layerEntries{{{Name: "a", Body: kb}}, {{Name: "a", Body: kb}}, {{Name: "a", Body: kb}}}, 2500, true},
+		{"no bound", []layerEntries{{{Name: "a", Body: kb}, {Name: "b", Body: kb}, {Name: "c", Body: kb}}}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var layers []v1.Layer
+			for _, l := range tt.layers {
+				layers = append(layers, rendertest.Layer(t, l...))
+			}
+			img := rendertest.Image(t, nil, layers...)
+			_, err := extractTree(context.Background(), img, "", filepath.Join(t.TempDir(), "tree"), tt.max)
+			var tooLarge *TooLargeError
+			if got := errors.As(err, &tooLarge); got != tt.wantErr {
+				t.Errorf("err = %v, want a *TooLargeError: %v", err, tt.wantErr)
 			}
 		})
 	}

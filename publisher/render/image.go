@@ -106,7 +106,10 @@ func (r *Renderer) openImage(ctx context.Context, ref string) (v1.Image, error) 
 	if r.opts.Transport != nil {
 		// Credentials go to the image's registry alone, not to a token
 		// realm or redirect its answers name elsewhere.
-		ropts = append(ropts, remote.WithTransport(egress.Credentials(r.opts.Transport, nref.Context().RegistryStr())))
+		// Nor does the operator's allowlist of internal hosts let them
+		// lead there.
+		reg := nref.Context().RegistryStr()
+		ropts = append(ropts, remote.WithTransport(r.opts.Egress.Confine(egress.Credentials(r.opts.Transport, reg), reg)))
 	}
 	return remote.Image(nref, ropts...)
 }
@@ -148,7 +151,7 @@ func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Im
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "configs")
-	found, err := extractTree(ctx, img, configsDir, root)
+	found, err := extractTree(ctx, img, configsDir, root, r.opts.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
 	}
@@ -171,7 +174,7 @@ func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Ima
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "bundle")
-	if _, err := extractTree(ctx, img, "", root); err != nil {
+	if _, err := extractTree(ctx, img, "", root, r.opts.MaxBytes); err != nil {
 		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
 	}
 	b, err := parseBundle(os.DirFS(root))

@@ -87,6 +87,13 @@ type Options struct {
 	// request are data: they must not make the checker read files of the
 	// machine it runs on.
 	RegistryOnly bool
+
+	// MaxBytes, when above 0, is the most file content one render
+	// writes out of an image; an image with more fails with a
+	// *TooLargeError. A reference from a pull request is data, and its
+	// image, a layer of zeros compressed a thousandfold, would otherwise
+	// fill the disk and then the memory that reads it back.
+	MaxBytes int64
 }
 
 // Renderer renders references. It is safe for concurrent use.
@@ -129,6 +136,14 @@ func New(opts Options) (*Renderer, error) {
 		}
 	}
 	return r, nil
+}
+
+// WithMaxBytes returns a Renderer like r whose renders write at most n
+// bytes out of an image (Options.MaxBytes); r is left as it is.
+func (r *Renderer) WithMaxBytes(n int64) *Renderer {
+	c := *r
+	c.opts.MaxBytes = n
+	return &c
 }
 
 // ForPullRequests reports whether r may render a pull request's references:

@@ -193,7 +193,7 @@ func (t *run) semver(ctx context.Context) (*declcfg.DeclarativeConfig, error) {
 		}
 		csv := csvOf[b.Image]
 		if csv == "" {
-			r, err := t.opts.Renderer.RenderRef(ctx, b.Image)
+			r, err := t.pull(ctx, b.Image)
 			if err != nil {
 				if unreachable(err) {
 					return nil, &BundleError{Ref: b.Image, Err: err}

@@ -35,7 +35,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"sigs.k8s.io/yaml"
 
@@ -94,6 +96,23 @@ type Options struct {
 	// pinned by digest, which is then not pulled. Only content the caller
 	// trusts belongs here: what it returns is taken as is.
 	Known func(ref string) (Known, bool)
+
+	// Admit, when set, says whether a bundle reference may be pulled at
+	// all, and why not. A reference it refuses is a finding at its line
+	// and its registry is never contacted: a template in a pull request
+	// is data, bound by the same registry allowlist as every image the
+	// pull request names.
+	Admit func(ref string) (ok bool, why string)
+
+	// RefTimeout, when above 0, is the deadline of each bundle image's
+	// pull, so that a registry which never answers costs it once rather
+	// than the whole run's deadline.
+	RefTimeout time.Duration
+
+	// Breaker, when set, remembers the registries that ran out of time:
+	// their other bundles are not pulled, and fail at once naming them.
+	// Share one with the other work of the same pass.
+	Breaker *registry.Breaker
 }
 
 // Result is a rendered template.
@@ -278,6 +297,13 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 		err error
 	}
 	answers := make([]answer, len(todo))
+	// The first bundle whose registry cannot be asked leaves the
+	// template unjudged whatever the others say: the pulls still under
+	// way are called off rather than waited for.
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var stopOnce sync.Once
+	stoppedBy := -1
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i, ref := range todo {
@@ -286,26 +312,38 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r, err := t.opts.Renderer.RenderRef(ctx, ref)
+			if pctx.Err() != nil {
+				return
+			}
+			r, err := t.pull(pctx, ref)
 			if err == nil && r.Kind != render.KindBundleImage {
 				err = &render.RefError{Ref: ref, Kind: r.Kind, Err: fmt.Errorf("cannot render %s: %w", r.Kind, render.ErrNotAllowed)}
 			}
 			if err != nil {
 				answers[i] = answer{err: err}
+				if unreachable(err) {
+					stopOnce.Do(func() { stoppedBy = i; stop() })
+				}
 				return
 			}
 			answers[i] = answer{b: &bundle{cfg: r.Config, csvs: r.CSVs}}
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if stoppedBy >= 0 {
+		return nil, &BundleError{Ref: todo[stoppedBy], Err: answers[stoppedBy].err}
+	}
 	for i, ref := range todo {
 		a := answers[i]
 		if a.err != nil {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if unreachable(a.err) {
-				return nil, &BundleError{Ref: ref, Err: a.err}
+			var refused *AdmitError
+			if errors.As(a.err, &refused) {
+				t.fail(RuleBundle, t.pos.value(ref), "", "bundle %s was not pulled: %s", ref, refused.Why)
+				delete(out, ref)
+				continue
 			}
 			t.fail(RuleBundle, t.pos.value(ref), "", "bundle %s does not render: %v", ref, refMessage(a.err))
 			delete(out, ref)
@@ -319,6 +357,42 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 	}
 	return out, nil
 }
+
+// pull renders one bundle reference from its registry, if the caller's
+// rule admits it, within the per-reference deadline, unless its registry
+// ran out of time earlier in the pass.
+func (t *run) pull(ctx context.Context, ref string) (*render.Rendered, error) {
+	if t.opts.Admit != nil {
+		if ok, why := t.opts.Admit(ref); !ok {
+			return nil, &AdmitError{Ref: ref, Why: why}
+		}
+	}
+	host := ""
+	if r, err := name.ParseReference(ref); err == nil {
+		host = r.Context().RegistryStr()
+	}
+	if err := t.opts.Breaker.Check(host); err != nil {
+		return nil, err
+	}
+	if d := t.opts.RefTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	r, err := t.opts.Renderer.RenderRef(ctx, ref)
+	if err != nil {
+		t.opts.Breaker.Record(host, err)
+	}
+	return r, err
+}
+
+// AdmitError is a bundle reference Options.Admit refused; nothing was
+// contacted for it.
+type AdmitError struct {
+	Ref, Why string
+}
+
+func (e *AdmitError) Error() string { return fmt.Sprintf("bundle %s was not pulled: %s", e.Ref, e.Why) }
 
 // BundleError is a bundle image that could not be rendered for want of an
 // answer from its registry: the template could not be judged.
@@ -364,6 +438,10 @@ func unreachable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return true
 	}
+	var berr *registry.BreakerError
+	if errors.As(err, &berr) {
+		return true
+	}
 	var terr *transport.Error
 	if errors.As(err, &terr) {
 		class, _ := registry.Classify(err)
@@ -377,6 +455,16 @@ func unreachable(err error) bool {
 // refMessage is the renderer's message without the reference, which the
 // finding names already.
 func refMessage(err error) string {
+	var refused *AdmitError
+	if errors.As(err, &refused) {
+		return "it was not pulled: " + refused.Why
+	}
+	// A registry's answer is worded by its class: the library's text
+	// quotes what the registry sent, which may be an internal service's
+	// body.
+	if class, msg, ok := registry.Explain(err); ok {
+		return string(class) + ": " + msg
+	}
 	var re *render.RefError
 	if errors.As(err, &re) {
 		return re.Err.Error()

@@ -177,10 +177,34 @@ func TestEscape(t *testing.T) {
 		{"line\nbreak", "line break"},
 		{"rtl\u202eoverride", "rtl#8238;override"},
 		{`[x](y)`, `[x](y)`},
+		// Invisible characters that make one name read as another.
+		{"etcd\u200b", "etcd#8203;"},
+		{"arabic\u061cmark", "arabic#1564;mark"},
+		{"bom\ufeff", "bom#65279;"},
+		{"tag\U000e0041", "tag#917569;"},
+		{"line\u2028sep", "line#8232;sep"},
 	}
 	for _, tt := range tests {
 		if got := Escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestComment: a name on a Mermaid comment line can neither end the line
+// nor hide what it says.
+func TestComment(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\nflowchart", "a<U+000A>flowchart"},
+		{"tab\there", "tab<U+0009>here"},
+		{"rtl\u202e", "rtl<U+202E>"},
+		{"zero\u200bwidth", "zero<U+200B>width"},
+		{"line\u2029sep", "line<U+2029>sep"},
+	}
+	for _, tt := range tests {
+		if got := comment(tt.in); got != tt.want {
+			t.Errorf("comment(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

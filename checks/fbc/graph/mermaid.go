@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 )
 
@@ -404,9 +405,13 @@ func Escape(s string) string {
 }
 
 // hidden says whether r changes how text around it reads without being
-// seen: control characters and the bidirectional overrides and isolates.
+// seen: every character checks.Visible spells out (controls, bidi marks,
+// overrides and isolates, zero-width and tag characters, line
+// separators), and line feeds and tabs, which would end a label or a
+// comment line. One list for every reporter: a drawing printed to a
+// terminal is read as carefully as a check run.
 func hidden(r rune) bool {
-	return r < 0x20 || r >= 0x7f && r < 0xa0 || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+	return r == '\n' || r == '\t' || checks.Hidden(r)
 }
 
 // comment makes s safe on a Mermaid comment line, showing hidden

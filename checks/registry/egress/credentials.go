@@ -1,9 +1,14 @@
 package egress
 
 import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -12,7 +17,8 @@ import (
 // Credentials returns a transport that sends an Authorization header only
 // to the registry host it belongs to, or to a host of the same registrable
 // domain (its token realm: auth.docker.io for index.docker.io); to any
-// other host the request goes without it.
+// other host the request goes without it, and an OAuth2 token request's
+// form goes without the identity token or password it carries.
 //
 // go-containerregistry sends a registry's credentials to whatever token
 // realm the registry's challenge names, so a registry that names a realm
@@ -31,11 +37,63 @@ type credentials struct {
 }
 
 func (c *credentials) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" && !SameOwner(c.registry, req.URL.Host) {
+	if SameOwner(c.registry, req.URL.Host) {
+		return c.next.RoundTrip(req)
+	}
+	if req.Header.Get("Authorization") != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del("Authorization")
 	}
+	if isForm(req) {
+		var err error
+		if req, err = withoutSecrets(req); err != nil {
+			return nil, err
+		}
+	}
 	return c.next.RoundTrip(req)
+}
+
+// secretFields are the form fields of an OAuth2 token request that carry
+// the user's credentials: go-containerregistry sends an identity token (a
+// refresh token) in the POST form to the realm, not in a header.
+var secretFields = []string{"refresh_token", "password", "username", "grant_type", "access_type"}
+
+// maxFormBytes bounds the token request form read here: the client builds
+// it from a scope and a service, a few hundred bytes.
+const maxFormBytes = 64 << 10
+
+func isForm(req *http.Request) bool {
+	if req.Body == nil || req.Body == http.NoBody {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return mt == "application/x-www-form-urlencoded"
+}
+
+// withoutSecrets is req with the credential fields removed from its form,
+// so that a realm on another owner's host is asked anonymously.
+func withoutSecrets(req *http.Request) (*http.Request, error) {
+	data, err := io.ReadAll(io.LimitReader(req.Body, maxFormBytes+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFormBytes {
+		return nil, errors.New("token request form too large")
+	}
+	form, err := url.ParseQuery(string(data))
+	if err != nil {
+		return nil, errors.New("token request form does not parse")
+	}
+	for _, f := range secretFields {
+		form.Del(f)
+	}
+	body := []byte(form.Encode())
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.ContentLength = int64(len(body))
+	return req, nil
 }
 
 // SameOwner reports whether the hosts a and b (host or host:port) are one

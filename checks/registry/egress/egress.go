@@ -102,9 +102,16 @@ type RefusedError struct {
 	// token realm or a redirect target).
 	Host string
 	Kind Kind
+	// Registry, when set, is the registry whose token realm or redirect
+	// named Host, which the operator allowed for its own images only.
+	Registry string
 }
 
 func (e *RefusedError) Error() string {
+	if e.Registry != "" {
+		return fmt.Sprintf("host %s is a %s address allowed for its own images only, and registry %s named it as a token realm or redirect; "+
+			"checks of pull requests do not follow it there", e.Host, e.Kind, e.Registry)
+	}
 	what := "resolves to"
 	if _, err := netip.ParseAddr(strings.Trim(e.Host, "[]")); err == nil {
 		what = "is"
@@ -284,14 +291,59 @@ func (d *dialer) proxy(req *http.Request) (*url.URL, error) {
 // a rule). It judges nothing: the addresses are judged as they are
 // dialled.
 func (d *dialer) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip}, nil
-	}
 	var res Resolver = net.DefaultResolver
 	if d.rule != nil {
 		res = d.rule.resolver
 	}
+	return lookup(ctx, res, host)
+}
+
+func lookup(ctx context.Context, res Resolver, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip}, nil
+	}
 	return res.LookupNetIP(ctx, "ip", host)
+}
+
+// Confine returns a transport for the requests about registry's images:
+// the operator's allowlist lets them reach an allowed internal host only
+// when it is that registry or of its owner (SameOwner). An allowed host is
+// trusted for the images on it; a token realm or redirect that another
+// registry names there would have the service fetch from an internal host
+// what that registry then receives (a token, a manifest), so it is judged
+// like any other host. A nil rule confines nothing.
+func (r *Rule) Confine(next http.RoundTripper, registry string) http.RoundTripper {
+	if r == nil {
+		return next
+	}
+	return &confined{rule: r, next: next, registry: registry}
+}
+
+type confined struct {
+	rule     *Rule
+	next     http.RoundTripper
+	registry string
+}
+
+func (c *confined) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.rule.Allowed(req.URL.Host) && !SameOwner(c.registry, req.URL.Host) {
+		ips, err := lookup(req.Context(), c.rule.resolver, req.URL.Hostname())
+		if err == nil {
+			for _, ip := range ips {
+				if kind, bad := Classify(ip); bad {
+					err = &RefusedError{Host: req.URL.Hostname(), Kind: kind, Registry: c.registry}
+					break
+				}
+			}
+		}
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+	}
+	return c.next.RoundTrip(req)
 }
 
 // DialContext dials addr (host:port) at the first of its addresses that

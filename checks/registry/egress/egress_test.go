@@ -301,3 +301,41 @@ func TestCredentialsStayHome(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestConfine: an allowed internal host is reached for its own images (or
+// its owner's), never as another registry's realm or redirect; hosts the
+// operator did not allow are left to the dialer.
+func TestConfine(t *testing.T) {
+	res := egresstest.Resolver{"registry.corp.test": {"10.0.0.5"}, "auth.corp.test": {"10.0.0.6"}, "cdn.example.test": {"203.0.113.9"}}
+	rule, err := egress.New([]string{"registry.corp.test", "auth.corp.test", "cdn.example.test"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		registry, target string
+		refused          bool
+	}{
+		{"registry.corp.test", "registry.corp.test", false},
+		{"registry.corp.test:5000", "auth.corp.test:8443", false}, // one owner
+		{"quay.example.test", "registry.corp.test", true},
+		{"quay.example.test", "auth.corp.test:8443", true},
+		{"quay.example.test", "cdn.example.test", false},   // allowed, and not internal
+		{"quay.example.test", "other.example.test", false}, // not allowed: the dialer judges it
+	}
+	for _, tt := range tests {
+		sent := false
+		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sent = true
+			return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+		})
+		req, _ := http.NewRequest(http.MethodGet, "https://"+tt.target+"/token", nil)
+		_, err := rule.Confine(next, tt.registry).RoundTrip(req)
+		var refused *egress.RefusedError
+		if got := errors.As(err, &refused); got != tt.refused || sent == tt.refused {
+			t.Errorf("%s → %s: refused %v (%v), sent %v; want refused %v", tt.registry, tt.target, got, err, sent, tt.refused)
+		}
+	}
+	if tr := (*egress.Rule)(nil).Confine(http.DefaultTransport, "quay.io"); tr != http.DefaultTransport {
+		t.Error("a nil rule confines")
+	}
+}
