@@ -247,7 +247,7 @@ func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error)
 // reserved for a cancelled context; every problem with a reference is its
 // result.
 func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, error) {
-	run := &run{v: v, handshakes: map[string]*handshake{}, down: map[string]error{}, breaker: v.opts.Breaker}
+	run := &run{v: v, handshakes: map[string]*handshake{}, contacts: map[string]chan struct{}{}, down: map[string]error{}, breaker: v.opts.Breaker}
 	if run.breaker == nil {
 		run.breaker = &registry.Breaker{}
 	}
@@ -332,6 +332,12 @@ type run struct {
 	v          *Verifier
 	mu         sync.Mutex
 	handshakes map[string]*handshake
+	// contacts holds, per registry host, a channel closed once the
+	// first handshake with the host has an outcome. Until then the
+	// handshakes of its other repositories wait rather than dial: a
+	// registry that never answers then takes one connection per scheme
+	// in a pass, not one per concurrent reference.
+	contacts map[string]chan struct{}
 	// down holds, per registry host, the transport failure of a
 	// handshake. Further repositories on that host fail at once with it
 	// rather than each wait through its own retries.
@@ -385,6 +391,12 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 		h = &handshake{done: make(chan struct{})}
 		r.handshakes[key] = h
 	}
+	contact, contacted := r.contacts[host]
+	first := !ok && !contacted
+	if first {
+		contact = make(chan struct{})
+		r.contacts[host] = contact
+	}
 	r.mu.Unlock()
 	if ok {
 		select {
@@ -395,6 +407,35 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 		}
 	}
 	defer close(h.done)
+	if first {
+		// The outcome is recorded (down, breaker) before the gate
+		// opens, so that no waiter dials a host already found silent.
+		defer close(contact)
+		defer func() {
+			if h.err != nil {
+				r.breaker.Record(host, h.err)
+			}
+		}()
+	} else {
+		// The wait is bounded by this reference's own deadline; the
+		// first contact's outcome is read again once it is known.
+		select {
+		case <-contact:
+		case <-ctx.Done():
+			h.err = ctx.Err()
+			return nil, h.err
+		}
+		r.mu.Lock()
+		err := r.down[host]
+		r.mu.Unlock()
+		if err == nil {
+			err = r.breaker.Check(host)
+		}
+		if err != nil {
+			h.err = err
+			return nil, err
+		}
+	}
 	auth, err := authn.Resolve(ctx, r.v.keychain, repo)
 	if err != nil {
 		var cerr *registry.CredentialError
