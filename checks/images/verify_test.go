@@ -147,17 +147,23 @@ func TestRegistryDown(t *testing.T) {
 
 // TestRegistryDownOnce: once a registry fails its handshake for transport
 // reasons, its other repositories fail at once instead of each going
-// through the retries again. Authorization failures stay per repository.
+// through the retries again, also when they are checked concurrently: the
+// first contact with the host goes alone and the others wait for its
+// outcome. Authorization failures are answers: they stay per repository,
+// and the other repositories go on.
 func TestRegistryDownOnce(t *testing.T) {
 	for _, tt := range []struct {
-		status int
-		pings  int
-		class  registry.Class
+		status      int
+		perRegistry int
+		pings       int
+		class       registry.Class
 	}{
-		{500, 4, registry.ClassTransport},
-		{403, 3, registry.ClassUnauthorized},
+		{500, 1, 4, registry.ClassTransport},
+		{403, 1, 3, registry.ClassUnauthorized},
+		{500, 3, 4, registry.ClassTransport},
+		{403, 3, 3, registry.ClassUnauthorized},
 	} {
-		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d/concurrency=%d", tt.status, tt.perRegistry), func(t *testing.T) {
 			reg := imagestest.New(t)
 			var uses []images.Use
 			for _, repo := range []string{"a/one", "a/two", "b/three"} {
@@ -166,7 +172,7 @@ func TestRegistryDownOnce(t *testing.T) {
 			}
 			reg.Fail(imagestest.Fault{Kind: "ping", Status: tt.status})
 			o := options(newFakeClock(), nil)
-			o.PerRegistry = 1
+			o.PerRegistry = tt.perRegistry
 			res, err := newVerifier(t, o).VerifyUses(context.Background(), uses)
 			if err != nil {
 				t.Fatal(err)
