@@ -155,7 +155,7 @@ var Rules = []checks.Rule{
 	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
 	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
-	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change has more image references than limits.images lets one check verify."},
+	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change names more images than limits.images lets one pull request check contact, across verification, reference list renders and template pulls."},
 	{ID: RuleLimitCatalogBytes, Name: "LimitCatalogBytes", Description: "The check would read more catalog content than limits.catalogBytes."},
 	{ID: RuleLimitFileBytes, Name: "LimitFileBytes", Description: "A file is larger than limits.fileBytes; it is not read."},
 	{ID: RuleTemplateOutputStale, Name: "TemplateOutputStale", Description: "A change edits a catalog template, but its output directory does not hold what the template renders."},
