@@ -141,6 +141,7 @@ func (l limitedFS) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(
 func (in *Input) bind() {
 	in.bindOnce.Do(func() {
 		b := newBudget(in.Policy.Limits)
+		in.images = newImageCap(in.Policy.Limits.Images)
 		in.rawBase = in.Base
 		if in.Base != nil {
 			in.Base = limitedFS{fsys: in.Base, side: "base", b: b}
@@ -163,4 +164,11 @@ func (in *Input) indexBase() fs.FS {
 		return in.rawBase
 	}
 	return in.Base
+}
+
+// imageBudget is the pass's image budget, bound on first use so that a
+// check run on its own keeps to limits.images too.
+func (in *Input) imageBudget() *imageCap {
+	in.bind()
+	return in.images
 }

@@ -50,10 +50,15 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	refs := images.Dedupe(uses)
 	// Each reference costs requests to a registry the change names, so
-	// a check verifies at most limits.images of them; the rest fail it.
+	// the pass contacts at most limits.images of them, whichever check
+	// asks first; the rest fail it.
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Image
+	}
 	var over []images.Reference
-	if max := in.Policy.Limits.Images; max > 0 && len(refs) > max {
-		refs, over = refs[:max], refs[max:]
+	if n := in.imageBudget().take(names, false); n < len(refs) {
+		refs, over = refs[:n], refs[n:]
 	}
 	results, err := v.Verify(ctx, refs)
 	if err != nil {
@@ -65,7 +70,7 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 	summary := images.Summary(results) + "."
 	if len(over) > 0 {
 		findings = append(findings, imagesOverLimit(in.Policy.Limits.Images, len(refs)+len(over), over[0]))
-		summary += fmt.Sprintf(" %d more reference(s) were not verified: the check verifies at most limits.images (%d).", len(over), in.Policy.Limits.Images)
+		summary += fmt.Sprintf(" %d more reference(s) were not verified: one pull request check contacts at most limits.images (%d) images.", len(over), in.Policy.Limits.Images)
 	}
 	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings, Summary: summary}
 	if res.Conclusion == checks.Success {
@@ -229,7 +234,7 @@ func readOptional(fsys fs.FS, name string) ([]byte, error) {
 // than the check verifies, placed where the first one left out is written.
 func imagesOverLimit(max, total int, first images.Reference) checks.Finding {
 	f := checks.Finding{Rule: RuleLimitImages, Severity: checks.SeverityError,
-		Message: fmt.Sprintf("the change has %d image references to verify, more than limits.images (%d); from %s on they were not verified; raise limits.images in %s",
+		Message: fmt.Sprintf("the change has %d image references to verify, and the pull request check contacts at most limits.images (%d) across its checks; from %s on they were not verified; raise limits.images in %s",
 			total, max, first.Image, policy.FileName)}
 	if len(first.Locations) > 0 {
 		l := first.Locations[0]

@@ -58,6 +58,9 @@ type Input struct {
 	// rawBase is the Base given, for the package index (see bind).
 	bindOnce sync.Once
 	rawBase  fs.FS
+	// images is the pass's limits.images, shared by every check that
+	// contacts a registry for the change's data (see imageCap).
+	images *imageCap
 
 	// touched are the touched packages as loaded once for the release
 	// guard and the graphs.

@@ -119,7 +119,7 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		outcomes := renderAndValidate(ctx, in.Renderer, in.Policy.Images, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker)
+		outcomes := renderAndValidate(ctx, in.Renderer, in.Policy.Images, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker, in.imageBudget(), in.Policy.Limits.Images)
 		var waits []checks.Wait
 		for _, o := range outcomes {
 			res.Findings = append(res.Findings, o.findings...)
@@ -155,7 +155,7 @@ var Rules = []checks.Rule{
 	{ID: RuleLayout, Name: "PackageLayout", Description: "A package's content sits outside the directory of its name."},
 	{ID: RuleReferenceRender, Name: "ReferenceRender", Description: "A catalog.yaml entry does not render, or renders to an invalid catalog."},
 	{ID: RuleReferenceNotImage, Name: "ReferenceNotImage", Description: "A catalog.yaml entry is not a registry image reference."},
-	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change has more image references than limits.images lets one check verify."},
+	{ID: RuleLimitImages, Name: "LimitImages", Description: "The change names more images than limits.images lets one pull request check contact, across verification, reference list renders and template pulls."},
 	{ID: RuleLimitCatalogBytes, Name: "LimitCatalogBytes", Description: "The check would read more catalog content than limits.catalogBytes."},
 	{ID: RuleLimitFileBytes, Name: "LimitFileBytes", Description: "A file is larger than limits.fileBytes; it is not read."},
 	{ID: RuleTemplateOutputStale, Name: "TemplateOutputStale", Description: "A change edits a catalog template, but its output directory does not hold what the template renders."},
@@ -171,6 +171,7 @@ const (
 	renderRefused                       // refused by the policy; nothing was contacted
 	renderUnreachable                   // its registry could not be asked
 	renderFailed                        // the registry answered, and it does not render
+	renderOverLimit                     // left out: the pass reached limits.images
 )
 
 // renderWords say each outcome in the summary, in the order the tally
@@ -181,6 +182,7 @@ var renderWords = []string{
 	renderRefused:     "refused by policy, not contacted",
 	renderUnreachable: "could not be rendered yet",
 	renderFailed:      "failed to render",
+	renderOverLimit:   "not rendered, past limits.images",
 }
 
 type renderOutcome struct {
@@ -218,8 +220,11 @@ func writeRenderSummary(b *strings.Builder, refs []catalogyaml.Reference, outcom
 // A reference whose registry could not be asked is no finding but a wait.
 // Each render has the deadline d (0: none); a registry that runs out of it
 // is not asked again for the other entries, nor by the other checks
-// sharing breaker (nil: a breaker of its own).
-func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Policy, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) []renderOutcome {
+// sharing breaker (nil: a breaker of its own). Each entry the policy lets
+// be pulled is charged to budget, in the list's order before any render
+// starts, so that the first entry past limits.images (max) is the same
+// whichever render finishes first.
+func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Policy, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker, budget *imageCap, max int) []renderOutcome {
 	if breaker == nil {
 		breaker = &registry.Breaker{}
 	}
@@ -227,6 +232,15 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Polic
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
+		if contacts(pol, ref) && budget.take([]string{ref.Image}, true) == 0 {
+			line := ref.ImageLine
+			if line == 0 {
+				line = ref.Line
+			}
+			out[i] = renderOutcome{what: renderOverLimit, findings: []checks.Finding{{Rule: RuleLimitImages, Severity: checks.SeverityError,
+				File: file, Line: line, Message: fmt.Sprintf("reference %q (%s): %s", ref.Name, ref.Image, imagesLimitError(max).Error())}}}
+			continue
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -235,6 +249,16 @@ func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Polic
 	}
 	wg.Wait()
 	return out
+}
+
+// contacts says whether rendering ref reaches a registry: the refusals
+// renderOne makes before any pull cost no registry work.
+func contacts(pol images.Policy, ref catalogyaml.Reference) bool {
+	if ref.Ref == nil {
+		return false
+	}
+	ok, _ := pol.Admits(ref.Image)
+	return ok
 }
 
 func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) renderOutcome {

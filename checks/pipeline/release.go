@@ -279,12 +279,59 @@ func touchesRoot(p owners.PackageTouch, root string) bool {
 
 // Graph is the upgrade graph of a channel the change touches, drawn for
 // the pull request.
+// Its JSON form is what catalogbot check -o json reports of the graph:
+// the drawing, and what the change did to the channel as data, for tools
+// that read the report rather than look at it.
 type Graph struct {
-	Root, Package, Channel string
-	// Markdown is the drawing: a mermaid code block and notes under it.
-	Markdown string
+	// Root is the catalog root the package is under.
+	Root    string `json:"root"`
+	Package string `json:"package"`
+	Channel string `json:"channel"`
+	// Mermaid is the flowchart of the channel, as catalogbot graph
+	// draws it, with what it leaves out as Mermaid comments.
+	Mermaid string `json:"mermaid"`
+	// Markdown is the drawing for a pull request: a mermaid code block
+	// and notes under it.
+	Markdown string `json:"-"`
 	// Changed says whether the change did anything to the channel.
-	Changed bool
+	Changed bool `json:"-"`
+	// NewChannel says the base has no such channel.
+	NewChannel bool `json:"newChannel,omitempty"`
+	// Heads are the channel's heads on the head commit.
+	Heads []string `json:"heads"`
+	// Added are the bundles and edges the change added, in the order the
+	// channel has them; Removed those of the base's channel the head's
+	// does not have.
+	Added        []graph.Node `json:"added,omitempty"`
+	AddedEdges   []graph.Edge `json:"addedEdges,omitempty"`
+	Removed      []graph.Node `json:"removed,omitempty"`
+	RemovedEdges []graph.Edge `json:"removedEdges,omitempty"`
+}
+
+// newGraph is the Graph of a changed channel's picture.
+func newGraph(root, pkg string, p *graph.Picture) (Graph, error) {
+	var md, mmd bytes.Buffer
+	if err := graph.Markdown(&md, p); err != nil {
+		return Graph{}, err
+	}
+	if err := graph.WriteMermaid(&mmd, []*graph.Picture{p}); err != nil {
+		return Graph{}, err
+	}
+	g := Graph{Root: root, Package: pkg, Channel: p.Graph.Channel, Mermaid: mmd.String(), Markdown: md.String(),
+		Changed: p.Changed(), NewChannel: p.NewChannel, Heads: p.Graph.Heads,
+		Removed: p.Removed, RemovedEdges: p.RemovedEdges}
+	// Added is kept as sets; the channel's order makes the lists stable.
+	for _, n := range p.Graph.Nodes {
+		if p.Added[n.Name] {
+			g.Added = append(g.Added, n)
+		}
+	}
+	for _, e := range p.Graph.Edges {
+		if p.AddedEdges[e] {
+			g.AddedEdges = append(g.AddedEdges, e)
+		}
+	}
+	return g, nil
 }
 
 // MaxGraphs bounds the graphs a pull request shows; a comment has room
@@ -320,11 +367,11 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 					more++
 					continue
 				}
-				var b bytes.Buffer
-				if err := graph.Markdown(&b, p); err != nil {
+				g, err := newGraph(c.root, pkg, p)
+				if err != nil {
 					return nil, 0, err
 				}
-				out = append(out, Graph{Root: c.root, Package: pkg, Channel: p.Graph.Channel, Markdown: b.String(), Changed: true})
+				out = append(out, g)
 			}
 		}
 	}

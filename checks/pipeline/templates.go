@@ -212,8 +212,16 @@ func checkTemplate(ctx context.Context, in *Input, p policy.Template, tplChanged
 	// per-reference deadline, and a registry that ran out of time is not
 	// asked again in the pass.
 	res, err := template.Render(ctx, p.Template, data, template.Options{
-		Renderer:   in.Renderer,
-		MaxPulls:   in.Policy.Limits.Images,
+		Renderer: in.Renderer,
+		// The pulls count against the pass's limits.images, with the
+		// images and references checks' contacts and the other
+		// templates' pulls.
+		Budget: func(refs []string) (int, error) {
+			if n := in.imageBudget().take(refs, true); n < len(refs) {
+				return n, imagesLimitError(in.Policy.Limits.Images)
+			}
+			return len(refs), nil
+		},
 		Known:      func(ref string) (template.Known, bool) { k, ok := known[ref]; return k, ok },
 		Admit:      in.Policy.Images.Admits,
 		RefTimeout: in.Policy.Limits.ReferenceTimeout,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
@@ -318,6 +319,68 @@ func (o *Outcome) graphs() string {
 	return b.String()
 }
 
+// maxGraphNames bounds the bundles a text summary names per list; the
+// command it ends with draws the rest.
+const maxGraphNames = 5
+
+// writeGraphsText says, for a terminal, what the change did to each channel
+// it alters, and how to draw it: Mermaid is read in a browser, not here.
+func (o *Outcome) writeGraphsText(b *strings.Builder) {
+	if len(o.Graphs) == 0 {
+		return
+	}
+	b.WriteString("upgrade graphs: the channels this change alters, on the head\n")
+	for _, g := range o.Graphs {
+		var parts []string
+		if g.NewChannel {
+			parts = append(parts, "new channel")
+		}
+		if len(g.Added) > 0 {
+			parts = append(parts, "added "+nodeList(g.Added))
+		}
+		if len(g.Removed) > 0 {
+			parts = append(parts, "removed "+nodeList(g.Removed))
+		}
+		if n := len(g.AddedEdges); n > 0 {
+			parts = append(parts, checks.Count(n, "edge added", "edges added"))
+		}
+		if n := len(g.RemovedEdges); n > 0 {
+			parts = append(parts, checks.Count(n, "edge removed", "edges removed"))
+		}
+		if len(g.Heads) > 0 {
+			parts = append(parts, "head "+strings.Join(g.Heads, ", "))
+		}
+		fmt.Fprintf(b, "  %s/%s: %s\n", g.Package, g.Channel, strings.Join(parts, "; "))
+		fmt.Fprintf(b, "    catalogbot graph %s --package %s --channel %s\n", shellWord(g.Root), shellWord(g.Package), shellWord(g.Channel))
+	}
+	if o.MoreGraphs > 0 {
+		fmt.Fprintf(b, "  %s not listed; catalogbot graph draws any channel\n", checks.Count(o.MoreGraphs, "more channel is", "more channels are"))
+	}
+}
+
+// nodeList names bundles by version, at most maxGraphNames of them.
+func nodeList(nodes []graph.Node) string {
+	var names []string
+	for i, n := range nodes {
+		if i == maxGraphNames {
+			names = append(names, fmt.Sprintf("and %d more", len(nodes)-i))
+			break
+		}
+		names = append(names, n.Label())
+	}
+	return strings.Join(names, ", ")
+}
+
+// shellWord quotes s for a POSIX shell when it needs it: package and
+// channel names are the pull request's, and the hint is meant to be
+// pasted.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Document is the JSON form of an outcome and its decision.
 type Document struct {
 	BaseSHA string `json:"baseSHA"`
@@ -331,11 +394,17 @@ type Document struct {
 	Policy   []checks.Finding `json:"policy,omitempty"`
 	Hold     *Hold            `json:"hold,omitempty"`
 	Decision *policy.Decision `json:"decision,omitempty"`
+	// Graphs are the upgrade graphs of the channels the change alters,
+	// as the status comment draws them; MoreGraphs counts those left out
+	// (pipeline.MaxGraphs).
+	Graphs     []pipeline.Graph `json:"graphs,omitempty"`
+	MoreGraphs int              `json:"moreGraphs,omitempty"`
 }
 
 // Doc is the outcome and d as a Document.
 func (o *Outcome) Doc(d policy.Decision) Document {
-	doc := Document{BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, Report: o.Report, Policy: o.PolicyFindings}
+	doc := Document{BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, Report: o.Report, Policy: o.PolicyFindings,
+		Graphs: o.Graphs, MoreGraphs: o.MoreGraphs}
 	doc.Conclusion, doc.Title = o.Verdict()
 	if doc.Results == nil {
 		doc.Results = []checks.Result{}
@@ -380,6 +449,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 			}
 		}
 	}
+	o.writeGraphsText(&b)
 	if cnj := o.CouldNotJudge(); cnj != "" {
 		fmt.Fprintf(&b, "%s Run the check again later.\n", cnj)
 	}

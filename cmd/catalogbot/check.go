@@ -94,10 +94,16 @@ enabled, other tools' checks, a clean merge), which are taken as given.
 
 Output (-o): text; json ({"baseSHA", "headSHA", "results": [{"name",
 "conclusion", "summary", "findings", "waits"}], "policy", "hold",
-"decision": {"merge", "method", "sha", "reasons", "recheck"}}); sarif
+"decision": {"merge", "method", "sha", "reasons", "recheck"}, "graphs":
+[{"root", "package", "channel", "mermaid", "newChannel", "heads", "added",
+"addedEdges", "removed", "removedEdges"}], "moreGraphs"}); sarif
 (SARIF 2.1.0); github (annotations, the job summary in
 $GITHUB_STEP_SUMMARY, and the outputs valid, approved, mergeable,
 merge-enabled and merge-method in $GITHUB_OUTPUT).
+
+The upgrade graphs of the channels a change alters are drawn in Mermaid in
+the job summary and, as data, under "graphs" in -o json; the text output
+sums each channel up and gives the catalogbot graph command that draws it.
 
 A check that could not judge (a registry rate limited, timed out or could
 not be reached) concludes pending, with the registries it waits for in

@@ -107,3 +107,44 @@ func TestMaxPulls(t *testing.T) {
 		t.Errorf("one pull with one known bundle: %+v, err %v", res.Findings, err)
 	}
 }
+
+// ruledError is a refusal with a rule of its own.
+type ruledError struct{}
+
+func (ruledError) Error() string { return "the caller's limit is reached" }
+func (ruledError) Rule() string  { return "LIMIT" }
+
+// TestBudget: a caller's budget is asked before any pull, with the bundles
+// in the template's order; when it grants fewer than all, nothing is
+// pulled and the refusal is a finding, under its rule, at the first
+// bundle left out.
+func TestBudget(t *testing.T) {
+	host := rendertest.NewRegistry(t)
+	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
+		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
+	text := []byte("schema: olm.semver\nstable:\n  bundles:\n  - image: " + refs[0] + "\n  - image: " + refs[1] + "\n")
+	var asked []string
+	budget := func(granted int) func([]string) (int, error) {
+		return func(r []string) (int, error) {
+			asked = append(asked, r...)
+			if granted < len(r) {
+				return granted, ruledError{}
+			}
+			return len(r), nil
+		}
+	}
+	res, err := template.Render(context.Background(), "t.yaml", text, template.Options{Renderer: renderer(t, ""), Budget: budget(1)})
+	if err != nil || res.Config != nil || res.Pulled != 0 || len(res.Findings) != 1 {
+		t.Fatalf("one granted of two: %+v, pulled %d, err %v; want one finding and no pull", res.Findings, res.Pulled, err)
+	}
+	if f := res.Findings[0]; f.Rule != "LIMIT" || f.Line != 5 || !strings.Contains(f.Message, refs[1]) {
+		t.Errorf("finding %+v, want LIMIT at line 5 naming %s", f, refs[1])
+	}
+	if len(asked) != 2 || asked[0] != refs[0] || asked[1] != refs[1] {
+		t.Errorf("budget asked for %v, want %v", asked, refs)
+	}
+	res, err = template.Render(context.Background(), "t.yaml", text, template.Options{Renderer: renderer(t, ""), Budget: budget(2)})
+	if err != nil || res.Config == nil || res.Pulled != 2 {
+		t.Errorf("all granted: %+v, pulled %d, err %v", res.Findings, res.Pulled, err)
+	}
+}

@@ -92,6 +92,15 @@ type Options struct {
 	// unbounded.
 	MaxPulls int
 
+	// Budget, when set, is asked before any bundle is pulled, with the
+	// references about to be pulled in the order the template names
+	// them, and says how many of them may be; when fewer than all, err
+	// says why. None is pulled then, and err is a finding at the first
+	// reference left out, under err's rule when it has one (a Rule()
+	// string method). It lets a caller hold the pulls of several
+	// templates, and other registry work, to one limit.
+	Budget func(refs []string) (n int, err error)
+
 	// Known, when set, returns a bundle already rendered for a reference
 	// pinned by digest, which is then not pulled. Only content the caller
 	// trusts belongs here: what it returns is taken as is.
@@ -287,6 +296,21 @@ func (t *run) renderBundles(ctx context.Context, refs []string) (map[string]*bun
 	if max := t.opts.MaxPulls; max > 0 && len(todo) > max {
 		t.fail(RuleBundle, 0, "", "the template names %d bundle images to pull; at most %d are rendered for one template", len(todo), max)
 		return nil, nil
+	}
+	if t.opts.Budget != nil && len(todo) > 0 {
+		if n, err := t.opts.Budget(todo); n < len(todo) {
+			rule := RuleBundle
+			var ruled interface{ Rule() string }
+			if errors.As(err, &ruled) {
+				rule = ruled.Rule()
+			}
+			why := "over the caller's budget"
+			if err != nil {
+				why = err.Error()
+			}
+			t.fail(rule, t.pos.value(todo[n]), "", "bundle %s was not pulled: %s", todo[n], why)
+			return nil, nil
+		}
 	}
 	n := t.opts.Concurrency
 	if n <= 0 {

@@ -34,13 +34,13 @@ const (
 
 // Node is a bundle of the channel.
 type Node struct {
-	Name string
+	Name string `json:"name"`
 	// Version is the bundle's olm.package version, "" when the bundle
 	// blob is not in the catalog.
-	Version string
+	Version string `json:"version,omitempty"`
 	// Deprecated holds the olm.deprecations message that retires the
 	// bundle, if any.
-	Deprecated string
+	Deprecated string `json:"deprecated,omitempty"`
 }
 
 // Label is how the node is shown: its version, or its name when the
@@ -49,8 +49,9 @@ func (n Node) Label() string { return cmp.Or(n.Version, n.Name) }
 
 // Edge is an upgrade from the bundle From to the entry To.
 type Edge struct {
-	From, To string
-	Kind     Kind
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind Kind   `json:"kind"`
 }
 
 // Graph is the upgrade graph of one channel.
