@@ -2,10 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -158,37 +156,16 @@ func TestReferencesPending(t *testing.T) {
 	}
 }
 
-// closingRegistry is a registry host on loopback that counts the
-// connections made to it and closes each at once: a registry that cannot
-// be asked, and a witness of whether anything tried.
-func closingRegistry(t *testing.T) (host string, conns *atomic.Int64) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	conns = new(atomic.Int64)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	return l.Addr().String(), conns
-}
-
 // TestReferencesAllowlist: the policy's allowlist binds rendering as it
 // binds the images check. An entry outside it is a policy finding on its
 // line and its registry sees no connection; inside it, a registry that
 // cannot be asked leaves the check pending, and the summary says what
 // happened to each entry rather than claiming a render.
 func TestReferencesAllowlist(t *testing.T) {
-	host, conns := closingRegistry(t)
+	// A registry that cannot be asked, and a witness of whether anything
+	// tried.
+	down := imagestest.NewHangup(t)
+	host := down.Host
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +188,7 @@ func TestReferencesAllowlist(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conns.Store(0)
+			before := down.Conns()
 			pol := policy.Default()
 			pol.Images.AllowRegistries = tt.allow
 			b := map[string]string{"catalog.yaml": base}
@@ -234,50 +211,18 @@ func TestReferencesAllowlist(t *testing.T) {
 				res.Findings[0].File != "catalog.yaml" || res.Findings[0].Line != 6:
 				t.Errorf("findings = %+v, want one %s %s at catalog.yaml:6", res.Findings, tt.wantSev, tt.wantRule)
 			}
-			if got := conns.Load(); (got > 0) != tt.wantConns {
+			if got := down.Conns() - before; (got > 0) != tt.wantConns {
 				t.Errorf("%d connection(s) to the registry; want any: %v", got, tt.wantConns)
 			}
 		})
 	}
 }
 
-// tarpit is a registry host on loopback that accepts connections and never
-// answers.
-func tarpit(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	return l.Addr().String()
-}
-
 // TestCheckDeadline: a pull request check ends at limits.checkTimeout
 // however long a registry it names keeps it waiting, and what was cut
 // short says so and is pending, never a pass.
 func TestCheckDeadline(t *testing.T) {
-	host := tarpit(t)
+	host := egresstest.NewTarpit(t).Addr
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
