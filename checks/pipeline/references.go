@@ -15,7 +15,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -296,24 +295,18 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 	}
 	cfg, err := r.RenderOne(rctx, ref.Image)
 	if err != nil {
-		// The egress rule refused the host: that is a judgement, and
-		// it names the rule, never what the host would have said.
-		var refused *egress.RefusedError
-		if errors.As(err, &refused) {
-			return one(renderRefused, at(RuleReferenceRender, "not rendered: "+refused.Error()))
-		}
-		// A registry that could not be asked has said nothing about
-		// the entry: it waits, and is no finding. One that ran out of
-		// time is not asked again in this pass.
-		if class, ok := registry.Unanswered(err); ok {
+		switch c := sortContact(host, err); {
+		case c.refused != nil:
+			return one(renderRefused, at(RuleReferenceRender, "not rendered: "+c.refused.Error()))
+		case c.wait != nil:
+			// One that ran out of time is not asked again in this pass.
 			breaker.Record(host, err)
-			return waiting(host, string(class))
-		}
-		// A registry's failure is worded for the pull request's
-		// reader: its class, host and what to do, never the
-		// library's text, which may quote what an internal host
-		// answered.
-		if class, msg, ok := registry.Explain(err); ok {
+			return renderOutcome{what: renderUnreachable, wait: c.wait}
+		case c.answered:
+			// Worded for the pull request's reader: class, host and
+			// what to do, never the library's text, which may quote
+			// what an internal host answered.
+			class, msg, _ := registry.Explain(err)
 			return one(renderFailed, at(RuleReferenceRender, "does not render: "+string(class)+": "+msg))
 		}
 		var re *render.RefError

@@ -15,7 +15,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/template"
@@ -70,19 +69,6 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 		findings, note, err := checkTemplate(ctx, in, p, tplChanged)
 		switch {
 		case err != nil:
-			if f, ok := refusedBundle(p, err); ok {
-				// The egress rule refused a bundle's host: a verdict.
-				fmt.Fprintf(&b, "- `%s` → `%s`: a bundle image was refused\n", p.Template, p.Output)
-				res.Findings = append(res.Findings, f)
-				continue
-			}
-			if w, ok := bundleWait(err); ok {
-				// A registry that could not be asked has said nothing
-				// about the template: the check waits for it.
-				waits = checks.AddWait(waits, w)
-				fmt.Fprintf(&b, "- `%s` → `%s`: could not be rendered yet: %s\n", p.Template, p.Output, undecidedReason(err))
-				continue
-			}
 			var limit *LimitError
 			if errors.As(err, &limit) {
 				// A template past a limit is judged, as any file
@@ -92,11 +78,30 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 					File: p.Template, Line: 1, Message: limit.Error()})
 				continue
 			}
-			if f, ok := answeredBundle(p, err); ok {
-				// The registry answered (a refusal, no such image):
-				// the template is judged, and does not render.
+			var bundle *template.BundleError
+			isBundle := errors.As(err, &bundle)
+			switch c := sortContact(bundleHost(bundle), err); {
+			case c.refused != nil:
+				// The egress rule refused a bundle's host: a verdict.
+				fmt.Fprintf(&b, "- `%s` → `%s`: a bundle image was refused\n", p.Template, p.Output)
+				res.Findings = append(res.Findings, checks.Finding{Rule: template.RuleBundle, Severity: checks.SeverityError,
+					File: p.Template, Line: 1, Message: "a bundle image was not rendered: " + c.refused.Error()})
+				continue
+			case c.wait != nil:
+				// A registry that could not be asked has said nothing
+				// about the template: the check waits for it.
+				waits = checks.AddWait(waits, *c.wait)
+				fmt.Fprintf(&b, "- `%s` → `%s`: could not be rendered yet: %s\n", p.Template, p.Output, undecidedReason(err))
+				continue
+			case isBundle:
+				// The registry answered (a refusal, no such image): an
+				// answer judges the template, so that a pull request
+				// cannot hold the check undecided, which would pass, by
+				// naming a registry that refuses it.
+				class, msg := registry.Classify(bundle.Err)
 				fmt.Fprintf(&b, "- `%s` → `%s`: a bundle image does not render\n", p.Template, p.Output)
-				res.Findings = append(res.Findings, f)
+				res.Findings = append(res.Findings, checks.Finding{Rule: template.RuleBundle, Severity: checks.SeverityError,
+					File: p.Template, Line: 1, Message: fmt.Sprintf("bundle %s does not render: %s: %s", bundle.Ref, class, msg)})
 				continue
 			}
 			undecided = true
@@ -124,49 +129,17 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 // errRenderingOff: the check was given no renderer.
 var errRenderingOff = errors.New("rendering is off")
 
-// bundleWait is what a template whose bundle's registry could not be asked
-// waits for.
-func bundleWait(err error) (checks.Wait, bool) {
-	class, ok := registry.Unanswered(err)
-	if !ok {
-		return checks.Wait{}, false
+// bundleHost is the registry host of the bundle image err names, "" when
+// it names none.
+func bundleHost(err *template.BundleError) string {
+	if err == nil {
+		return ""
 	}
-	w := checks.Wait{Class: string(class), Count: 1}
-	var re *template.BundleError
-	if errors.As(err, &re) {
-		if ref, perr := name.ParseReference(re.Ref); perr == nil {
-			w.Registry = ref.Context().RegistryStr()
-		}
+	ref, perr := name.ParseReference(err.Ref)
+	if perr != nil {
+		return ""
 	}
-	return w, true
-}
-
-// refusedBundle is the finding of a template whose bundle image the egress
-// rule refused.
-func refusedBundle(p policy.Template, err error) (checks.Finding, bool) {
-	var refused *egress.RefusedError
-	if !errors.As(err, &refused) {
-		return checks.Finding{}, false
-	}
-	return checks.Finding{Rule: template.RuleBundle, Severity: checks.SeverityError, File: p.Template, Line: 1,
-		Message: "a bundle image was not rendered: " + refused.Error()}, true
-}
-
-// answeredBundle is the finding of a template whose bundle's registry
-// answered without the bundle (a refusal, a missing image): an answer
-// judges the template, so that a pull request cannot hold the check
-// undecided, which would pass, by naming a registry that refuses it.
-func answeredBundle(p policy.Template, err error) (checks.Finding, bool) {
-	var re *template.BundleError
-	if !errors.As(err, &re) {
-		return checks.Finding{}, false
-	}
-	if _, unanswered := registry.Unanswered(re.Err); unanswered {
-		return checks.Finding{}, false
-	}
-	class, msg := registry.Classify(re.Err)
-	return checks.Finding{Rule: template.RuleBundle, Severity: checks.SeverityError, File: p.Template, Line: 1,
-		Message: fmt.Sprintf("bundle %s does not render: %s: %s", re.Ref, class, msg)}, true
+	return ref.Context().RegistryStr()
 }
 
 // undecidedReason says why a template could not be rendered in the words
