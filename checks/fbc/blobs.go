@@ -120,7 +120,8 @@ func fastBlobs(data []byte, roots []*ynode, spans [][2]int) ([]Blob, bool) {
 }
 
 // writeCanonical writes n as encoding/json encodes the value the exact
-// decoder makes of it: mappings with their keys sorted.
+// decoder makes of it: mappings with their keys sorted. The fast loader
+// also writes typed values this way for decoding them again.
 func writeCanonical(w *bufio.Writer, n *ynode) {
 	switch n.kind {
 	case 's':

@@ -1,10 +1,10 @@
 package fbc
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"sort"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
@@ -301,7 +301,9 @@ func fastProperties(n *ynode, parse bool, rec *bundleRec) bool {
 				continue
 			}
 			var buf bytes.Buffer
-			writeJSON(&buf, v)
+			w := bufio.NewWriter(&buf)
+			writeCanonical(w, v)
+			w.Flush()
 			var md property.CSVMetadata
 			if json.Unmarshal(buf.Bytes(), &md) != nil {
 				return false
@@ -322,42 +324,4 @@ func validManifest(data []byte) bool {
 	buf := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
 	n, err := base64.StdEncoding.Decode(buf, data)
 	return err == nil && checkManifest(buf[:n]) == nil
-}
-
-// writeJSON encodes a tree as JSON with sorted keys, which is the form opm
-// decodes typed values from.
-func writeJSON(buf *bytes.Buffer, n *ynode) {
-	switch n.kind {
-	case 's':
-		b, _ := json.Marshal(string(n.str))
-		buf.Write(b)
-	case 'b':
-		buf.Write(n.str)
-	case 'l':
-		buf.WriteByte('[')
-		for i, it := range n.items {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeJSON(buf, it)
-		}
-		buf.WriteByte(']')
-	case 'm':
-		idx := make([]int, len(n.keys))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return n.keys[idx[a]] < n.keys[idx[b]] })
-		buf.WriteByte('{')
-		for i, k := range idx {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			b, _ := json.Marshal(n.keys[k])
-			buf.Write(b)
-			buf.WriteByte(':')
-			writeJSON(buf, n.vals[k])
-		}
-		buf.WriteByte('}')
-	}
 }
