@@ -27,7 +27,7 @@ var leaves = []string{
 	"checks/yamlnode",
 	"checks/registry",
 	"checks/registry/egress",
-	"publisher/catalogyaml",
+	"checks/catalogyaml",
 	"checks/reference",
 	"checks/platform",
 	"publisher/tmpdir",
@@ -36,7 +36,7 @@ var leaves = []string{
 var leafMayImport = []string{"checks", "checks/yamlnode"}
 
 // core is the one review core and the one publish flow.
-var core = []string{"checks/pipeline", "checks/review", "publisher/publish"}
+var core = []string{"policy/review/pipeline", "policy/review", "publisher/publish"}
 
 // frontEnds translate between GitHub, a terminal or a workflow and the core.
 var frontEnds = []string{"webhook", "cmd"}
@@ -104,7 +104,7 @@ var rules = []rule{
 	{
 		why:  "a publisher depends on no check, no review core, no policy, no OWNERS and no front end",
 		from: under("publisher"),
-		to:   under("checks/images", "checks/pipeline", "checks/review", "policy", "owners", "webhook", "cmd"),
+		to:   under("checks/images", "policy/review/pipeline", "policy/review", "policy", "owners", "webhook", "cmd"),
 		deps: true,
 	},
 	{
@@ -195,26 +195,26 @@ func TestLayerRules(t *testing.T) {
 		bad      bool
 	}{
 		{"checks/yamlnode", "checks", false, false},
-		{"publisher/catalogyaml", "checks/yamlnode", false, false},
+		{"checks/catalogyaml", "checks/yamlnode", false, false},
 		{"checks/registry", "checks/registry/internal/x", false, false},
-		{"publisher/catalogyaml", "checks/fbc", false, true},
+		{"checks/catalogyaml", "checks/fbc", false, true},
 		{"checks/change", "owners", false, true},
 		{"checks/fbc", "webhook", true, true},
-		{"checks/review", "cmd/catalogbot", true, true},
+		{"checks/release", "cmd/catalogbot", true, true},
 		{"publisher/build", "checks/images", false, true},
 		{"publisher/assemble", "policy", true, true},
 		{"publisher/publish", "owners", true, true},
 		{"publisher/publish", "checks/fbc", false, false},
 		{"publisher/publish", "checks/registry", false, false},
-		{"owners", "checks/review", false, true},
-		{"checks/images", "checks/pipeline", true, true},
+		{"owners", "policy/review", false, true},
+		{"checks/images", "policy/review/pipeline", true, true},
 		{"publisher/render", "publisher/publish", true, true},
-		{"checks/review", "checks/pipeline", false, false},
-		{"webhook", "checks/review", false, false},
+		{"policy/review", "policy/review/pipeline", false, false},
+		{"webhook", "policy/review", false, false},
 		{"webhook", "webhook/reconcile", true, true},
 		{"webhook/reconcile", "webhook", false, false},
 		{"policy", "webhook/ghapi", false, true},
-		{"checks/review", "webhook/githubtest", false, true},
+		{"policy/review", "webhook/githubtest", false, true},
 		{"webhook", "checks/change/changetest", false, true},
 	}
 	for _, tt := range tests {

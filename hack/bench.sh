@@ -265,15 +265,15 @@ gobench_run() {
 	fi
 	gobench+="$out"$'\n'
 }
-gobench_run -bench 'BenchmarkCheckOnePackage$|BenchmarkReleaseOnePackage|BenchmarkCheckOnePackageRelease' -benchtime 5x ./checks/pipeline
+gobench_run -bench 'BenchmarkCheckOnePackage$|BenchmarkReleaseOnePackage|BenchmarkCheckOnePackageRelease' -benchtime 5x ./policy/review/pipeline
 # A pull request with 1, 16 and 160 images on a tarpit registry: one
 # per-reference deadline (2 s) whatever the count.
-gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./checks/pipeline
+gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./policy/review/pipeline
 # The same pull requests reconciled by the App against the fake GitHub.
 gobench_run -bench 'BenchmarkReconcileTarpit' -benchtime 1x ./webhook/reconcile
 # Peak memory of a PR check adding one 40 MB and one 200 MB file (<= 4x the
 # largest file read, <= 512 MiB under the default limits).
-gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./checks/review
+gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./policy/review
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # Genuine deliveries beside 0, 10 and 50 hostile slow connections.

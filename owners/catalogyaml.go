@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 )
 
 // How a reference list entry changed.

@@ -22,11 +22,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 // push writes an image or an index to the registry over plain HTTP, as

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 // Kind says what role an image plays where it is written. Policy rules

@@ -27,7 +27,7 @@ import (
 	imagespkg "github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 // assembleFlags are the command line of assemble.

@@ -14,8 +14,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
-	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/images/imagestest"
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )

@@ -22,7 +22,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 func newImagesCmd(a *app) *cobra.Command {

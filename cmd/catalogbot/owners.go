@@ -13,8 +13,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 func newOwnersCmd(a *app) *cobra.Command {

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 )
 

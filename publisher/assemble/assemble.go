@@ -34,10 +34,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )

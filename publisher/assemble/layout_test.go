@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 

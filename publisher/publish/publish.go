@@ -43,11 +43,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )

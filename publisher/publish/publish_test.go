@@ -15,8 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/build"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )

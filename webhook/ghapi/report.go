@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 )
 
 // Report writes a review for GitHub Actions: the annotations (as workflow

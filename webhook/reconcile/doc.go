@@ -3,7 +3,7 @@
 //
 //   - A pull request job (reconcile.go) reads the pull request's current
 //     state from GitHub, checks its head with the one review core
-//     (checks/review), reports the outcome as the catalogbot check run and
+//     (policy/review), reports the outcome as the catalogbot check run and
 //     one status comment (report.go, comment.go), and merges when the
 //     outcome allows it, pinned to the SHA it checked (merge.go).
 //   - A push job (publish.go) publishes the default branch through the one

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/checks/review"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"

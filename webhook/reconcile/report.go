@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/review"
+	"github.com/catalogbot/catalogbot/policy/review"
 )
 
 // Check run names.

@@ -23,7 +23,7 @@ import (
 // as catalogbot serve builds it, whose catalog adds 1, 16 or 160 related
 // images on a registry that accepts connections and never answers, with
 // limits.referenceTimeout at 2 s in the base policy. It measures what
-// BenchmarkTarpit in checks/pipeline measures plus everything the App adds
+// BenchmarkTarpit in policy/review/pipeline measures plus everything the App adds
 // (fetching the trees, the GitHub calls): the time should stay one
 // deadline whatever the count, and the run should be left in progress,
 // naming the registry.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 // render prints what Parse made of a file, then its findings, so that one

@@ -9,9 +9,9 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 // This file is the one place an Outcome becomes text. The App maps what it

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 // Blobs of bob's package bar that an attacker writes elsewhere: a channel,

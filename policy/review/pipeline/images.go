@@ -6,11 +6,11 @@ import (
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
 )
 
 // Images verifies the image references a change adds or changes: bundle

@@ -2,13 +2,13 @@ package review
 
 import (
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/checks/release"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
-	"github.com/catalogbot/catalogbot/publisher/catalogyaml"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 	"github.com/catalogbot/catalogbot/publisher/template"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 // ciyamlPolicy is what a community-operators-prod checkout needs: each OCP

@@ -21,9 +21,9 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/pipeline"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
