@@ -77,6 +77,10 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	pol := Default()
 
 	root := p.Document(data, name)
+	rootsLine := 0
+	if root != nil && root.Kind == yaml.MappingNode {
+		rootsLine = keyLine(root, "catalog", "roots")
+	}
 	if root == nil {
 		return pol, p.findings
 	}
@@ -88,7 +92,8 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		return pol, p.findings
 	}
 	p.Mapping(root, "", map[string]func(*yaml.Node){
-		"catalog": func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
+		"catalog":  func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
+		"catalogs": func(v *yaml.Node) { p.catalogs(v, pol) },
 		"owners":  func(v *yaml.Node) { p.owners(v, pol) },
 		"images":  func(v *yaml.Node) { p.images(v, pol) },
 		"merge":   func(v *yaml.Node) { p.merge(v, &pol.Merge) },
@@ -96,6 +101,12 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"limits":  func(v *yaml.Node) { p.limits(v, &pol.Limits) },
 		"release": func(v *yaml.Node) { p.release(v, &pol.Release) },
 	})
+	if len(pol.CatalogSets) > 0 && rootsLine > 0 {
+		p.errorf(rootsLine, RuleValue, "catalog.roots and catalogs are both given; with a catalogs list, each catalog names its roots")
+	}
+	if len(pol.CatalogSets) == 0 && strings.Contains(pol.Publish.Image, NamePlaceholder) {
+		p.errorf(keyLine(root, "publish", "image"), RuleValue, "publish.image %q names %s, but there is no catalogs list to name", pol.Publish.Image, NamePlaceholder)
+	}
 	if pol.Catalog.ReferenceList != "" {
 		pol.Owners.ReferenceLists = []string{pol.Catalog.ReferenceList}
 	}
@@ -370,11 +381,7 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 	p.Mapping(v, "publish.", map[string]func(*yaml.Node){
 		"image": func(v *yaml.Node) {
 			s, ok := p.Str(v, "publish.image")
-			if !ok {
-				return
-			}
-			if _, err := name.ParseReference(s); err != nil {
-				p.errorf(v.Line, RuleValue, "publish.image %q is not a valid image reference", s)
+			if !ok || !p.target(v.Line, "publish.image", s) {
 				return
 			}
 			pub.Image = s
@@ -442,4 +449,26 @@ func (p *parser) relPath(line int, field, s string) (string, bool) {
 		return clean, true
 	}
 	return "", false
+}
+
+// keyLine returns the line of the value at the path of keys in a mapping,
+// 0 when it is absent.
+func keyLine(m *yaml.Node, keys ...string) int {
+	for _, k := range keys {
+		m = yamlnode.Resolve(m)
+		if m.Kind != yaml.MappingNode {
+			return 0
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				next = m.Content[i+1]
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		m = next
+	}
+	return m.Line
 }

@@ -50,6 +50,12 @@ const DefaultHoldLabel = "do-not-merge/hold"
 // Policy is a repository's policy, defaults filled in.
 type Policy struct {
 	Catalog Catalog
+	// CatalogSets are the catalogs list, when the repository holds
+	// several catalogs; empty means one catalog, Catalog.Roots. Targets
+	// resolves them against a tree.
+	CatalogSets []CatalogSet `json:",omitempty"`
+	// targets are the catalogs Resolved found.
+	targets []Target
 	// Owners are the approval options; ReferenceLists follows
 	// Catalog.ReferenceList.
 	Owners owners.Policy

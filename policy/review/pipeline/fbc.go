@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // FBC validates the catalog of the head commit under every catalog root of
@@ -29,13 +31,14 @@ const FBCName = "fbc"
 func (FBC) Name() string { return FBCName }
 
 func (FBC) Run(ctx context.Context, in *Input) checks.Result {
-	var roots []string
-	for _, root := range in.Policy.Catalog.Roots {
-		if isDir(in.Head, root) {
-			roots = append(roots, root)
+	var catalogs []policy.Target
+	for _, t := range in.targets() {
+		t.Roots = slices.DeleteFunc(slices.Clone(t.Roots), func(r string) bool { return !isDir(in.Head, r) })
+		if len(t.Roots) > 0 {
+			catalogs = append(catalogs, t)
 		}
 	}
-	if len(roots) == 0 {
+	if len(catalogs) == 0 {
 		// A repository made of a reference list alone has nothing here to
 		// fail, and must still be able to merge.
 		return checks.Result{Conclusion: checks.Success, Summary: "No catalog root of the policy exists in the head commit; nothing to validate."}
@@ -54,14 +57,22 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	var findings []checks.Finding
 	introduced, preexisting := 0, 0
 	var scopes []string
-	for _, root := range roots {
-		head, base, note, err := validateRoot(ctx, in, root)
+	for _, t := range catalogs {
+		var head, base []checks.Finding
+		var note string
+		var err error
+		if len(t.Roots) == 1 {
+			head, base, note, err = validateRoot(ctx, in, t.Roots[0])
+		} else {
+			head, base, note, err = validateUnion(ctx, in, t)
+		}
+		where := strings.Join(t.Roots, ", ")
 		if err != nil && ctx.Err() != nil {
 			// Ended by the check's deadline or its caller: not a verdict.
-			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", root, context.Cause(ctx))}
+			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", where, context.Cause(ctx))}
 		}
 		if err != nil {
-			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", root, err)}
+			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", where, err)}
 		}
 		if note != "" {
 			scopes = append(scopes, note)
@@ -108,13 +119,13 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 // on both sides, and says in note what that was when it was not the whole
 // catalog.
 func validateRoot(ctx context.Context, in *Input, root string) (head, base []checks.Finding, note string, err error) {
-	headFS, err := subFS(in.Head, root)
+	headFS, err := catalogfs.New(in.Head, []string{root})
 	if err != nil {
 		return nil, nil, "", err
 	}
 	var baseFS fs.FS
 	if isDir(in.Base, root) {
-		if baseFS, err = subFS(in.Base, root); err != nil {
+		if baseFS, err = catalogfs.New(in.Base, []string{root}); err != nil {
 			return nil, nil, "", err
 		}
 	}
@@ -139,7 +150,7 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 	if !s.all && baseFS != nil {
 		// Directories the change leaves alone are the same on both
 		// sides; those it touches are in the scope already.
-		rawBase, err := subFS(in.indexBase(), root)
+		rawBase, err := catalogfs.New(in.indexBase(), []string{root})
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -182,6 +193,75 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		note += fmt.Sprintf(", %d holding the same packages", extra)
 	}
 	return head, base, note + ".", nil
+}
+
+// validateUnion validates a catalog of several roots whole, on both
+// sides, as the publisher assembles it (catalogfs): each root at its own
+// path, so that the same package in two roots is two declarations of it in
+// one catalog. It is not scoped to the change: the scope's package
+// directories are those of one root.
+func validateUnion(ctx context.Context, in *Input, t policy.Target) (head, base []checks.Finding, note string, err error) {
+	touched := false
+	for _, r := range t.Roots {
+		dirs, rootFile := touchedDirs(in.Change, r)
+		touched = touched || rootFile || len(dirs) > 0
+	}
+	if !touched {
+		return nil, nil, fmt.Sprintf("catalog %s: no catalog file changed; not validated.", describeTarget(t)), nil
+	}
+	free := in.Policy.Catalog.FreeLayout()
+	run := func(tree fs.FS) ([]checks.Finding, error) {
+		var roots []string
+		for _, r := range t.Roots {
+			if isDir(tree, r) {
+				roots = append(roots, r)
+			}
+		}
+		if len(roots) == 0 {
+			return nil, nil
+		}
+		fsys, err := catalogfs.New(tree, roots)
+		if err != nil {
+			return nil, err
+		}
+		res, err := fbc.Validate(ctx, fsys, fbc.Options{})
+		if err != nil {
+			return nil, err
+		}
+		out := res.Findings
+		// Each root keeps the package-directory layout of its own.
+		for _, r := range roots {
+			places := map[string][]fbc.Place{}
+			for pkg, ps := range res.PackagePlaces {
+				for _, p := range ps {
+					if rest, ok := strings.CutPrefix(p.File, r+"/"); ok {
+						p.File = rest
+						places[pkg] = append(places[pkg], p)
+					}
+				}
+			}
+			out = append(out, layoutFindings(places, r, &scope{all: true}, free)...)
+		}
+		return out, nil
+	}
+	if head, err = run(in.Head); err != nil {
+		return nil, nil, "", err
+	}
+	if in.Base != nil {
+		if base, err = run(in.Base); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return head, base, "", nil
+}
+
+// describeTarget names a catalog in summaries.
+func describeTarget(t policy.Target) string {
+	roots := "`" + strings.Join(t.Roots, "`, `") + "`"
+	if t.Name == "" {
+		return roots
+	}
+	return fmt.Sprintf("%s (%s)", t.Name, roots)
 }
 
 // validateScope validates the scope s of the catalog in fsys (the root's
