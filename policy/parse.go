@@ -94,12 +94,12 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	p.Mapping(root, "", map[string]func(*yaml.Node){
 		"catalog":  func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
 		"catalogs": func(v *yaml.Node) { p.catalogs(v, pol) },
-		"owners":  func(v *yaml.Node) { p.owners(v, pol) },
-		"images":  func(v *yaml.Node) { p.images(v, pol) },
-		"merge":   func(v *yaml.Node) { p.merge(v, &pol.Merge) },
-		"publish": func(v *yaml.Node) { p.publish(v, &pol.Publish) },
-		"limits":  func(v *yaml.Node) { p.limits(v, &pol.Limits) },
-		"release": func(v *yaml.Node) { p.release(v, &pol.Release) },
+		"owners":   func(v *yaml.Node) { p.owners(v, pol) },
+		"images":   func(v *yaml.Node) { p.images(v, pol) },
+		"merge":    func(v *yaml.Node) { p.merge(v, &pol.Merge) },
+		"publish":  func(v *yaml.Node) { p.publish(v, &pol.Publish) },
+		"limits":   func(v *yaml.Node) { p.limits(v, &pol.Limits) },
+		"release":  func(v *yaml.Node) { p.release(v, &pol.Release) },
 	})
 	if len(pol.CatalogSets) > 0 && rootsLine > 0 {
 		p.errorf(rootsLine, RuleValue, "catalog.roots and catalogs are both given; with a catalogs list, each catalog names its roots")
