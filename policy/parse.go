@@ -212,24 +212,13 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 			p.Mapping(v, "images.pin.", fields)
 		},
 		"allowRegistries": func(v *yaml.Node) {
-			list, ok := p.Strs(v, "images.allowRegistries")
-			for i, a := range list {
-				if a == "" {
-					continue // reported by strs
-				}
-				host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
-				_, err := name.NewRegistry(host)
-				if err == nil && prefix != "" {
-					_, err = name.NewRepository(host + "/" + prefix)
-				}
-				if err != nil || host == "" {
-					p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue,
-						"images.allowRegistries[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", i, a)
-					ok = false
-				}
-			}
-			if ok {
+			if list, ok := p.registries(v, "images.allowRegistries"); ok {
 				ip.AllowRegistries = list
+			}
+		},
+		"bundleRegistries": func(v *yaml.Node) {
+			if list, ok := p.registries(v, "images.bundleRegistries"); ok {
+				ip.BundleRegistries = list
 			}
 		},
 		"singleManifestBundles": func(v *yaml.Node) {
@@ -471,4 +460,32 @@ func keyLine(m *yaml.Node, keys ...string) int {
 		m = next
 	}
 	return m.Line
+}
+
+// registries reads a list of registry hosts, each optionally followed by
+// a repository prefix.
+func (p *parser) registries(v *yaml.Node, field string) ([]string, bool) {
+	list, ok := p.Strs(v, field)
+	for i, a := range list {
+		if a == "" {
+			continue // reported by strs
+		}
+		if !validRegistry(a) {
+			p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue,
+				"%s[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", field, i, a)
+			ok = false
+		}
+	}
+	return list, ok
+}
+
+// validRegistry says whether s is a registry host, optionally followed by
+// a repository prefix.
+func validRegistry(s string) bool {
+	host, prefix, _ := strings.Cut(strings.TrimSuffix(s, "/"), "/")
+	_, err := name.NewRegistry(host)
+	if err == nil && prefix != "" {
+		_, err = name.NewRepository(host + "/" + prefix)
+	}
+	return err == nil && host != ""
 }
