@@ -100,7 +100,21 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"publish":  func(v *yaml.Node) { p.publish(v, &pol.Publish) },
 		"limits":   func(v *yaml.Node) { p.limits(v, &pol.Limits) },
 		"release":  func(v *yaml.Node) { p.release(v, &pol.Release) },
+		"conventions": func(v *yaml.Node) {
+			s, ok := p.Str(v, "conventions")
+			if !ok {
+				return
+			}
+			if s != ConventionsOperatorPipelines {
+				p.errorf(v.Line, RuleValue, "conventions is %q; want %s", s, ConventionsOperatorPipelines)
+				return
+			}
+			pol.Conventions = s
+		},
 	})
+	if o := origins(root, name); len(o) > 0 {
+		pol.Origins = o
+	}
 	if len(pol.CatalogSets) > 0 && rootsLine > 0 {
 		p.errorf(rootsLine, RuleValue, "catalog.roots and catalogs are both given; with a catalogs list, each catalog names its roots")
 	}
@@ -152,10 +166,10 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 				return
 			}
 			switch s {
-			case LayoutPackageDirs, LayoutFree:
+			case LayoutPackageDirs, LayoutFree, LayoutDirectories:
 				c.Layout = s
 			default:
-				p.errorf(v.Line, RuleValue, "catalog.layout is %q; want %s or %s", s, LayoutPackageDirs, LayoutFree)
+				p.errorf(v.Line, RuleValue, "catalog.layout is %q; want %s, %s or %s", s, LayoutPackageDirs, LayoutDirectories, LayoutFree)
 			}
 		},
 		"referenceList": func(v *yaml.Node) {
@@ -488,4 +502,25 @@ func validRegistry(s string) bool {
 		_, err = name.NewRepository(host + "/" + prefix)
 	}
 	return err == nil && host != ""
+}
+
+// origins records, for every key the policy file gives, where it gives it:
+// sections' keys by their dotted path ("merge.enabled"), lists and scalars
+// at the top level by their name.
+func origins(root *yaml.Node, file string) map[string]string {
+	out := map[string]string{}
+	if root.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], yamlnode.Resolve(root.Content[i+1])
+		if v.Kind != yaml.MappingNode {
+			out[k.Value] = fmt.Sprintf("%s:%d", file, k.Line)
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			out[k.Value+"."+v.Content[j].Value] = fmt.Sprintf("%s:%d", file, v.Content[j].Line)
+		}
+	}
+	return out
 }

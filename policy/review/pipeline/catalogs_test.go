@@ -16,6 +16,8 @@ func TestFBCCatalogs(t *testing.T) {
 	bar := strings.ReplaceAll(fooCatalog, "foo", "bar")
 	twoRoots := "catalog:\n  roots: [catalog, incubator]\n"
 	versions := "catalogs:\n  - each: catalogs/v4.*\n"
+	byDir := versions + "catalog:\n  layout: directories\n"
+	konflux := strings.ReplaceAll(fooCatalog, "foo", "konflux-operator")
 	tests := []struct {
 		name       string
 		policy     string
@@ -77,6 +79,40 @@ func TestFBCCatalogs(t *testing.T) {
 			want:    checks.Failure,
 			wantErr: "catalogs/v4.18/foo2/catalog.yaml",
 		},
+		{
+			name:    "a directory named by operator, under the package-directory layout",
+			policy:  versions,
+			base:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog, "catalogs/v4.22/konflux/catalog.yaml": konflux},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/konflux/catalog.yaml",
+		},
+		{
+			name:   "a directory named by operator is a home under the directories layout",
+			policy: byDir,
+			base:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog, "catalogs/v4.22/konflux/catalog.yaml": konflux},
+			want:   checks.Success,
+		},
+		{
+			name:    "a directory of two packages under the directories layout",
+			policy:  byDir,
+			base:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog + "\n---\n" + bar},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/foo/catalog.yaml",
+		},
+		{
+			name:   "a package spread over two directories under the directories layout",
+			policy: byDir,
+			base:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{
+				"catalogs/v4.22/foo/package.yaml": fooCatalog[:strings.Index(fooCatalog, "---\nschema: olm.bundle")],
+				"catalogs/v4.22/x/bundles.yaml":   fooCatalog[strings.Index(fooCatalog, "---\nschema: olm.bundle"):],
+			},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/x/bundles.yaml",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,5 +140,26 @@ func TestFBCCatalogs(t *testing.T) {
 			}
 			t.Errorf("no error with a line in %s: %+v", tt.wantErr, res.Findings)
 		})
+	}
+}
+
+// TestPackageHomesByDirectory: under the directories layout a package's
+// home, whose approvers own it wherever its blobs sit, is the directory it
+// is kept in, whatever its name.
+func TestPackageHomesByDirectory(t *testing.T) {
+	konflux := strings.ReplaceAll(fooCatalog, "foo", "konflux-operator")
+	base := map[string]string{"catalogs/v4.22/konflux/catalog.yaml": konflux}
+	head := map[string]string{"catalogs/v4.22/konflux/catalog.yaml": strings.Replace(konflux, ":v1.0.0", ":v1.0.1", 1)}
+	for layout, want := range map[string]string{
+		policy.LayoutDirectories: "catalogs/v4.22/konflux/",
+		policy.LayoutPackageDirs: "catalogs/v4.22/konflux-operator/",
+	} {
+		got, err := TouchedPackages(diff(base, head, nil), tree(base), tree(head), []string{"catalogs/v4.22"}, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Name != "konflux-operator" || got[0].Home != want {
+			t.Errorf("layout %s: %+v; want konflux-operator at home %s", layout, got, want)
+		}
 	}
 }

@@ -161,13 +161,13 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 
 	// validate runs the scope on both sides and returns the package names
 	// found; grow ends with a run of the final scope, which is the result.
-	free := in.Policy.Catalog.FreeLayout()
+	layout := in.Policy.Catalog.Layout
 	validate := func(s *scope) ([]string, error) {
 		res, err := validateScope(ctx, headFS, root, s)
 		if err != nil {
 			return nil, err
 		}
-		head = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
+		head = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, layout)...)
 		names := res.PackageNames
 		base = nil
 		if baseFS != nil {
@@ -177,7 +177,7 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 			}
 			// The base's layout breaks are found the same way, so that
 			// one the change did not make stays a warning.
-			base = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
+			base = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, layout)...)
 			names = append(names, res.PackageNames...)
 		}
 		return names, nil
@@ -209,7 +209,7 @@ func validateUnion(ctx context.Context, in *Input, t policy.Target) (head, base 
 	if !touched {
 		return nil, nil, fmt.Sprintf("catalog %s: no catalog file changed; not validated.", describeTarget(t)), nil
 	}
-	free := in.Policy.Catalog.FreeLayout()
+	layout := in.Policy.Catalog.Layout
 	run := func(tree fs.FS) ([]checks.Finding, error) {
 		var roots []string
 		for _, r := range t.Roots {
@@ -240,7 +240,7 @@ func validateUnion(ctx context.Context, in *Input, t policy.Target) (head, base 
 					}
 				}
 			}
-			out = append(out, layoutFindings(places, r, &scope{all: true}, free)...)
+			out = append(out, layoutFindings(places, r, &scope{all: true}, layout)...)
 		}
 		return out, nil
 	}
@@ -301,7 +301,11 @@ const RuleLayout = "PK1"
 // change to it, and a reader of the tree cannot see whose it is. Under a
 // free layout it is a warning, and only for the directories the change
 // touches, where it tells the reader what the scope could not see.
-func layoutFindings(places map[string][]fbc.Place, root string, s *scope, free bool) []checks.Finding {
+func layoutFindings(places map[string][]fbc.Place, root string, s *scope, layout string) []checks.Finding {
+	if layout == policy.LayoutDirectories {
+		return directoryFindings(places, root)
+	}
+	free := layout == policy.LayoutFree
 	var out []checks.Finding
 	for pkg, ps := range places {
 		for _, p := range ps {
@@ -330,6 +334,69 @@ func layoutFindings(places map[string][]fbc.Place, root string, s *scope, free b
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Package, b.Package))
 	})
 	return out
+}
+
+// directoryFindings reports, under the directories layout, blobs directly
+// in the root, directories that hold more than one package and packages
+// spread over more than one directory: each directory below the root is
+// one package's home, whatever its name.
+func directoryFindings(places map[string][]fbc.Place, root string) []checks.Finding {
+	dirsOf := map[string][]string{} // package -> directories
+	pkgsIn := map[string][]string{} // directory -> packages
+	for pkg, ps := range places {
+		if pkg == "" {
+			continue
+		}
+		for _, p := range ps {
+			dir, _, nested := strings.Cut(p.File, "/")
+			if !nested {
+				continue
+			}
+			if !slices.Contains(dirsOf[pkg], dir) {
+				dirsOf[pkg] = append(dirsOf[pkg], dir)
+			}
+			if !slices.Contains(pkgsIn[dir], pkg) {
+				pkgsIn[dir] = append(pkgsIn[dir], pkg)
+			}
+		}
+	}
+	var out []checks.Finding
+	for pkg, ps := range places {
+		if pkg == "" {
+			continue
+		}
+		for _, p := range ps {
+			dir, _, nested := strings.Cut(p.File, "/")
+			var msg string
+			switch {
+			case !nested:
+				msg = fmt.Sprintf("package %q is directly in the catalog root; keep each package in a directory of its own", pkg)
+			case len(pkgsIn[dir]) > 1:
+				others := slices.DeleteFunc(slices.Clone(pkgsIn[dir]), func(o string) bool { return o == pkg })
+				slices.Sort(others)
+				msg = fmt.Sprintf("directory %q holds package %q and %s; each directory is the home of one package, where a change to it is validated with it and its owners are found", path.Join(root, dir)+"/", pkg, quoteAll(others))
+			case len(dirsOf[pkg]) > 1:
+				others := slices.DeleteFunc(slices.Clone(dirsOf[pkg]), func(o string) bool { return o == dir })
+				slices.Sort(others)
+				msg = fmt.Sprintf("package %q is in directory %q and in %s; keep a package in one directory", pkg, path.Join(root, dir)+"/", quoteAll(others))
+			default:
+				continue
+			}
+			out = append(out, checks.Finding{Rule: RuleLayout, Severity: checks.SeverityError, File: path.Join(root, p.File), Line: p.Line, Package: pkg, Message: msg})
+		}
+	}
+	slices.SortFunc(out, func(a, b checks.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Package, b.Package))
+	})
+	return out
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
 }
 
 func subFS(fsys fs.FS, root string) (fs.FS, error) {

@@ -45,11 +45,12 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 	repo, err := owners.Load(in.Base, owners.LoadOptions{
 		Sources:      in.Policy.Owners.Sources,
 		CatalogRoots: in.Policy.Catalog.Roots,
+		Maintainers:  in.Policy.Owners.Maintainers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
-	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func (t *touchedCatalogs) load(ctx context.Context, in *Input) ([]touchedCatalog
 }
 
 func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
-	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
 	}
