@@ -8,23 +8,13 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
-// judgesChanges reports whether a file at p decides how pull requests are
-// judged: a file that names approvers (OWNERS, OWNERS_ALIASES, a package's
-// ci.yaml), or the policy file. They are read from the base branch, so when
-// the base branch changes one, every open pull request's verdict may change
-// with it.
-func judgesChanges(p string) bool {
-	return owners.NamesApprovers(p) || p == policy.FileName
-}
-
 // recheckOnRulesChange re-checks every open pull request of a repository
 // when a push to its default branch changed the files that judge them
-// (judgesChanges). Their fingerprints did not move, so neither a webhook
+// (policy.JudgesChanges). Their fingerprints did not move, so neither a webhook
 // nor the resync would look at them again; their check runs and comments
 // would go on showing approvals that no longer hold, or missing ones that
 // now do. Merging is safe either way (every merge decision re-reads the
@@ -41,7 +31,7 @@ func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst 
 	}
 	var rules []string
 	for _, p := range paths {
-		if judgesChanges(p) {
+		if policy.JudgesChanges(p) {
 			rules = append(rules, p)
 		}
 	}

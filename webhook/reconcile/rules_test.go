@@ -51,15 +51,3 @@ func TestUnrelatedPushRechecksNothing(t *testing.T) {
 		t.Errorf("after an unrelated push resync queued %v: the last result was forgotten", prNumbers(*jobs))
 	}
 }
-
-func TestJudgesChanges(t *testing.T) {
-	for p, want := range map[string]bool{
-		"OWNERS": true, "catalog/foo/OWNERS": true, "OWNERS_ALIASES": true, ".catalogbot.yaml": true,
-		"catalog/foo/catalog.yaml": false, "catalog/.catalogbot.yaml": false, "docs/OWNERS.md": false,
-		"operators/foo/ci.yaml": true, "operators/ci.yaml": false, "operators/foo/1.0.0/ci.yaml": false, "catalog/foo/ci.yaml": false,
-	} {
-		if got := judgesChanges(p); got != want {
-			t.Errorf("judgesChanges(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
