@@ -56,8 +56,9 @@ type Policy struct {
 	// "name[bot]" login: the app itself.
 	Bots []string
 	// ReferenceLists are the catalog.yaml reference lists of the
-	// repository, whose entries are owned one by one. Nil means
-	// "catalog.yaml" at the root.
+	// repository, whose entries are owned one by one; nil for none.
+	// Which file is one is the repository policy's to say
+	// (policy.Catalog.ReferenceListIn), not this package's.
 	ReferenceLists []string
 	// Sources are where approvers come from: SourceOwners (OWNERS files),
 	// SourceCIYAML (each package's ci.yaml reviewers) or both. Nil means
@@ -71,13 +72,6 @@ const (
 	SourceOwners = "owners"
 	SourceCIYAML = "ci.yaml"
 )
-
-func (p Policy) referenceLists() []string {
-	if p.ReferenceLists == nil {
-		return []string{"catalog.yaml"}
-	}
-	return p.ReferenceLists
-}
 
 // Input is what Evaluate needs to know about a change.
 type Input struct {
@@ -387,7 +381,7 @@ func pick(n int, one, many string) string {
 // targets lists the paths that need approval: every changed file, both
 // paths of a rename, and for reference lists the entries they touch.
 func (r *Repo) targets(c *change.Change, in Input) ([]target, []checks.Finding) {
-	lists := in.Policy.referenceLists()
+	lists := in.Policy.ReferenceLists
 	isList := func(p string) bool { return slices.Contains(lists, p) }
 	var out []target
 	var findings []checks.Finding

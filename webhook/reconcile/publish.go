@@ -150,14 +150,9 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src := publish.Source{Tree: tree, Roots: pol.Catalog.Roots}
-	// The policy's reference list, else a catalog.yaml at the root, else
-	// the catalog roots.
-	src.ReferenceList = pol.Catalog.ReferenceList
-	if src.ReferenceList == "" {
-		if _, err := fs.Stat(tree, "catalog.yaml"); err == nil {
-			src.ReferenceList = "catalog.yaml"
-		}
-	}
+	// The reference list when the repository has one, else the catalog
+	// roots.
+	src.ReferenceList = pol.Catalog.ReferenceListIn(tree)
 	res, err := publish.Publish(ctx, src, publish.Options{
 		Image: pol.Publish.Image,
 		Build: build.Options{Base: pol.Publish.Base, OPMImage: pol.Publish.OPMImage, Platforms: pol.Publish.Platforms},
