@@ -17,7 +17,6 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
-	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
@@ -142,27 +141,21 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 	return nil
 }
 
-// buildAndPush publishes through the one publish flow, translating the
-// policy into its source and options, and reports the outcome as a check
+// buildAndPush publishes through the one publish flow, with the source and
+// options the policy translates to (Policy.PublishInput), and reports the outcome as a check
 // run output and a Publishes result.
 func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
-	src := publish.Source{Tree: tree, Roots: pol.Catalog.Roots}
-	// The reference list when the repository has one, else the catalog
-	// roots.
-	src.ReferenceList = pol.Catalog.ReferenceListIn(tree)
-	res, err := publish.Publish(ctx, src, publish.Options{
-		Image: pol.Publish.Image,
-		Build: build.Options{Base: pol.Publish.Base, OPMImage: pol.Publish.OPMImage, Platforms: pol.Publish.Platforms},
-		// Repository directories are owner/name.git, and no owner
-		// starts with a dot.
-		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),
-		InsecureRegistries: a.cfg.Publish.Insecure,
-		Keychain:           registry.Keychain(a.cfg.Publish.AuthFile),
-		UserAgent:          "catalogbot",
-	})
+	src, opts := pol.PublishInput(tree)
+	// Repository directories are owner/name.git, and no owner starts
+	// with a dot.
+	opts.CacheDir = filepath.Join(a.cache.Dir(), ".render")
+	opts.InsecureRegistries = a.cfg.Publish.Insecure
+	opts.Keychain = registry.Keychain(a.cfg.Publish.AuthFile)
+	opts.UserAgent = "catalogbot"
+	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		var aerr *assemble.Error
 		if errors.As(err, &aerr) {
