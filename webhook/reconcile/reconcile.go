@@ -195,7 +195,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return false, a.fail("comment", err)
 	}
 
-	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, conclusion: out.Conclusion, snap: snap, src: src, base: pr.GetBase().GetRef()})
+	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()})
 	if err != nil || again {
 		return again, err
 	}
