@@ -39,7 +39,7 @@ func TestPublishersAgree(t *testing.T) {
 	sha := repo.Branch("main")
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), Kind: webhook.KindPush}, Event: "push",
 		Delivery: "publish-1", Installation: gh.InstallationID(repo), Payload: gh.Payload("push", "", githubtest.PayloadArgs{Repo: repo})}
-	if err := app.Process(context.Background(), job, nil); err != nil {
+	if _, err := app.Process(context.Background(), job); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var title, summary string
