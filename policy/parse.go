@@ -96,9 +96,6 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"limits":  func(v *yaml.Node) { p.limits(v, &pol.Limits) },
 		"release": func(v *yaml.Node) { p.release(v, &pol.Release) },
 	})
-	if pol.Catalog.ReferenceList != "" {
-		pol.Owners.ReferenceLists = []string{pol.Catalog.ReferenceList}
-	}
 	slices.SortStableFunc(p.findings, func(a, b checks.Finding) int { return cmp.Compare(a.Line, b.Line) })
 	return pol, p.findings
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
@@ -23,25 +24,35 @@ import (
 type publishFlags struct {
 	catalog   string
 	config    string
+	repo      string
 	image     string
 	base      string
 	opmImage  string
 	platforms []string
 	insecure  []string
 	refs      map[string]string
+	// set are the build flags given on the command line, which override
+	// the policy's publish section with --repo.
+	set map[string]bool
 }
 
 func newPublishCmd(a *app) *cobra.Command {
 	f := publishFlags{base: build.BaseOPM, opmImage: build.DefaultOPMImage}
 	cmd := &cobra.Command{
-		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF",
+		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF | publish --repo DIR",
 		Short: "Build the catalog image and push it, without a container daemon",
 		Long: `Validate the File-Based Catalog in DIR, build its catalog image and push it
 to REF, a fully qualified registry reference (its registry host has a dot
 or a port, or is localhost), or to oci:LAYOUT_DIR[:TAG], an OCI image
 layout directory (created if missing; the tag defaults to latest). With
 --config, the catalog is first assembled from a catalog.yaml reference list
-and the digest of every reference is recorded, as rebuild does.
+and the digest of every reference is recorded, as rebuild does. With
+--repo, the repository work tree DIR is published as its policy
+(.catalogbot.yaml) says, exactly as the GitHub App publishes a push to the
+default branch: its reference list when it has one, else its catalog
+roots, to the policy's publish.image on its publish.base, opmImage and
+platforms; --image, --base, --opm-image and --platform, when given, take
+the place of the policy's.
 --image, --base, --opm-image and --platform (a platform Go knows, such as
 linux/amd64 or linux/arm64/v8) are checked before anything is fetched.
 
@@ -90,13 +101,25 @@ refused access ("unauthorized", the registry named), 2 usage, other
 registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 		Example: `  catalogbot publish --catalog catalog --image quay.io/example/catalog:latest
   catalogbot publish --catalog catalog --image oci:out:v1 --base scratch
-  catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64`,
+  catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64
+  catalogbot publish --repo .`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf(cmd.CommandPath(), "publish takes no arguments, got %q; name the catalog with --catalog", args[0])
 			}
-			if (f.catalog == "") == (f.config == "") || f.image == "" {
-				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config")
+			if f.repo != "" {
+				if f.catalog != "" || f.config != "" {
+					return usageErrorf(cmd.CommandPath(), "publish takes one of --catalog, --config and --repo")
+				}
+				if len(f.refs) > 0 {
+					return usageErrorf(cmd.CommandPath(), "--reference-digest is for --catalog; a repository's catalog.yaml records the digests its references resolve to")
+				}
+				f.set = map[string]bool{}
+				for _, name := range []string{"image", "base", "opm-image", "platform"} {
+					f.set[name] = cmd.Flags().Changed(name)
+				}
+			} else if (f.catalog == "") == (f.config == "") || f.image == "" {
+				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config, or --repo")
 			}
 			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
@@ -108,6 +131,7 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.catalog, "catalog", "", "the catalog `DIR` to publish")
 	fl.StringVar(&f.config, "config", "", "assemble the catalog from this catalog.yaml reference list (`CATALOG_YAML`) instead")
+	fl.StringVar(&f.repo, "repo", "", "publish the repository work tree `DIR` as its policy says")
 	fl.StringVar(&f.image, "image", "", "where to publish: an image `REF`erence or oci:LAYOUT_DIR[:TAG]")
 	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
@@ -124,8 +148,23 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 		return usageErrorf(cmdPath, "%v", err)
 	}
 	var src publish.Source
+	opts := publish.Options{
+		Image: f.image,
+		Build: build.Options{
+			Base:       f.base,
+			OPMImage:   f.opmImage,
+			Platforms:  f.platforms,
+			References: f.refs,
+		},
+	}
 	what := f.catalog
-	if f.config != "" {
+	switch {
+	case f.repo != "":
+		if src, opts, err = a.repoPublishInput(cmdPath, f); err != nil {
+			return err
+		}
+		what = "the catalog of " + f.repo
+	case f.config != "":
 		if len(f.refs) > 0 {
 			return usageErrorf(cmdPath, "--reference-digest is for --catalog; a catalog.yaml records the digests its references resolve to")
 		}
@@ -134,7 +173,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 			return err
 		}
 		src.List, what = file, "the catalog assembled from "+f.config
-	} else {
+	default:
 		info, err := os.Stat(f.catalog)
 		if err != nil {
 			return err
@@ -146,25 +185,59 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	}
 
 	start := time.Now()
-	res, err := publish.Publish(ctx, src, publish.Options{
-		Image: f.image,
-		Build: build.Options{
-			Base:       f.base,
-			OPMImage:   f.opmImage,
-			Platforms:  f.platforms,
-			Epoch:      epoch,
-			References: f.refs,
-		},
-		InsecureRegistries: f.insecure,
-		Keychain:           registry.DefaultKeychain(),
-		UserAgent:          "catalogbot/" + a.version,
-		Validate:           a.validate,
-		Progress:           assemble.LogProgress(a.stderr),
-	})
+	opts.Build.Epoch = epoch
+	opts.InsecureRegistries = f.insecure
+	opts.Keychain = registry.DefaultKeychain()
+	opts.UserAgent = "catalogbot/" + a.version
+	opts.Validate = a.validate
+	opts.Progress = assemble.LogProgress(a.stderr)
+	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		return a.publishError(ctx, err)
 	}
-	return a.reportPublish(res, what, f.image, start)
+	return a.reportPublish(res, what, opts.Image, start)
+}
+
+// repoPublishInput reads the policy of the repository work tree f.repo and
+// translates it as the App does (policy.Policy.PublishInput); the build
+// flags given on the command line take the place of the policy's.
+func (a *app) repoPublishInput(cmdPath string, f publishFlags) (publish.Source, publish.Options, error) {
+	info, err := os.Stat(f.repo)
+	if err != nil {
+		return publish.Source{}, publish.Options{}, err
+	}
+	if !info.IsDir() {
+		return publish.Source{}, publish.Options{}, fmt.Errorf("%q is not a directory", f.repo)
+	}
+	tree := os.DirFS(f.repo)
+	pol, findings, err := policy.Load(tree)
+	if err != nil {
+		return publish.Source{}, publish.Options{}, err
+	}
+	if len(findings) > 0 {
+		for _, fd := range findings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(f.repo, fd.File), fd.Line, fd.Message, fd.Rule)
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; not published\n", f.repo)
+		return publish.Source{}, publish.Options{}, errInvalid
+	}
+	src, opts := pol.PublishInput(tree)
+	if f.set["image"] {
+		opts.Image = f.image
+	}
+	if f.set["base"] {
+		opts.Build.Base = f.base
+	}
+	if f.set["opm-image"] {
+		opts.Build.OPMImage = f.opmImage
+	}
+	if f.set["platform"] {
+		opts.Build.Platforms = f.platforms
+	}
+	if opts.Image == "" {
+		return publish.Source{}, publish.Options{}, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
+	}
+	return src, opts, nil
 }
 
 // publishError is what publish and rebuild make of a failed publish: a

@@ -17,7 +17,6 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
-	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
@@ -62,64 +61,65 @@ type pushEvent struct {
 // else: checking a pull request never holds them.
 //
 // A push that changes OWNERS files or the policy also re-checks the open
-// pull requests (recheckOnRulesChange), whatever the publish does.
-func (a *App) publish(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
+// pull requests (recheckOnRulesChange), whatever the publish does: their
+// jobs are returned.
+func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.Job, err error) {
 	var ev pushEvent
 	if err := json.Unmarshal(job.Payload, &ev); err != nil {
-		return a.fail("publish", fmt.Errorf("push %s: payload: %w", job.Delivery, err))
+		return rechecks, a.fail("publish", fmt.Errorf("push %s: payload: %w", job.Delivery, err))
 	}
 	log := a.log.With("delivery", job.Delivery, "repo", job.Key.Repo, "sha", ev.After)
 	branch, isBranch := strings.CutPrefix(ev.Ref, "refs/heads/")
 	if !isBranch || branch != ev.Repository.DefaultBranch || ev.Deleted || strings.Trim(ev.After, "0") == "" {
 		log.Debug("push not to the default branch; nothing to publish", "ref", ev.Ref)
-		return nil
+		return rechecks, nil
 	}
 	full := ev.Repository.FullName
 	owner, name, err := splitRepo(full)
 	if err != nil {
-		return a.fail("publish", err)
+		return rechecks, a.fail("publish", err)
 	}
 	if job.Installation == 0 {
 		job.Installation = ev.Installation.ID
 	}
 	inst, err := a.installationOf(ctx, job, owner, name)
 	if err != nil {
-		return a.fail("github", err)
+		return rechecks, a.fail("github", err)
 	}
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
-		return a.fail("github", err)
+		return rechecks, a.fail("github", err)
 	}
 	token, err := a.gh.InstallationToken(ctx, inst)
 	if err != nil {
-		return a.fail("github", err)
+		return rechecks, a.fail("github", err)
 	}
 	src := gitcache.Source{Repo: full, URL: ev.Repository.CloneURL, Token: token}
 	tip, err := a.cache.Branch(ctx, src, branch)
 	if err != nil {
-		return a.fail("git", err)
+		return rechecks, a.fail("git", err)
 	}
 	if tip != ev.After {
 		log.Info("the branch moved on since this push; the newer push publishes", "tip", tip)
-		return nil
+		return rechecks, nil
 	}
-	a.recheckOnRulesChange(ctx, gh, inst, owner, name, ev.Before, ev.After, log, enqueue)
+	rechecks = a.recheckOnRulesChange(ctx, gh, inst, owner, name, ev.Before, ev.After, log)
 	tree, err := a.cache.Tree(full, ev.After)
 	if err != nil {
-		return a.fail("git", err)
+		return rechecks, a.fail("git", err)
 	}
 	pol, findings, err := policy.Load(tree)
 	if err != nil {
-		return a.fail("policy", fmt.Errorf("%s: read the policy at %s: %w", full, ev.After, err))
+		return rechecks, a.fail("policy", fmt.Errorf("%s: read the policy at %s: %w", full, ev.After, err))
 	}
 	if len(findings) > 0 {
 		out := invalidPolicyOutput(findings, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
-		return a.reportPublish(ctx, gh, owner, name, ev.After, out)
+		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, out)
 	}
 	if pol.Publish.Image == "" {
 		log.Debug("the policy names no image; nothing to publish")
-		return nil
+		return rechecks, nil
 	}
 
 	start := time.Now()
@@ -127,12 +127,12 @@ func (a *App) publish(ctx context.Context, job webhook.Job, enqueue func(webhook
 	a.metrics.Publishes.WithLabelValues(result).Inc()
 	log.Info("publish", "result", result, "image", pol.Publish.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
 	if err := a.reportPublish(ctx, gh, owner, name, ev.After, out); err != nil {
-		return err
+		return rechecks, err
 	}
 	if result == PublishFailed {
-		return a.fail("publish", fmt.Errorf("publish %s@%s: %s", full, ev.After, out.Title))
+		return rechecks, a.fail("publish", fmt.Errorf("publish %s@%s: %s", full, ev.After, out.Title))
 	}
-	return nil
+	return rechecks, nil
 }
 
 func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name, sha string, out checkOutput) error {
@@ -142,32 +142,21 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 	return nil
 }
 
-// buildAndPush publishes through the one publish flow, translating the
-// policy into its source and options, and reports the outcome as a check
+// buildAndPush publishes through the one publish flow, with the source and
+// options the policy translates to (Policy.PublishInput), and reports the outcome as a check
 // run output and a Publishes result.
 func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
-	src := publish.Source{Tree: tree, Roots: pol.Catalog.Roots}
-	// The policy's reference list, else a catalog.yaml at the root, else
-	// the catalog roots.
-	src.ReferenceList = pol.Catalog.ReferenceList
-	if src.ReferenceList == "" {
-		if _, err := fs.Stat(tree, "catalog.yaml"); err == nil {
-			src.ReferenceList = "catalog.yaml"
-		}
-	}
-	res, err := publish.Publish(ctx, src, publish.Options{
-		Image: pol.Publish.Image,
-		Build: build.Options{Base: pol.Publish.Base, OPMImage: pol.Publish.OPMImage, Platforms: pol.Publish.Platforms},
-		// Repository directories are owner/name.git, and no owner
-		// starts with a dot.
-		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),
-		InsecureRegistries: a.cfg.Publish.Insecure,
-		Keychain:           registry.Keychain(a.cfg.Publish.AuthFile),
-		UserAgent:          "catalogbot",
-	})
+	src, opts := pol.PublishInput(tree)
+	// Repository directories are owner/name.git, and no owner starts
+	// with a dot.
+	opts.CacheDir = filepath.Join(a.cache.Dir(), ".render")
+	opts.InsecureRegistries = a.cfg.Publish.Insecure
+	opts.Keychain = registry.Keychain(a.cfg.Publish.AuthFile)
+	opts.UserAgent = "catalogbot"
+	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		var aerr *assemble.Error
 		if errors.As(err, &aerr) {

@@ -54,6 +54,7 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 		return nil, err
 	}
 	pol := in.Policy.Owners
+	pol.ReferenceLists = in.Policy.Catalog.ReferenceListsIn(in.Base, in.Head)
 	if in.Bots != nil {
 		pol.Bots = in.Bots
 	}
