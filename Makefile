@@ -19,10 +19,10 @@ CONFORMANCE := checks/fbc/conformance
 IMAGERUN := publisher/build/imagerun
 FUZZTIME ?= 10s
 
-.PHONY: help build test vet fuzz bench demo e2e clean
+.PHONY: help build test vet docs docs-check fuzz bench demo e2e clean
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-6s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/catalogbot (static, version from git describe)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/catalogbot
@@ -38,6 +38,18 @@ vet: ## go vet every module and fail on files gofmt would change
 	cd $(IMAGERUN) && $(GO) vet ./...
 	@unformatted="$$($(GOFMT) -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need formatting:"; echo "$$unformatted"; exit 1; fi
+
+# The CLI reference (docs/cli) and the generated blocks of README.md,
+# docs/action.md and action.yml come from the cobra commands themselves,
+# through cmd/catalogbot's TestDocs: with -update it writes them, without
+# it fails on anything stale. A new command needs only make docs.
+DOCSTEST := $(GO) test -count=1 -run '^TestDocs$$' ./cmd/catalogbot
+
+docs: ## regenerate docs/cli and the generated blocks of the docs from the commands
+	$(DOCSTEST) -update
+
+docs-check: ## fail when docs/cli or a generated block is stale (run make docs)
+	$(DOCSTEST)
 
 # Every Fuzz function in any *_test.go is found by grep, so new targets run
 # without touching this file. Each runs in the module that holds it.

@@ -1,10 +1,8 @@
 package owners
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"maps"
 	"path"
@@ -58,8 +56,9 @@ type Policy struct {
 	// "name[bot]" login: the app itself.
 	Bots []string
 	// ReferenceLists are the catalog.yaml reference lists of the
-	// repository, whose entries are owned one by one. Nil means
-	// "catalog.yaml" at the root.
+	// repository, whose entries are owned one by one; nil for none.
+	// Which file is one is the repository policy's to say
+	// (policy.Catalog.ReferenceListIn), not this package's.
 	ReferenceLists []string
 	// Sources are where approvers come from: SourceOwners (OWNERS files),
 	// SourceCIYAML (each package's ci.yaml reviewers) or both. Nil means
@@ -79,13 +78,6 @@ const (
 	// in resolutions; it is not a value of owners.sources.
 	SourceMaintainers = "maintainers"
 )
-
-func (p Policy) referenceLists() []string {
-	if p.ReferenceLists == nil {
-		return []string{"catalog.yaml"}
-	}
-	return p.ReferenceLists
-}
 
 // Input is what Evaluate needs to know about a change.
 type Input struct {
@@ -395,7 +387,7 @@ func pick(n int, one, many string) string {
 // targets lists the paths that need approval: every changed file, both
 // paths of a rename, and for reference lists the entries they touch.
 func (r *Repo) targets(c *change.Change, in Input) ([]target, []checks.Finding) {
-	lists := in.Policy.referenceLists()
+	lists := in.Policy.ReferenceLists
 	isList := func(p string) bool { return slices.Contains(lists, p) }
 	var out []target
 	var findings []checks.Finding
@@ -722,133 +714,4 @@ func (r *Repo) ancestorInSet(dir string, set map[string][]int) string {
 func (r *Repo) isCIGroup(g string) bool {
 	od := r.ci[path.Base(path.Dir(g))]
 	return od != nil && od.file == g
-}
-
-// suggest picks approvers for the paths still waiting: a greedy set cover
-// over those paths, drawing first on their leaf approvers (the people
-// closest to the files) and on the rest of their approvers only for paths
-// no leaf approver can take. Each round takes whoever approves the most
-// remaining paths; ties go by an order that is pseudo-random but fixed for
-// a change number, so one person is not always asked first, and asking
-// again gives the same answer.
-func (r *Repo) suggest(files []Coverage, number int, excluded func(string) bool) []string {
-	var remaining []int
-	for i, cov := range files {
-		if !cov.Approved && cov.Blocked == "" && len(cov.Approvers) > 0 {
-			remaining = append(remaining, i)
-		}
-	}
-	covered := make([]bool, len(files))
-	var picked []string
-	// First the leaf approvers, then, for what they leave, everyone.
-	for _, leafOnly := range []bool{true, false} {
-		var left []int
-		for _, i := range remaining {
-			if !covered[i] {
-				left = append(left, i)
-			}
-		}
-		if len(left) == 0 {
-			break
-		}
-		covers := map[string][]int{}
-		for _, i := range left {
-			candidates := files[i].Approvers
-			if leafOnly {
-				candidates = files[i].res.LeafApprovers
-			}
-			for _, a := range candidates {
-				if !excluded(a) {
-					covers[a] = nil
-				}
-			}
-		}
-		// Who covers what: every approver of a path, not only its leaf
-		// approvers, since a leaf approver of one path may approve others
-		// from higher up.
-		for _, i := range left {
-			for _, a := range files[i].Approvers {
-				if _, ok := covers[a]; ok {
-					covers[a] = append(covers[a], i)
-				}
-			}
-		}
-		picked = append(picked, greedyCover(covers, covered, number)...)
-	}
-	return picked
-}
-
-// greedyCover runs the greedy set cover over covers (candidate to the path
-// indices it covers), marking covered paths. Gains only fall as paths get
-// covered, so a candidate's last computed gain bounds its real one: the heap
-// re-checks the top candidate and takes it only when the bound is exact
-// (the lazy greedy algorithm), which keeps thousands of paths and
-// candidates fast.
-func greedyCover(covers map[string][]int, covered []bool, number int) []string {
-	h := make(coverHeap, 0, len(covers))
-	for login, idx := range covers {
-		h = append(h, coverItem{login: login, gain: len(idx), rank: tieRank(number, login)})
-	}
-	heap.Init(&h)
-	gain := func(login string) int {
-		n := 0
-		for _, i := range covers[login] {
-			if !covered[i] {
-				n++
-			}
-		}
-		return n
-	}
-	var picked []string
-	for h.Len() > 0 {
-		top := heap.Pop(&h).(coverItem)
-		g := gain(top.login)
-		if g == 0 {
-			continue
-		}
-		if g < top.gain {
-			top.gain = g
-			heap.Push(&h, top)
-			continue
-		}
-		picked = append(picked, top.login)
-		for _, i := range covers[top.login] {
-			covered[i] = true
-		}
-	}
-	return picked
-}
-
-// tieRank orders candidates with equal gains, differently for each change.
-func tieRank(number int, login string) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\x00%s", number, login)
-	return h.Sum64()
-}
-
-type coverItem struct {
-	login string
-	gain  int
-	rank  uint64
-}
-
-type coverHeap []coverItem
-
-func (h coverHeap) Len() int { return len(h) }
-func (h coverHeap) Less(i, j int) bool {
-	if h[i].gain != h[j].gain {
-		return h[i].gain > h[j].gain
-	}
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
-	}
-	return h[i].login < h[j].login
-}
-func (h coverHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *coverHeap) Push(x any)   { *h = append(*h, x.(coverItem)) }
-func (h *coverHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -16,7 +16,9 @@
 //     policy makes them sticky; the author approves their own files unless the
 //     policy says otherwise.
 //   - Entries of a catalog.yaml reference list are owned one by one, as the
-//     paths the list renders them into.
+//     paths the list renders them into. Which files are reference lists is
+//     the caller's to say (Policy.ReferenceLists), as the repository policy
+//     decides it.
 //   - With SourceCIYAML among LoadOptions.Sources (the policy's
 //     owners.sources), the reviewers of operators/<package>/ci.yaml, the
 //     operator-pipelines convention, approve the package: they count as

@@ -52,7 +52,10 @@ func evaluate(t *testing.T, r *changetest.Repo, base, head, author string, appro
 			approvals[i].SHA = c.HeadSHA
 		}
 	}
-	return repo.Evaluate(owners.Input{Change: c, Approvals: approvals, Base: baseFS, Head: headFS}), c, headFS
+	// catalog.yaml at the root is the reference list, as the policy
+	// decides for a repository that has one and names none.
+	pol := owners.Policy{ReferenceLists: []string{"catalog.yaml"}}
+	return repo.Evaluate(owners.Input{Change: c, Approvals: approvals, Policy: pol, Base: baseFS, Head: headFS}), c, headFS
 }
 
 func TestGitOwnersEditGrantsNothing(t *testing.T) {

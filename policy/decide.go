@@ -48,6 +48,13 @@ type PRState struct {
 	// required checks are not judged, so such a decision can only rule a
 	// merge out; the decision that merges always reads them.
 	ExtraChecks map[string][]CheckRun
+	// OwnRun is the conclusion of catalogbot's own check run at the
+	// checked head as the forge shows it now, "" when it has none. Only
+	// a success merges: the run is what the author and the branch
+	// protection see, and one that says otherwise (rewritten since, or
+	// never written) must not be merged past. Nil means not read, as for
+	// ExtraChecks; Local leaves it out.
+	OwnRun *checks.Conclusion
 }
 
 // CheckRun is one App's newest check run of a name.
@@ -143,6 +150,16 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 			no("required check %s has not reported", rc.Name)
 		case runs[i].Conclusion != checks.Success:
 			no("required check %s concluded %s", rc.Name, conclusion(runs[i].Conclusion))
+		}
+	}
+
+	if !pr.Local && pr.OwnRun != nil {
+		switch c := *pr.OwnRun; c {
+		case checks.Success:
+		case "":
+			no("catalogbot's check run at %s has not concluded", short(checked))
+		default:
+			no("catalogbot's check run at %s concluded %s", short(checked), c)
 		}
 	}
 

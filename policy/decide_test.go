@@ -9,6 +9,7 @@ import (
 
 func TestDecide(t *testing.T) {
 	yes, no := true, false
+	success := checks.Success
 	const checked, moved = "0123456789abcdef0123", "fedcba9876543210fedc"
 	const actions, mallory = 15368, 666
 	enabled := func() *Policy {
@@ -34,6 +35,7 @@ func TestDecide(t *testing.T) {
 					"lint":      {{Conclusion: checks.Success, AppID: actions, AppSlug: "github-actions"}},
 					"unrelated": {{Conclusion: checks.Failure}},
 				},
+				OwnRun: &success,
 			}
 	}
 	cases := []struct {
@@ -161,6 +163,35 @@ func TestDecide(t *testing.T) {
 					{Conclusion: checks.Failure, AppID: mallory, AppSlug: "mallory-app"},
 					{Conclusion: checks.Success, AppID: actions, AppSlug: "github-actions"},
 				}
+			},
+			merge: true,
+		},
+		{
+			name: "own run failed",
+			change: func(_ *Report, pr *PRState) {
+				c := checks.Failure
+				pr.OwnRun = &c
+			},
+			reasons: []string{"catalogbot's check run at 0123456789ab concluded failure"},
+		},
+		{
+			name: "own run missing or in progress",
+			change: func(_ *Report, pr *PRState) {
+				c := checks.Conclusion("")
+				pr.OwnRun = &c
+			},
+			reasons: []string{"catalogbot's check run at 0123456789ab has not concluded"},
+		},
+		{
+			name:   "own run not read yet",
+			change: func(_ *Report, pr *PRState) { pr.OwnRun = nil },
+			merge:  true,
+		},
+		{
+			name: "local: no own run to read",
+			change: func(_ *Report, pr *PRState) {
+				c := checks.Conclusion("")
+				pr.Local, pr.OwnRun = true, &c
 			},
 			merge: true,
 		},

@@ -121,9 +121,6 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	if len(pol.CatalogSets) == 0 && strings.Contains(pol.Publish.Image, NamePlaceholder) {
 		p.errorf(keyLine(root, "publish", "image"), RuleValue, "publish.image %q names %s, but there is no catalogs list to name", pol.Publish.Image, NamePlaceholder)
 	}
-	if pol.Catalog.ReferenceList != "" {
-		pol.Owners.ReferenceLists = []string{pol.Catalog.ReferenceList}
-	}
 	slices.SortStableFunc(p.findings, func(a, b checks.Finding) int { return cmp.Compare(a.Line, b.Line) })
 	return pol, p.findings
 }

@@ -151,8 +151,8 @@ publish: {base: quay.io/operator-framework/opm:v1.65.0}
 	if !p.Owners.NoSelfApproval || !p.Owners.StickyApprovals {
 		t.Errorf("owners = %+v", p.Owners)
 	}
-	if !reflect.DeepEqual(p.Owners.ReferenceLists, []string{"lists/catalog.yaml"}) {
-		t.Errorf("owners reference lists = %v", p.Owners.ReferenceLists)
+	if got := p.Catalog.ReferenceListIn(); got != "lists/catalog.yaml" {
+		t.Errorf("reference list = %q", got)
 	}
 	if p.Merge.Method != MethodSquash || p.Merge.HoldLabel != DefaultHoldLabel {
 		t.Errorf("merge defaults lost: %+v", p.Merge)

@@ -1,5 +1,9 @@
 // Package policy reads a repository's policy file, .catalogbot.yaml, and
-// decides whether a checked pull request may be merged.
+// decides whether a checked pull request may be merged. It also holds what
+// the repository's layout means for everyone who reads it: which files
+// judge pull requests (JudgesChanges), which file is the catalog.yaml
+// reference list (Catalog.ReferenceListIn), and how the policy's publish
+// section becomes the publish flow's options (PublishInput).
 //
 // The policy file is read from the base commit of a pull request, never from
 // its head: a pull request must not be able to relax the rules it is judged
@@ -56,8 +60,9 @@ type Policy struct {
 	CatalogSets []CatalogSet `json:",omitempty"`
 	// targets are the catalogs Resolved found.
 	targets []Target
-	// Owners are the approval options; ReferenceLists follows
-	// Catalog.ReferenceList.
+	// Owners are the approval options. Its ReferenceLists are left
+	// nil: which file is the reference list depends on the trees
+	// (Catalog.ReferenceListIn), and the review fills them in.
 	Owners owners.Policy
 	// Images is what image references must satisfy beyond existing.
 	Images  images.Policy

@@ -91,7 +91,7 @@ func benchAccept(b *testing.B, clients int) {
 		bodies[i] = tmpl.body(i + 1)
 		sigs[i] = Sign(testSecret, bodies[i])
 	}
-	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
+	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{})
 	defer cancel()
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
@@ -150,7 +150,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 	tmpl := newPRTemplate(b)
 	body := tmpl.body(2)
 	sig := Sign(testSecret, body)
-	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
+	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{})
 	defer cancel()
 	h := srv.Handler()
 	var seq atomic.Int64
@@ -216,9 +216,9 @@ func BenchmarkWebhookFlood(b *testing.B) {
 func flood(b *testing.B, deliveries int) {
 	b.StopTimer()
 	tmpl := newPRTemplate(b)
-	slow := ProcessorFunc(func(ctx context.Context, _ Job, _ func(Job)) error {
+	slow := ProcessorFunc(func(ctx context.Context, _ Job) (Result, error) {
 		time.Sleep(2 * time.Millisecond) // a reconcile's GitHub round trips
-		return nil
+		return Result{}, nil
 	})
 	srv, q, cancel := benchService(b, slow, QueueOptions{Workers: 4})
 	defer cancel()
@@ -332,7 +332,7 @@ func benchHostile(b *testing.B, hostiles int) {
 	tmpl := newPRTemplate(b)
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{Metrics: m, Logger: discard})
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{Metrics: m, Logger: discard})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	q.Start(ctx)

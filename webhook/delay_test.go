@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -111,4 +113,80 @@ func TestQueueHoldsJobUntilNotBefore(t *testing.T) {
 	}
 	held.f()
 	noneStarted()
+}
+
+func TestResultNext(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	job := Job{Key: Key{Repo: "o/r", PR: 1, Kind: KindPR}, Event: "pull_request", Action: "synchronize",
+		Delivery: "d1", Installation: 7, Payload: []byte("{}"), Received: now.Add(-time.Minute), Replay: ReplayKey{1}}
+	found := Job{Key: Key{Repo: "o/r", PR: 2, Kind: KindPR}, Event: "resync", Delivery: "resync-1-o/r-2", Installation: 7, Replay: ReplayKey{2}}
+	retry := Job{Key: job.Key, Event: "retry", Installation: 7, Received: now, NotBefore: now.Add(time.Minute)}
+	foundOwn := found
+	foundOwn.Replay = ReplayKey{}
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want []Job
+	}{
+		{"nothing", Result{}, []Job{}},
+		// The retry is a copy of the key alone: no delivery id (it
+		// would be dropped as a duplicate of the job), no payload.
+		{"a retry", Result{RetryAt: now.Add(time.Minute)}, []Job{retry}},
+		// Work found is the processor's own: no replay key.
+		{"more jobs", Result{Jobs: []Job{found}}, []Job{foundOwn}},
+		{"both, the retry first", Result{RetryAt: now.Add(time.Minute), Jobs: []Job{found}}, []Job{retry, foundOwn}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.res.Next(job, now); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Next = %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestQueueActsOnResult: the queue holds the retry a processor asks for
+// until its time, and takes the jobs it returns, even beside an error.
+func TestQueueActsOnResult(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	ft := &fakeTimers{}
+	ran := make(chan Job, 4)
+	p := ProcessorFunc(func(_ context.Context, j Job) (Result, error) {
+		ran <- j
+		switch j.Delivery {
+		case "pending":
+			return Result{RetryAt: now.Add(time.Minute)}, nil
+		case "resync":
+			found := Job{Key: Key{Repo: "o/r", PR: 2, Kind: KindPR}, Event: "resync"}
+			return Result{Jobs: []Job{found}}, errors.New("one repository could not be listed")
+		}
+		return Result{}, nil
+	})
+	q := startQueue(t, p, QueueOptions{Workers: 1, Now: func() time.Time { return now }, AfterFunc: ft.afterFunc, Logger: discard})
+	next := func() Job {
+		t.Helper()
+		select {
+		case j := <-ran:
+			return j
+		case <-time.After(10 * time.Second):
+			t.Fatal("no job ran")
+			return Job{}
+		}
+	}
+
+	q.Enqueue(prJob("o/r", 1, "pending"))
+	next()
+	held := ft.last(t)
+	if held.d != time.Minute {
+		t.Fatalf("retry held for %s, want 1m", held.d)
+	}
+	held.f()
+	if j := next(); j.Key.PR != 1 || j.Event != "retry" || j.Delivery != "" {
+		t.Fatalf("ran %+v, want the retry of #1", j)
+	}
+
+	q.Enqueue(Job{Key: Key{Kind: KindResync}, Delivery: "resync"})
+	next()
+	if j := next(); j.Key.PR != 2 || j.Event != "resync" {
+		t.Fatalf("ran %+v, want the pull request the failed resync found", j)
+	}
 }

@@ -459,9 +459,13 @@ func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {
 			err, panicked = fmt.Errorf("panic processing %s: %v", job.Key, r), true
 		}
 	}()
-	// What a processor enqueues is its own work, not a delivery: a copy of
-	// the job it runs must not be dropped as a replay of itself.
-	return q.p.Process(ctx, job, func(j Job) { j.Replay = ReplayKey{}; q.Enqueue(j) }), false
+	// The result is acted on beside an error too: a resync that could
+	// not list one repository still found the others' work.
+	res, err := q.p.Process(ctx, job)
+	for _, j := range res.Next(job, q.o.Now()) {
+		q.Enqueue(j)
+	}
+	return err, false
 }
 
 // checkIdle closes the idle channel Drain waits on once nothing is queued or

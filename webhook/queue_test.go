@@ -51,10 +51,10 @@ type gate struct {
 
 func newGate() *gate { return &gate{started: make(chan Job, 100), release: make(chan struct{})} }
 
-func (g *gate) Process(ctx context.Context, j Job, _ func(Job)) error {
+func (g *gate) Process(ctx context.Context, j Job) (Result, error) {
 	g.started <- j
 	<-g.release
-	return nil
+	return Result{}, nil
 }
 
 func startQueue(t *testing.T, p Processor, o QueueOptions) *Queue {
@@ -134,7 +134,7 @@ func TestQueuePerKeySerialisation(t *testing.T) {
 	var inside [keys]atomic.Int32
 	var overlap, maxParallel, parallel atomic.Int32
 	var done atomic.Int64
-	p := ProcessorFunc(func(ctx context.Context, j Job, _ func(Job)) error {
+	p := ProcessorFunc(func(ctx context.Context, j Job) (Result, error) {
 		n := parallel.Add(1)
 		for {
 			m := maxParallel.Load()
@@ -151,7 +151,7 @@ func TestQueuePerKeySerialisation(t *testing.T) {
 		inside[j.Key.PR].Add(-1)
 		parallel.Add(-1)
 		done.Add(1)
-		return nil
+		return Result{}, nil
 	})
 	q := startQueue(t, p, QueueOptions{Workers: 8})
 	var wg sync.WaitGroup
@@ -180,13 +180,13 @@ func TestQueuePerKeySerialisation(t *testing.T) {
 func TestQueueRecoversPanic(t *testing.T) {
 	m := NewMetrics(nil)
 	ran := make(chan string, 2)
-	p := ProcessorFunc(func(ctx context.Context, j Job, _ func(Job)) error {
+	p := ProcessorFunc(func(ctx context.Context, j Job) (Result, error) {
 		if j.Delivery == "boom" {
 			var nilMap map[string]int
 			nilMap["x"] = 1 // a real runtime panic
 		}
 		ran <- j.Delivery
-		return nil
+		return Result{}, nil
 	})
 	var logs strings.Builder
 	q := startQueue(t, p, QueueOptions{Workers: 1, Metrics: m, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
@@ -219,7 +219,7 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 
 func TestQueueFull(t *testing.T) {
 	m := NewMetrics(nil)
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }),
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }),
 		QueueOptions{MaxPending: 2, Metrics: m, Logger: discard}) // not started: nothing leaves
 	for i, want := range []EnqueueResult{Queued, Queued, Full} {
 		if r := q.Enqueue(prJob("o/r", i, fmt.Sprint("d", i))); r != want {
@@ -245,7 +245,7 @@ func TestQueueFull(t *testing.T) {
 }
 
 func TestQueueMaxPendingBytes(t *testing.T) {
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }),
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }),
 		QueueOptions{MaxPendingBytes: 10, Logger: discard})
 	big := func(pr int, n int, d string) Job {
 		j := prJob("o/r", pr, d)
@@ -337,7 +337,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func TestQueueDedupeTTL(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }),
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }),
 		QueueOptions{DedupeTTL: time.Hour, Now: clock.Now, Logger: discard})
 	if r := q.Enqueue(prJob("o/r", 1, "d1")); r != Queued {
 		t.Fatal(r)
@@ -374,7 +374,7 @@ func TestQueueDedupeTTL(t *testing.T) {
 }
 
 func TestQueueDedupeCap(t *testing.T) {
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }),
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }),
 		QueueOptions{DedupeMax: 100, MaxPending: 1 << 20, Logger: discard})
 	for i := range 10000 {
 		q.Enqueue(prJob("o/r", i%50, fmt.Sprint("d", i)))
@@ -400,15 +400,15 @@ func TestQueueFailedDeliveryMayBeRedelivered(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			m := NewMetrics(nil)
 			ran := make(chan string, 3)
-			p := ProcessorFunc(func(_ context.Context, j Job, _ func(Job)) error {
+			p := ProcessorFunc(func(_ context.Context, j Job) (Result, error) {
 				ran <- j.Delivery
 				if j.Action == "first" {
 					if mode == "panic" {
 						panic("first attempt")
 					}
-					return errors.New("first attempt")
+					return Result{}, errors.New("first attempt")
 				}
-				return nil
+				return Result{}, nil
 			})
 			q := startQueue(t, p, QueueOptions{Workers: 1, Metrics: m})
 			first := prJob("o/r", 1, "d")
@@ -440,7 +440,7 @@ func TestQueueFailedDeliveryMayBeRedelivered(t *testing.T) {
 // TestQueueSucceededDeliveryStaysSeen: success keeps the id remembered.
 func TestQueueSucceededDeliveryStaysSeen(t *testing.T) {
 	ran := make(chan string, 2)
-	q := startQueue(t, ProcessorFunc(func(_ context.Context, j Job, _ func(Job)) error { ran <- j.Delivery; return nil }), QueueOptions{Workers: 1})
+	q := startQueue(t, ProcessorFunc(func(_ context.Context, j Job) (Result, error) { ran <- j.Delivery; return Result{}, nil }), QueueOptions{Workers: 1})
 	q.Enqueue(prJob("o/r", 1, "d"))
 	q.Enqueue(prJob("o/r", 2, "probe"))
 	<-ran
@@ -452,7 +452,7 @@ func TestQueueSucceededDeliveryStaysSeen(t *testing.T) {
 
 func TestQueueStopsWhenContextEnds(t *testing.T) {
 	ran := make(chan string, 10)
-	q := NewQueue(ProcessorFunc(func(_ context.Context, j Job, _ func(Job)) error { ran <- j.Delivery; return nil }),
+	q := NewQueue(ProcessorFunc(func(_ context.Context, j Job) (Result, error) { ran <- j.Delivery; return Result{}, nil }),
 		QueueOptions{Workers: 2, Logger: discard})
 	ctx, cancel := context.WithCancel(context.Background())
 	q.Start(ctx)
@@ -470,7 +470,7 @@ func TestQueueAgeObserved(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	m := NewMetrics(nil)
 	done := make(chan struct{})
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { close(done); return nil }),
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { close(done); return Result{}, nil }),
 		QueueOptions{Workers: 1, Metrics: m, Now: clock.Now, Logger: discard})
 	j := prJob("o/r", 1, "d")
 	j.Received = clock.Now()

@@ -120,7 +120,7 @@ func slowRequest(r io.Reader, declared int64) *http.Request {
 }
 
 func TestServerReadingBelowBody(t *testing.T) {
-	q := NewQueue(ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{})
+	q := NewQueue(ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{})
 	if _, err := NewServer(ServerOptions{Secrets: [][]byte{testSecret}, Queue: q, MaxBody: 2 << 20, MaxReading: 1 << 20}); err == nil {
 		t.Error("a reading budget below one body was accepted")
 	}

@@ -40,13 +40,13 @@ type finished struct {
 	ch  chan webhook.Job
 }
 
-func (f *finished) Process(ctx context.Context, j webhook.Job, enqueue func(webhook.Job)) error {
-	err := f.app.Process(ctx, j, enqueue)
+func (f *finished) Process(ctx context.Context, j webhook.Job) (webhook.Result, error) {
+	res, err := f.app.Process(ctx, j)
 	f.mu.Lock()
 	f.n++
 	f.mu.Unlock()
 	f.ch <- j
-	return err
+	return res, err
 }
 
 func (f *finished) wait(t *testing.T) {

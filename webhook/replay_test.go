@@ -26,12 +26,12 @@ func TestQueueReplays(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	fail := map[string]bool{"fails": true}
 	ran := make(chan string, 10)
-	q := NewQueue(ProcessorFunc(func(_ context.Context, j Job, _ func(Job)) error {
+	q := NewQueue(ProcessorFunc(func(_ context.Context, j Job) (Result, error) {
 		ran <- j.Delivery
 		if fail[j.Delivery] {
-			return errors.New("failed")
+			return Result{}, errors.New("failed")
 		}
-		return nil
+		return Result{}, nil
 	}), QueueOptions{Workers: 1, ReplayWindow: 10 * time.Minute, Now: clock.Now, Logger: discard})
 	enqueue := func(j Job, want EnqueueResult) {
 		t.Helper()
@@ -89,7 +89,7 @@ func TestQueueReplays(t *testing.T) {
 // TestQueueReplayCap: the keys remembered after their work is done are
 // bounded by DedupeMax, oldest forgotten first.
 func TestQueueReplayCap(t *testing.T) {
-	q := startQueue(t, ProcessorFunc(func(context.Context, Job, func(Job)) error { return nil }), QueueOptions{Workers: 1, DedupeMax: 10})
+	q := startQueue(t, ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{Workers: 1, DedupeMax: 10})
 	for i := range 100 {
 		j := prJob("o/r", i, fmt.Sprint("d", i))
 		j.Replay = ReplayKey{byte(i)}
@@ -153,19 +153,19 @@ func TestServerReplays(t *testing.T) {
 	}
 }
 
-// TestQueueRequeueIsNotAReplay: a processor that puts its job back (a
-// copy, its delivery id cleared, as a retry would) gets it run again,
-// though the copy still carries the body's key.
+// TestQueueRequeueIsNotAReplay: a processor that returns its job as more
+// work (a copy, its delivery id cleared, as a retry would) gets it run
+// again, though the copy still carries the body's key.
 func TestQueueRequeueIsNotAReplay(t *testing.T) {
 	ran := make(chan Job, 4)
-	q := startQueue(t, ProcessorFunc(func(_ context.Context, j Job, enqueue func(Job)) error {
+	q := startQueue(t, ProcessorFunc(func(_ context.Context, j Job) (Result, error) {
 		ran <- j
 		if j.Delivery != "" {
 			again := j
 			again.Delivery = ""
-			enqueue(again)
+			return Result{Jobs: []Job{again}}, nil
 		}
-		return nil
+		return Result{}, nil
 	}), QueueOptions{Workers: 1})
 	if r := q.Enqueue(replayJob(1, "d", 'A')); r != Queued {
 		t.Fatal(r)

@@ -53,7 +53,7 @@ type Job struct {
 	NotBefore time.Time
 	// Replay identifies the signed body for the queue's replay check;
 	// the server sets it from the verified signature. A job with the zero
-	// key or without a Delivery (resync's, or one a processor enqueues)
+	// key or without a Delivery (resync's, or one a processor's Result asks for)
 	// is never taken for a replay.
 	Replay ReplayKey
 }
@@ -70,20 +70,57 @@ type ReplayKey [32]byte
 func (k ReplayKey) IsZero() bool { return k == ReplayKey{} }
 
 // Processor does the work of a job. An error is logged and counted; the
-// job is not retried, because resync reconciles whatever a failure left.
-// enqueue puts the further work a job finds (the pull requests a resync
-// lists) on the same queue, which is how a processor reaches the queue
-// that runs it without holding it: neither is built before the other.
+// job is not retried for it, because resync reconciles whatever a failure
+// left. What more the job calls for it returns as a Result, which the
+// queue acts on (even beside an error: a resync that could not list one
+// repository still found the others' work), as a controller-runtime
+// Reconciler returns its Result: the processor never holds the queue, and
+// neither is built before the other.
 type Processor interface {
-	Process(ctx context.Context, job Job, enqueue func(Job)) error
+	Process(ctx context.Context, job Job) (Result, error)
 }
 
 // ProcessorFunc adapts a function to Processor.
-type ProcessorFunc func(ctx context.Context, job Job, enqueue func(Job)) error
+type ProcessorFunc func(ctx context.Context, job Job) (Result, error)
 
 // Process calls f.
-func (f ProcessorFunc) Process(ctx context.Context, job Job, enqueue func(Job)) error {
-	return f(ctx, job, enqueue)
+func (f ProcessorFunc) Process(ctx context.Context, job Job) (Result, error) {
+	return f(ctx, job)
+}
+
+// Result is what a processed job asks of the queue. The zero Result asks
+// nothing.
+type Result struct {
+	// RetryAt, when not zero, runs the job's key again at that time (a
+	// pull request whose check could not judge): see Next.
+	RetryAt time.Time
+	// Jobs are the further work the job found, such as the pull
+	// requests a resync lists.
+	Jobs []Job
+}
+
+// Next lists the jobs r asks the queue to take after job: a retry of
+// job's key held back until RetryAt, then Jobs. They are the processor's
+// own work, not deliveries: none carries a replay key, so none is dropped
+// as a replay of the job that made it (a copy of the job included). The
+// retry carries no delivery id and no payload: the processor reads the
+// current state, as it does for every job.
+func (r Result) Next(job Job, now time.Time) []Job {
+	out := make([]Job, 0, len(r.Jobs)+1)
+	if !r.RetryAt.IsZero() {
+		out = append(out, Job{
+			Key:          job.Key,
+			Event:        "retry",
+			Installation: job.Installation,
+			Received:     now,
+			NotBefore:    r.RetryAt,
+		})
+	}
+	for _, j := range r.Jobs {
+		j.Replay = ReplayKey{}
+		out = append(out, j)
+	}
+	return out
 }
 
 // actions lists, per allowlisted event, the actions that make work. A nil

@@ -26,11 +26,11 @@ type recorder struct {
 	jobs []Job
 }
 
-func (r *recorder) Process(_ context.Context, j Job, _ func(Job)) error {
+func (r *recorder) Process(_ context.Context, j Job) (Result, error) {
 	r.mu.Lock()
 	r.jobs = append(r.jobs, j)
 	r.mu.Unlock()
-	return nil
+	return Result{}, nil
 }
 
 func (r *recorder) deliveries() []string {

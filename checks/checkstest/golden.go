@@ -12,6 +12,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
 
+// Updating reports whether the test binary runs with -update, for tests
+// that keep generated files other than one golden file each in step (a
+// directory whose stale files must go, a block inside a hand-written file).
+func Updating() bool { return *update }
+
 // Golden compares got with the golden file at path, or rewrites the file when
 // the test binary runs with -update. Golden files are reviewed like code, so
 // a diff in them is the change being made.

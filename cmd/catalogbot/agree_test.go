@@ -595,13 +595,13 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 		edited := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
 			Event: "issue_comment", Action: "edited", Delivery: fmt.Sprintf("edit-%d", c.ID), Installation: gh.InstallationID(repo),
 			Payload: gh.Payload("issue_comment", "edited", githubtest.PayloadArgs{Repo: repo, PR: pr.Number, CommentID: c.ID})}
-		if err := app.Process(context.Background(), edited, nil); err != nil {
+		if _, err := app.Process(context.Background(), edited); err != nil {
 			t.Fatalf("the App, on an edit: %v", err)
 		}
 	}
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
 		Event: "pull_request", Delivery: "agree-1", Installation: gh.InstallationID(repo)}
-	if err := app.Process(context.Background(), job, nil); err != nil {
+	if _, err := app.Process(context.Background(), job); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var run *githubtest.CheckRun

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
+	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 // TestActionRootsCannotOverlay: the Action refuses a pull request that
@@ -43,5 +44,49 @@ func TestActionRootsCannotOverlay(t *testing.T) {
 				t.Errorf("$GITHUB_OUTPUT:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestPublishRepoCatalogs: publish --repo publishes every catalog of the
+// policy to its own target, from a commit with --rev, and --catalog picks
+// one; --image is refused where it would name several catalogs' image.
+func TestPublishRepoCatalogs(t *testing.T) {
+	isolateCredentials(t)
+	host := rendertest.NewRegistry(t)
+	r := changetest.NewRepo(t)
+	r.Commit("catalogs", map[string]string{
+		".catalogbot.yaml":                "catalogs:\n  - each: catalogs/v4.*\npublish:\n  image: \"" + host + "/acme/index:{catalog}\"\n  base: scratch\n",
+		"catalogs/v4.17/foo/catalog.yaml": checkCatalog,
+		"catalogs/v4.18/foo/catalog.yaml": checkCatalog,
+	})
+	one := cli(t, nil, "publish", "--repo", r.Dir, "--rev", "main", "--catalog", "v4.18")
+	if one.code != exitOK || !strings.Contains(one.stdout, "v4.18: "+host+"/acme/index:v4.18\n") || strings.Contains(one.stdout, "v4.17") {
+		t.Fatalf("--catalog v4.18: exit %d\n%s%s", one.code, one.stdout, one.stderr)
+	}
+	registryDigest(t, host+"/acme/index:v4.18")
+
+	all := cli(t, nil, "publish", "--repo", r.Dir, "--rev", "main")
+	if all.code != exitOK || strings.Count(all.stdout, " published\n")+strings.Count(all.stdout, " unchanged\n") != 2 {
+		t.Fatalf("every catalog: exit %d\n%s%s", all.code, all.stdout, all.stderr)
+	}
+	if !strings.Contains(all.stdout, " unchanged\n") || !strings.Contains(all.stdout, " published\n") {
+		t.Errorf("want v4.18 unchanged and v4.17 published:\n%s", all.stdout)
+	}
+	// The same catalog content in both: one digest under both tags.
+	if a, b := registryDigest(t, host+"/acme/index:v4.17"), registryDigest(t, host+"/acme/index:v4.18"); a != b {
+		t.Errorf("the same catalog published as %s and %s", a, b)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--catalog", "v9.9"}, `has no catalog "v9.9"; it has v4.17, v4.18`},
+		{[]string{"--image", host + "/acme/other:x"}, "publishes 2 catalogs; pick one with --catalog"},
+	} {
+		res := cli(t, nil, append([]string{"publish", "--repo", r.Dir, "--rev", "main"}, tc.args...)...)
+		if res.code != exitError || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want usage with %q", tc.args, res.code, res.stderr, tc.want)
+		}
 	}
 }

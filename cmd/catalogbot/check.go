@@ -116,8 +116,7 @@ $GITHUB_EVENT_PATH supplies the defaults of --base, --head, --author,
 count. With GITHUB_TOKEN, reviews and /approve, /hold comments count too,
 each bound to the head it was given on.
 
-Exit status: 0 the change could merge, 1 it could not (or the policy is
-invalid), 2 usage or I/O error.`,
+` + exitCodesHelp(checkExitCodes, 76),
 		Example: `  catalogbot check --base origin/main --head HEAD --author alice
   catalogbot check --repo . --base main --head pr-42 --author alice --approve bob -o json
   catalogbot check -o github   # in a pull_request workflow`,

@@ -254,7 +254,7 @@ func TestAppEgress(t *testing.T) {
 	t.Cleanup(func() { app.Close() })
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), PR: pr.Number, Kind: webhook.KindPR},
 		Event: "pull_request", Delivery: "egress-1", Installation: gh.InstallationID(repo)}
-	if err := app.Process(context.Background(), job, nil); err != nil {
+	if _, err := app.Process(context.Background(), job); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var run *githubtest.CheckRun

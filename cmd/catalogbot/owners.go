@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
@@ -329,7 +330,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.BoolVar(&f.noSelfApproval, "no-self-approval", false, "do not count the author as an approver of their own change")
 	fl.BoolVar(&f.sticky, "sticky-approvals", false, "let approvals of earlier commits count")
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
-	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml)")
+	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml when it exists)")
 	f.sourcesFlags.register(cmd)
 	fl.VarP(&f.format, "output", "o", "output format: text or json")
 	return cmd
@@ -393,6 +394,11 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	if err != nil {
 		return err
 	}
+	lists := f.referenceLists
+	if lists == nil {
+		// Without the flag, as a repository policy naming none.
+		lists = policy.Catalog{}.ReferenceListsIn(baseFS, headFS)
+	}
 	st := repo.Evaluate(owners.Input{
 		Change:    c,
 		Approvals: approvals,
@@ -400,7 +406,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 			NoSelfApproval:  f.noSelfApproval,
 			StickyApprovals: f.sticky,
 			Bots:            f.bots,
-			ReferenceLists:  f.referenceLists,
+			ReferenceLists:  lists,
 			Sources:         opts.Sources,
 		},
 		Base:     baseFS,

@@ -15,8 +15,9 @@ import (
 )
 
 // TestPublishersAgree publishes one commit of a catalog.yaml repository
-// three ways: the App on the push to the default branch, publish --config
-// and rebuild on a checkout. Each pushes to its own tag; all three must
+// four ways: the App on the push to the default branch, and publish
+// --config, publish --repo and rebuild on a checkout. Each pushes to its own
+// tag; all four must
 // give the same digest, so that the next scheduled rebuild of what the App
 // published finds it unchanged.
 func TestPublishersAgree(t *testing.T) {
@@ -38,7 +39,7 @@ func TestPublishersAgree(t *testing.T) {
 	sha := repo.Branch("main")
 	job := webhook.Job{Key: webhook.Key{Repo: repo.FullName(), Kind: webhook.KindPush}, Event: "push",
 		Delivery: "publish-1", Installation: gh.InstallationID(repo), Payload: gh.Payload("push", "", githubtest.PayloadArgs{Repo: repo})}
-	if err := app.Process(context.Background(), job, nil); err != nil {
+	if _, err := app.Process(context.Background(), job); err != nil {
 		t.Fatalf("the App: %v", err)
 	}
 	var title, summary string
@@ -61,8 +62,11 @@ func TestPublishersAgree(t *testing.T) {
 	config := filepath.Join(ws, "catalog.yaml")
 	byPublish := publishOutput(t, cli(t, nil, "publish", "--config", config, "--image", host+"/acme/catalog:publish", "--base", "scratch"), "published")
 	byRebuild := rebuildOutput(t, cli(t, nil, "rebuild", config, "--image", host+"/acme/catalog:rebuild", "--base", "scratch"), "published")
-	if byApp != byPublish || byApp != byRebuild {
-		t.Errorf("digests differ: the App %s, publish %s, rebuild %s", byApp, byPublish, byRebuild)
+	// publish --repo reads the policy as the App does: the list and the
+	// scratch base are the policy's, not the flags' defaults.
+	byRepo := publishOutput(t, cli(t, nil, "publish", "--repo", ws, "--image", host+"/acme/catalog:repo"), "published")
+	if byApp != byPublish || byApp != byRebuild || byApp != byRepo {
+		t.Errorf("digests differ: the App %s, publish %s, publish --repo %s, rebuild %s", byApp, byPublish, byRepo, byRebuild)
 	}
 	// The scheduled rebuild of what the App published has nothing to do.
 	r := cli(t, nil, "rebuild", config, "--image", host+"/acme/catalog:app", "--base", "scratch")

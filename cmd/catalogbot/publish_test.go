@@ -172,6 +172,11 @@ func TestPublishUsageErrors(t *testing.T) {
 		{"bad platform", "", []string{"publish", "--catalog", validDir, "--image", out, "--base", "scratch", "--platform", "linux"}, "invalid --platform: platform \"linux\""},
 		{"bad epoch", "yesterday", []string{"publish", "--catalog", validDir, "--image", out}, "SOURCE_DATE_EPOCH"},
 		{"bad image", "", []string{"publish", "--catalog", validDir, "--image", "Bad Ref", "--base", "scratch"}, "Bad Ref"},
+		{"repo and config", "", []string{"publish", "--repo", ".", "--config", "catalog.yaml"}, "one of --catalog, --config and --repo"},
+		{"rev without a repo", "", []string{"publish", "--catalog", validDir, "--image", "oci:x", "--rev", "main"}, "--rev is for --repo"},
+		{"reference digests for a repo", "", []string{"publish", "--repo", ".", "--reference-digest", "a=sha256:1"}, "--reference-digest is for --catalog"},
+		{"repo without an image", "", []string{"publish", "--repo", validDir}, "names no publish.image; give --image"},
+		{"missing repo", "", []string{"publish", "--repo", "testdata/nope"}, "no such file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

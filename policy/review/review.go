@@ -267,6 +267,11 @@ type Forge struct {
 	// required checks are not judged, so such a decision can only rule a
 	// merge out, and the decision that merges must read them.
 	Checks map[string][]policy.CheckRun
+	// Own is the conclusion of the front end's own check run at the
+	// checked head, as the forge shows it now: "" when there is none or
+	// it has not concluded. Only a success merges (policy.PRState's
+	// OwnRun). Nil means not read yet, as for Checks.
+	Own *checks.Conclusion
 	// BaseMoved says the base branch moved since the check, and
 	// BaseChangedPaths what it changed.
 	BaseMoved        bool
@@ -303,10 +308,11 @@ func (o *Outcome) Decide(f Forge) policy.Decision {
 		BaseChangedPaths: f.BaseChangedPaths,
 		TouchedPaths:     o.Touched,
 		ExtraChecks:      f.Checks,
+		OwnRun:           f.Own,
 	}
 	if f.Local {
 		clean := true
-		state.HeadSHA, state.Mergeable, state.ExtraChecks = o.HeadSHA, &clean, nil
+		state.HeadSHA, state.Mergeable, state.ExtraChecks, state.OwnRun = o.HeadSHA, &clean, nil, nil
 	}
 	return o.Policy.Decide(policy.Report{Conclusions: o.Report.Conclusions(), HeadSHA: o.HeadSHA}, state)
 }

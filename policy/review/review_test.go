@@ -361,11 +361,12 @@ func TestDecideForge(t *testing.T) {
 	other := func(c checks.Conclusion) policy.CheckRun {
 		return policy.CheckRun{Conclusion: c, AppID: otherID, AppSlug: "other-app"}
 	}
+	own := func(c checks.Conclusion) *checks.Conclusion { return &c }
 	ready := func() Forge {
 		return Forge{Head: headSHA, Mergeable: &yes, Checks: map[string][]policy.CheckRun{
 			"e2e": {actions(checks.Success)},
 			"ci":  {actions(checks.Success)},
-		}}
+		}, Own: own(checks.Success)}
 	}
 	cases := []struct {
 		name    string
@@ -381,6 +382,14 @@ func TestDecideForge(t *testing.T) {
 		{"labelled hold since", func(f *Forge) { f.Labels = []string{"DO-NOT-MERGE/HOLD"} }, false, false, ""},
 		{"draft since", func(f *Forge) { f.Draft = true }, false, false, ""},
 		{"mergeability unknown", func(f *Forge) { f.Mergeable = nil }, false, false, ""},
+		// The front end's own run at the checked head must say success,
+		// whatever the outcome says.
+		{"own run failed", func(f *Forge) { f.Own = own(checks.Failure) }, false, false,
+			"catalogbot's check run at " + headSHA[:12] + " concluded failure"},
+		{"own run not concluded", func(f *Forge) { f.Own = own("") }, false, false,
+			"catalogbot's check run at " + headSHA[:12] + " has not concluded"},
+		{"own run not read yet: can only say no", func(f *Forge) { f.Own = nil }, true, false, ""},
+		{"local: no own run", func(f *Forge) { f.Local, f.Own = true, own("") }, true, false, ""},
 		// Check runs are identified by the App that made them.
 		{"a check of a named App reported by another App", func(f *Forge) {
 			f.Checks["ci"] = []policy.CheckRun{other(checks.Success)}

@@ -181,33 +181,23 @@ func (a *App) Observe(job webhook.Job) {
 	a.heads.record(job)
 }
 
-// Process does one job. It implements Processor.
-//
-// enqueue takes the work a KindResync job (and a push that changes the
-// rules) finds, and the retry of a pull request whose check could not
-// judge; nil does that work inline, one job after another, and leaves
-// retries to the next resync.
-func (a *App) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
+// Process does one job. It implements Processor. The Result holds the work
+// a KindResync job (and a push that changes the rules) finds, and when a
+// pull request's check that could not judge is tried again.
+func (a *App) Process(ctx context.Context, job webhook.Job) (webhook.Result, error) {
 	switch job.Key.Kind {
 	case webhook.KindPR:
 		a.Observe(job)
-		return a.reconcile(ctx, job, enqueue)
+		retryAt, err := a.reconcile(ctx, job)
+		return webhook.Result{RetryAt: retryAt}, err
 	case webhook.KindPush:
-		return a.publish(ctx, job, enqueue)
+		jobs, err := a.publish(ctx, job)
+		return webhook.Result{Jobs: jobs}, err
 	case webhook.KindResync:
-		if enqueue == nil {
-			var errs []error
-			enqueue = func(j webhook.Job) {
-				if err := a.Process(ctx, j, nil); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			err := a.Resync(ctx, enqueue)
-			return errors.Join(append(errs, err)...)
-		}
-		return a.Resync(ctx, enqueue)
+		jobs, err := a.Resync(ctx)
+		return webhook.Result{Jobs: jobs}, err
 	default:
-		return fmt.Errorf("job %s: unknown kind %q", job.Key, job.Key.Kind)
+		return webhook.Result{}, fmt.Errorf("job %s: unknown kind %q", job.Key, job.Key.Kind)
 	}
 }
 

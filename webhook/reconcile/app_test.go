@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -148,7 +149,7 @@ func (e *env) job(pr *githubtest.PR, event string) webhook.Job {
 // process runs one pull request job and fails the test on an error.
 func (e *env) process(pr *githubtest.PR, event string) {
 	e.t.Helper()
-	if err := e.app.Process(context.Background(), e.job(pr, event), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.job(pr, event)); err != nil {
 		e.t.Fatalf("process #%d (%s): %v", pr.Number, event, err)
 	}
 }
@@ -241,7 +242,7 @@ func TestAppReadyAndTemporaryCache(t *testing.T) {
 
 func TestUnknownJobKind(t *testing.T) {
 	e := newEnv(t, catalogRepo(""))
-	err := e.app.Process(context.Background(), webhook.Job{Key: webhook.Key{Repo: "acme/catalog", Kind: "nonsense"}}, nil)
+	err := processAll(context.Background(), e.app, webhook.Job{Key: webhook.Key{Repo: "acme/catalog", Kind: "nonsense"}})
 	if err == nil || !strings.Contains(err.Error(), "nonsense") {
 		t.Errorf("err = %v", err)
 	}
@@ -255,13 +256,25 @@ type tracker struct {
 	ch   chan webhook.Job
 }
 
-func (d *tracker) Process(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
-	err := d.app.Process(ctx, job, enqueue)
+func (d *tracker) Process(ctx context.Context, job webhook.Job) (webhook.Result, error) {
+	res, err := d.app.Process(ctx, job)
 	d.mu.Lock()
 	d.seen[job.Delivery]++
 	d.mu.Unlock()
 	d.ch <- job
-	return err
+	return res, err
+}
+
+// processAll runs job and then, one after another, the jobs it returns (a
+// resync's pull requests, the re-checks of a rules change), as the queue
+// would, inline. Retries are left out: the next resync finds them.
+func processAll(ctx context.Context, app *App, job webhook.Job) error {
+	res, err := app.Process(ctx, job)
+	errs := []error{err}
+	for _, j := range res.Jobs {
+		errs = append(errs, processAll(ctx, app, j))
+	}
+	return errors.Join(errs...)
 }
 
 // wait waits for the next finished job.

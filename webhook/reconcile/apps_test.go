@@ -136,7 +136,7 @@ func TestRerequestOfOtherAppsRun(t *testing.T) {
 			job.Action = "rerequested"
 			job.Payload = e.gh.Payload(tc.event, "rerequested", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number, CheckRunID: tc.run})
 			before := len(e.requests())
-			if err := e.app.Process(context.Background(), job, nil); err != nil {
+			if err := processAll(context.Background(), e.app, job); err != nil {
 				t.Fatal(err)
 			}
 			patched := 0

@@ -98,7 +98,7 @@ func TestRootsCannotOverlay(t *testing.T) {
 				return
 			}
 			after := e.repo.Branch("main")
-			if err := e.app.Process(context.Background(), e.pushJob("main", before, after), nil); err != nil {
+			if err := processAll(context.Background(), e.app, e.pushJob("main", before, after)); err != nil {
 				t.Fatal(err)
 			}
 			if run := e.run(after, PublishCheckRunName); run.Conclusion != "success" {
@@ -109,4 +109,71 @@ func TestRootsCannotOverlay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPublishEachCatalog: a repository of one catalog per version publishes
+// each to its own image, named by the catalog, and reports each in a check
+// run of its own; a pull request to one version changes that image alone.
+func TestPublishEachCatalog(t *testing.T) {
+	image := registryRef(t)
+	repo := strings.TrimSuffix(image, ":latest")
+	files := map[string]string{
+		".catalogbot.yaml":                mergePolicy + "catalogs:\n  - each: catalogs/v4.*\npublish:\n  image: \"" + repo + ":{catalog}\"\n  base: scratch\n",
+		"OWNERS":                          "approvers:\n  - root-admin\n",
+		"catalogs/v4.17/.indexignore":     "OWNERS\n",
+		"catalogs/v4.18/.indexignore":     "OWNERS\n",
+		"catalogs/v4.17/foo/catalog.yaml": fooCatalog,
+		"catalogs/v4.18/foo/catalog.yaml": fooCatalog,
+		"catalogs/v4.18/foo/OWNERS":       "approvers:\n  - alice\n",
+	}
+	e := newEnv(t, files)
+	before := e.repo.Branch("main")
+	if err := processAll(context.Background(), e.app, e.pushJob("main", "", before)); err != nil {
+		t.Fatal(err)
+	}
+	digests := map[string]string{}
+	for _, c := range []string{"v4.17", "v4.18"} {
+		run := e.run(before, PublishRunName(c))
+		if run.Conclusion != "success" {
+			t.Fatalf("publish of %s: %s %s\n%s", c, run.Conclusion, run.Title, run.Summary)
+		}
+		if got := publishedFile(t, repo+":"+c, "foo/catalog.yaml"); got != fooCatalog {
+			t.Errorf("%s:%s /configs/foo/catalog.yaml = %q", repo, c, got)
+		}
+		digests[c] = headOf(t, repo+":"+c)
+	}
+
+	pr := e.openPR("alice", "bump", map[string]string{"catalogs/v4.18/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	e.process(pr, "pull_request")
+	if !pr.Merged() {
+		run := e.run(pr.HeadSHA(), CheckRunName)
+		t.Fatalf("not merged: %s %s\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	after := e.repo.Branch("main")
+	if err := processAll(context.Background(), e.app, e.pushJob("main", before, after)); err != nil {
+		t.Fatal(err)
+	}
+	if got := headOf(t, repo+":v4.17"); got != digests["v4.17"] {
+		t.Errorf("v4.17 moved from %s to %s on a change to v4.18 alone", digests["v4.17"], got)
+	}
+	if got := headOf(t, repo+":v4.18"); got == digests["v4.18"] {
+		t.Errorf("v4.18 did not move on a change to it")
+	}
+	if got := publishedFile(t, repo+":v4.18", "foo/catalog.yaml"); got != bumpedCatalog("v1.0.1") {
+		t.Errorf("v4.18 does not hold the merged change")
+	}
+}
+
+// headOf is the digest the tag ref names.
+func headOf(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	return d.Digest.String()
 }

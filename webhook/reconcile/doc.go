@@ -13,9 +13,10 @@
 //     pull request of every installation, so a lost delivery or a restart
 //     loses nothing: webhooks only make the work start sooner.
 //
-// Work a job finds (the pull requests a resync lists) goes back on the
-// queue through the enqueue function the queue passes to Process, so the
-// App and the queue are built independently of each other.
+// Work a job finds (the pull requests a resync lists, the retry of a check
+// that could not judge) is returned in Process's webhook.Result, and the
+// queue acts on it, so the App and the queue are built independently of
+// each other.
 //
 // Authorization comes from the base commit only, PR content is read as
 // data and never run, and the registry credentials of the service config's

@@ -117,7 +117,7 @@ func TestE2EPublishWithAuthFile(t *testing.T) {
 			e := newEnv(t, catalogRepo(publishPolicy(image)))
 			e.app.cfg.Publish.AuthFile = tc.authFile
 			sha := e.repo.Branch("main")
-			e.app.Process(context.Background(), e.pushJob("main", "", sha), nil)
+			processAll(context.Background(), e.app, e.pushJob("main", "", sha))
 			run := e.run(sha, PublishCheckRunName)
 			if run.Conclusion != tc.conclusion {
 				t.Fatalf("publish run: %s %s\n%s", run.Conclusion, run.Title, run.Summary)

@@ -19,7 +19,7 @@ import (
 const (
 	MergeMerged   = "merged"
 	MergeConflict = "conflict" // GitHub refused: 405 or 409
-	MergeRefused  = "refused"  // a last safety check refused
+	MergeRefused  = "refused"  // what the forge says now refused a merge that what was known allowed
 	MergeError    = "error"
 )
 
@@ -29,12 +29,11 @@ var mergeableWaits = []time.Duration{time.Second, 2 * time.Second}
 
 // mergeInput is what a merge decision starts from: the check just made.
 type mergeInput struct {
-	outcome    *review.Outcome
-	pre        policy.Decision   // on what was known before asking GitHub more
-	conclusion checks.Conclusion // of the catalogbot check run written
-	snap       *gitcache.Snapshot
-	src        gitcache.Source
-	base       string // base branch
+	outcome *review.Outcome
+	pre     policy.Decision // on what was known before asking GitHub more
+	snap    *gitcache.Snapshot
+	src     gitcache.Source
+	base    string // base branch
 }
 
 // merge merges the pull request when the policy says so, pinned to the
@@ -72,12 +71,14 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	if err != nil {
 		return false, a.fail("git", err)
 	}
+	own := checks.Conclusion(runs.ours)
 	now := review.Forge{
 		Head:             pr.GetHead().GetSHA(),
 		Draft:            pr.GetDraft(),
 		Labels:           labelsOf(pr),
 		Mergeable:        pr.Mergeable,
 		Checks:           runs.extra,
+		Own:              &own,
 		BaseMoved:        tip != in.snap.BaseSHA,
 		BaseChangedPaths: moved,
 	}
@@ -92,17 +93,8 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 			// when it has: let the next resync look again.
 			r.settled = false
 		}
-		log.Info("not merging", "reasons", d.Reasons)
-		return false, nil
-	}
-
-	// Whatever the policy says, never merge a draft, a held pull request
-	// or one whose catalogbot run at the checked head is not a success.
-	draft, held := in.outcome.Blocked(now)
-	switch {
-	case draft, held, in.conclusion != checks.Success, runs.ours != string(checks.Success):
 		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
-		log.Warn("merge refused by the last checks", "draft", draft, "held", held, "conclusion", in.conclusion, "run", runs.ours)
+		log.Info("not merging", "reasons", d.Reasons)
 		return false, nil
 	}
 

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,5 +118,26 @@ func TestBaseMovedOnTheSamePackageRechecks(t *testing.T) {
 	got, _ := e.repo.ReadFile("main", "catalog/foo/NOTES.md")
 	if got != "base moved\n" {
 		t.Errorf("the base's change was lost in the merge: %q", got)
+	}
+}
+
+// TestOwnRunMustSaySuccess: the check passes, but when the merge decision
+// reads the check runs GitHub shows catalogbot's run at the checked head
+// as failed (rewritten since, say). The decision refuses, and says why.
+func TestOwnRunMustSaySuccess(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	e.gh.HookResponses(func(r *http.Request, resp *githubtest.Response) {
+		if r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/commits/"+pr.HeadSHA()+"/check-runs") {
+			resp.Body = bytes.ReplaceAll(resp.Body, []byte(`"conclusion":"success"`), []byte(`"conclusion":"failure"`))
+		}
+	})
+	e.process(pr, "pull_request")
+
+	if n := e.mergesAt(pr.HeadSHA()); n != 0 {
+		t.Fatalf("merged %d times past a failed catalogbot run", n)
+	}
+	if got := e.counter(e.metrics.Merges, MergeRefused); got != 1 {
+		t.Errorf("refused merges = %v, want 1", got)
 	}
 }

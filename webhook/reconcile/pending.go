@@ -84,20 +84,3 @@ func (a *App) isWaiting(repo string, pr *github.PullRequest) bool {
 	w, ok := a.waiting.get(prKey{strings.ToLower(repo), pr.GetNumber()})
 	return ok && w.head == pr.GetHead().GetSHA() && w.next.After(a.now())
 }
-
-// retry holds the pull request's job back until next, through the queue's
-// enqueue; nil (a job run inline, as resync without a queue does) leaves
-// the retry to the next resync.
-func (r *prRun) retry(enqueue func(webhook.Job), next time.Time) {
-	if enqueue == nil || next.IsZero() {
-		return
-	}
-	enqueue(webhook.Job{
-		Key:          r.job.Key,
-		Event:        "retry",
-		Installation: r.inst,
-		Received:     r.a.now(),
-		NotBefore:    next,
-	})
-	r.log.Info("could not judge; trying again later", "next", next)
-}

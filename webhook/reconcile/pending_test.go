@@ -33,14 +33,15 @@ func pendingEnv(t *testing.T, now *time.Time) *env {
 	})
 }
 
-// processCollect runs job and returns the jobs it enqueued.
+// processCollect runs job and returns the jobs its result has the queue
+// take.
 func (e *env) processCollect(job webhook.Job) []webhook.Job {
 	e.t.Helper()
-	var queued []webhook.Job
-	if err := e.app.Process(context.Background(), job, func(j webhook.Job) { queued = append(queued, j) }); err != nil {
+	res, err := e.app.Process(context.Background(), job)
+	if err != nil {
 		e.t.Fatalf("process %s (%s): %v", job.Key, job.Event, err)
 	}
-	return queued
+	return res.Next(job, e.app.now())
 }
 
 // TestCouldNotJudgeStaysInProgress: a pull request whose image's registry
@@ -128,15 +129,15 @@ func TestUnreachableRegistryStaysInProgress(t *testing.T) {
 	if len(queued) != 1 || down.Conns() == 0 {
 		t.Fatalf("queued %+v after %d connections, want one retry", queued, down.Conns())
 	}
-	var resynced []webhook.Job
-	if err := e.app.Resync(context.Background(), func(j webhook.Job) { resynced = append(resynced, j) }); err != nil {
+	resynced, err := e.app.Resync(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resynced) != 0 {
 		t.Errorf("resync queued %+v for a pull request waiting for its retry", resynced)
 	}
 	now = now.Add(time.Minute)
-	if err := e.app.Resync(context.Background(), func(j webhook.Job) { resynced = append(resynced, j) }); err != nil {
+	if resynced, err = e.app.Resync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if len(resynced) != 1 {

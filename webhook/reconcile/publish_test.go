@@ -66,7 +66,7 @@ func TestMergeIsPublished(t *testing.T) {
 	}
 	merged := e.repo.Branch("main")
 
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", before, merged)); err != nil {
 		t.Fatal(err)
 	}
 	run := e.run(merged, PublishCheckRunName)
@@ -100,7 +100,7 @@ func TestMergeIsPublished(t *testing.T) {
 	}
 
 	// The same commit again: the registry already has it.
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, merged), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", before, merged)); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.counter(e.metrics.Publishes, PublishUnchanged); n != 1 {
@@ -133,7 +133,7 @@ func TestPushesThatPublishNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, catalogRepo(tc.policy))
 			job, sha := tc.job(e)
-			if err := e.app.Process(context.Background(), job, nil); err != nil {
+			if err := processAll(context.Background(), e.app, job); err != nil {
 				t.Fatal(err)
 			}
 			if runs := e.repo.CheckRuns(sha); len(runs) != 0 {
@@ -152,7 +152,7 @@ func TestInvalidCatalogIsNotPublished(t *testing.T) {
 	files["catalog/foo/catalog.yaml"] = strings.Replace(fooCatalog, "defaultChannel: stable", "defaultChannel: beta", 1)
 	e := newEnv(t, files)
 	sha := e.repo.Branch("main")
-	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err == nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", "", sha)); err == nil {
 		t.Fatal("publishing an invalid catalog succeeded")
 	}
 	run := e.run(sha, PublishCheckRunName)
@@ -189,7 +189,7 @@ func TestPublishOnPinnedOPMImage(t *testing.T) {
 	pinned := host + "/operator-framework/opm@" + digest.String()
 	e := newEnv(t, catalogRepo(mergePolicy+"publish:\n  image: "+image+"\n  base: opm\n  opmImage: "+pinned+"\n"))
 	sha := e.repo.Branch("main")
-	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", "", sha)); err != nil {
 		t.Fatal(err)
 	}
 	run := e.run(sha, PublishCheckRunName)
@@ -231,7 +231,7 @@ func TestPushRefusedReadsAsActionable(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	e := newEnv(t, catalogRepo(publishPolicy(host+"/acme/catalog:latest")))
 	sha := e.repo.Branch("main")
-	if err := e.app.Process(context.Background(), e.pushJob("main", "", sha), nil); err == nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", "", sha)); err == nil {
 		t.Fatal("a refused push succeeded")
 	}
 	run := e.run(sha, PublishCheckRunName)

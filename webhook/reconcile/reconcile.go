@@ -52,44 +52,46 @@ type prRun struct {
 
 // reconcile checks a pull request at its current head, reports the result
 // and merges it when the policy says so. A check that could not judge is
-// tried again later through enqueue (see pending.go).
-func (a *App) reconcile(ctx context.Context, job webhook.Job, enqueue func(webhook.Job)) error {
+// tried again at retryAt (see pending.go); zero means no retry.
+func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time, err error) {
 	start := time.Now()
 	defer a.observe(start)
 	owner, name, err := splitRepo(job.Key.Repo)
 	if err != nil {
-		return a.fail("job", err)
+		return time.Time{}, a.fail("job", err)
 	}
 	log := a.log.With("delivery", job.Delivery, "repo", job.Key.Repo, "pr", job.Key.PR)
 	inst, err := a.installationOf(ctx, job, owner, name)
 	if err != nil {
-		return a.fail("github", err)
+		return time.Time{}, a.fail("github", err)
 	}
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
-		return a.fail("github", err)
+		return time.Time{}, a.fail("github", err)
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
 	r.rerequest = r.rerequested()
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		if !again {
 			break
 		}
 		if pass == maxPasses {
 			log.Warn("the pull request kept moving; leaving it to the next event or resync", "passes", pass)
-			return nil
+			return time.Time{}, nil
 		}
 	}
 	if r.final != nil && r.settled {
 		a.remember(job.Key.Repo, r.number, r.final)
 	}
-	r.retry(enqueue, r.retryAt)
+	if !r.retryAt.IsZero() {
+		log.Info("could not judge; trying again later", "next", r.retryAt)
+	}
 	log.Info("reconciled", "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return r.retryAt, nil
 }
 
 // pass is one read-check-report-merge round. again asks for another round:
@@ -195,7 +197,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return false, a.fail("comment", err)
 	}
 
-	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, conclusion: out.Conclusion, snap: snap, src: src, base: pr.GetBase().GetRef()})
+	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()})
 	if err != nil || again {
 		return again, err
 	}

@@ -52,11 +52,12 @@ func (a *App) current(repo string, pr *github.PullRequest) bool {
 }
 
 // Resync lists the open pull requests of every repository of every
-// installation of the App and enqueues a KindPR job for each one that
+// installation of the App and returns a KindPR job for each one that
 // changed since it was last reconciled, or never was (after a restart,
 // every one). Webhooks only make this faster: a lost delivery is found here.
-// It goes on past a repository it cannot list and returns every such error.
-func (a *App) Resync(ctx context.Context, enqueue func(webhook.Job)) error {
+// It goes on past a repository it cannot list and returns every such error
+// beside the jobs it found.
+func (a *App) Resync(ctx context.Context) ([]webhook.Job, error) {
 	a.mu.Lock()
 	a.resyncN++
 	run := a.resyncN
@@ -64,20 +65,20 @@ func (a *App) Resync(ctx context.Context, enqueue func(webhook.Job)) error {
 	start := time.Now()
 
 	var errs []error
-	queued, open := 0, 0
+	var jobs []webhook.Job
+	open := 0
 	iopts := &github.ListOptions{PerPage: 100}
 	for {
 		insts, resp, err := a.gh.App().Apps.ListInstallations(ctx, iopts)
 		if err != nil {
-			return a.fail("resync", fmt.Errorf("resync: list the App's installations: %w", err))
+			return jobs, a.fail("resync", fmt.Errorf("resync: list the App's installations: %w", err))
 		}
 		for _, inst := range insts {
 			if inst.SuspendedAt != nil {
 				continue
 			}
-			n, q, err := a.resyncInstallation(ctx, inst.GetID(), run, enqueue)
+			n, err := a.resyncInstallation(ctx, inst.GetID(), run, &jobs)
 			open += n
-			queued += q
 			if err != nil {
 				errs = append(errs, a.fail("resync", err))
 			}
@@ -87,29 +88,30 @@ func (a *App) Resync(ctx context.Context, enqueue func(webhook.Job)) error {
 		}
 		iopts.Page = resp.NextPage
 	}
-	a.log.Info("resync", "run", run, "open", open, "queued", queued, "errors", len(errs), "took", time.Since(start).Round(time.Millisecond))
-	return errors.Join(errs...)
+	a.log.Info("resync", "run", run, "open", open, "queued", len(jobs), "errors", len(errs), "took", time.Since(start).Round(time.Millisecond))
+	return jobs, errors.Join(errs...)
 }
 
-func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue func(webhook.Job)) (open, queued int, err error) {
+// resyncInstallation adds to jobs those of the open pull requests of the
+// installation's repositories that changed (resyncRepo).
+func (a *App) resyncInstallation(ctx context.Context, inst, run int64, jobs *[]webhook.Job) (open int, err error) {
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	var errs []error
 	ropts := &github.ListOptions{PerPage: 100}
 	for {
 		repos, resp, err := gh.Apps.ListRepos(ctx, ropts)
 		if err != nil {
-			return open, queued, fmt.Errorf("resync: list the repositories of installation %d: %w", inst, err)
+			return open, fmt.Errorf("resync: list the repositories of installation %d: %w", inst, err)
 		}
 		for _, repo := range repos.Repositories {
 			if repo.GetArchived() {
 				continue
 			}
-			n, q, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), false, enqueue)
+			n, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), false, jobs)
 			open += n
-			queued += q
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -119,21 +121,21 @@ func (a *App) resyncInstallation(ctx context.Context, inst, run int64, enqueue f
 		}
 		ropts.Page = resp.NextPage
 	}
-	return open, queued, errors.Join(errs...)
+	return open, errors.Join(errs...)
 }
 
-// resyncRepo enqueues the open pull requests of owner/name that changed
-// since they were last reconciled. A pull request waiting for the retry of
+// resyncRepo adds to jobs a job for each open pull request of owner/name
+// that changed since it was last reconciled. A pull request waiting for the retry of
 // a check that could not judge is left to it, unless waiting is set: the
 // rules changed, and every pull request is judged again.
-func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, waiting bool, enqueue func(webhook.Job)) (open, queued int, err error) {
+func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64, owner, name string, waiting bool, jobs *[]webhook.Job) (open int, err error) {
 	full := strings.ToLower(owner + "/" + name)
 	seen := map[int]bool{}
 	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		prs, resp, err := gh.PullRequests.List(ctx, owner, name, opts)
 		if err != nil {
-			return open, queued, fmt.Errorf("resync: list the open pull requests of %s: %w", full, err)
+			return open, fmt.Errorf("resync: list the open pull requests of %s: %w", full, err)
 		}
 		for _, pr := range prs {
 			open++
@@ -141,8 +143,7 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 			if a.current(full, pr) || (!waiting && a.isWaiting(full, pr)) {
 				continue
 			}
-			queued++
-			enqueue(webhook.Job{
+			*jobs = append(*jobs, webhook.Job{
 				Key:          webhook.Key{Repo: full, PR: pr.GetNumber(), Kind: webhook.KindPR},
 				Event:        "resync",
 				Delivery:     fmt.Sprintf("resync-%d-%s-%d", run, full, pr.GetNumber()),
@@ -163,11 +164,12 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 		}
 	}
 	a.mu.Unlock()
-	return open, queued, nil
+	return open, nil
 }
 
-// RunResync runs Resync now and then every interval until ctx ends,
-// logging its errors: a failed round is made up by the next.
+// RunResync runs Resync now and then every interval until ctx ends, giving
+// the jobs it finds to enqueue and logging its errors: a failed round is
+// made up by the next.
 func (a *App) RunResync(ctx context.Context, interval time.Duration, enqueue func(webhook.Job)) {
 	if interval <= 0 {
 		interval = webhook.DefaultResyncInterval
@@ -175,7 +177,11 @@ func (a *App) RunResync(ctx context.Context, interval time.Duration, enqueue fun
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := a.Resync(ctx, enqueue); err != nil && ctx.Err() == nil {
+		jobs, err := a.Resync(ctx)
+		for _, j := range jobs {
+			enqueue(j)
+		}
+		if err != nil && ctx.Err() == nil {
 			a.log.Warn("resync incomplete", "err", err)
 		}
 		select {

@@ -8,12 +8,6 @@ import (
 	"time"
 )
 
-// collect returns an enqueue func that keeps the jobs it is given.
-func collect() (*[]webhook.Job, func(webhook.Job)) {
-	var jobs []webhook.Job
-	return &jobs, func(j webhook.Job) { jobs = append(jobs, j) }
-}
-
 func prNumbers(jobs []webhook.Job) []int {
 	var out []int
 	for _, j := range jobs {
@@ -32,18 +26,18 @@ func TestMissedWebhookIsPickedUpByResync(t *testing.T) {
 	other := e.openPR("bob", "bump2", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.2")})
 	ctx := context.Background()
 
-	jobs, enqueue := collect()
-	if err := e.app.Resync(ctx, enqueue); err != nil {
+	jobs, err := e.app.Resync(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := prNumbers(*jobs); !slices.Equal(got, []int{owned.Number, other.Number}) {
+	if got := prNumbers(jobs); !slices.Equal(got, []int{owned.Number, other.Number}) {
 		t.Fatalf("resync queued %v, want both pull requests", got)
 	}
-	for _, j := range *jobs {
+	for _, j := range jobs {
 		if j.Key.Kind != webhook.KindPR || j.Key.Repo != "acme/catalog" || j.Installation != e.gh.InstallationID(e.repo) || j.Delivery == "" {
 			t.Errorf("job %+v", j)
 		}
-		if err := e.app.Process(ctx, j, nil); err != nil {
+		if err := processAll(ctx, e.app, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,31 +46,31 @@ func TestMissedWebhookIsPickedUpByResync(t *testing.T) {
 	}
 
 	// Nothing changed: nothing to do.
-	jobs, enqueue = collect()
-	if err := e.app.Resync(ctx, enqueue); err != nil {
+	jobs, err = e.app.Resync(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(*jobs) != 0 {
-		t.Fatalf("a resync with nothing changed queued %v", prNumbers(*jobs))
+	if len(jobs) != 0 {
+		t.Fatalf("a resync with nothing changed queued %v", prNumbers(jobs))
 	}
 
 	// A push nobody told us about.
 	other.Push(map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.3")}, "again")
-	jobs, enqueue = collect()
-	if err := e.app.Resync(ctx, enqueue); err != nil {
+	jobs, err = e.app.Resync(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := prNumbers(*jobs); !slices.Equal(got, []int{other.Number}) {
+	if got := prNumbers(jobs); !slices.Equal(got, []int{other.Number}) {
 		t.Fatalf("after a push resync queued %v, want #%d", got, other.Number)
 	}
 }
 
 // TestResyncJobThroughProcess runs a KindResync job with no queue: the work
-// it finds is done inline.
+// it finds is in its result, and done inline here.
 func TestResyncJobThroughProcess(t *testing.T) {
 	e := newEnv(t, catalogRepo(mergePolicy))
 	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
-	if err := e.app.Process(context.Background(), webhook.Job{Key: webhook.Key{Kind: webhook.KindResync}, Event: "installation", Delivery: "d1"}, nil); err != nil {
+	if err := processAll(context.Background(), e.app, webhook.Job{Key: webhook.Key{Kind: webhook.KindResync}, Event: "installation", Delivery: "d1"}); err != nil {
 		t.Fatal(err)
 	}
 	if !pr.Merged() {
@@ -96,11 +90,11 @@ func TestRestartLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, enqueue := collect()
-	if err := restarted.Resync(context.Background(), enqueue); err != nil {
+	jobs, err := restarted.Resync(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := prNumbers(*jobs); !slices.Equal(got, []int{pr.Number}) {
+	if got := prNumbers(jobs); !slices.Equal(got, []int{pr.Number}) {
 		t.Fatalf("after a restart resync queued %v", got)
 	}
 }
@@ -147,15 +141,15 @@ func TestResyncFindsAMissedApproval(t *testing.T) {
 	e.gh.Advance(time.Minute)
 	e.repo.Comment(pr.Number, "alice", "/approve")
 
-	jobs, enqueue := collect()
-	if err := e.app.Resync(ctx, enqueue); err != nil {
+	jobs, err := e.app.Resync(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := prNumbers(*jobs); !slices.Equal(got, []int{pr.Number}) {
+	if got := prNumbers(jobs); !slices.Equal(got, []int{pr.Number}) {
 		t.Fatalf("after a missed /approve resync queued %v, want #%d", got, pr.Number)
 	}
-	for _, j := range *jobs {
-		if err := e.app.Process(ctx, j, nil); err != nil {
+	for _, j := range jobs {
+		if err := processAll(ctx, e.app, j); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,51 +2,41 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
 
-	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
-// judgesChanges reports whether a file at p decides how pull requests are
-// judged: a file that names approvers (OWNERS, OWNERS_ALIASES, a package's
-// ci.yaml), or the policy file. They are read from the base branch, so when
-// the base branch changes one, every open pull request's verdict may change
-// with it.
-func judgesChanges(p string) bool {
-	return owners.NamesApprovers(p) || p == policy.FileName
-}
-
 // recheckOnRulesChange re-checks every open pull request of a repository
 // when a push to its default branch changed the files that judge them
-// (judgesChanges). Their fingerprints did not move, so neither a webhook
+// (policy.JudgesChanges). Their fingerprints did not move, so neither a webhook
 // nor the resync would look at them again; their check runs and comments
 // would go on showing approvals that no longer hold, or missing ones that
 // now do. Merging is safe either way (every merge decision re-reads the
 // base), so a failure here is logged, not returned: the publish goes on.
-func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst int64, owner, name, before, after string, log *slog.Logger, enqueue func(webhook.Job)) {
+// The pull requests' jobs are returned for the queue.
+func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst int64, owner, name, before, after string, log *slog.Logger) []webhook.Job {
 	if strings.Trim(before, "0") == "" {
-		return // a new branch: nothing was judged by it yet
+		return nil // a new branch: nothing was judged by it yet
 	}
 	full := strings.ToLower(owner + "/" + name)
 	paths, err := a.cache.ChangedPaths(full, before, after)
 	if err != nil {
 		log.Warn("cannot tell whether the push changed OWNERS or the policy; open pull requests are not re-checked", "before", before, "err", err)
-		return
+		return nil
 	}
 	var rules []string
 	for _, p := range paths {
-		if judgesChanges(p) {
+		if policy.JudgesChanges(p) {
 			rules = append(rules, p)
 		}
 	}
 	if len(rules) == 0 {
-		return
+		return nil
 	}
 
 	a.mu.Lock()
@@ -59,17 +49,11 @@ func (a *App) recheckOnRulesChange(ctx context.Context, gh *github.Client, inst 
 	run := a.resyncN
 	a.mu.Unlock()
 
-	var errs []error
-	if enqueue == nil {
-		enqueue = func(j webhook.Job) {
-			if err := a.reconcile(ctx, j, nil); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	open, queued, err := a.resyncRepo(ctx, gh, inst, run, owner, name, true, enqueue)
-	if err := errors.Join(append(errs, err)...); err != nil {
+	var jobs []webhook.Job
+	open, err := a.resyncRepo(ctx, gh, inst, run, owner, name, true, &jobs)
+	if err != nil {
 		log.Warn("re-checking open pull requests after a rules change", "err", err)
 	}
-	log.Info("the push changed how pull requests are judged; re-checking them", "files", rules, "open", open, "queued", queued)
+	log.Info("the push changed how pull requests are judged; re-checking them", "files", rules, "open", open, "queued", len(jobs))
+	return jobs
 }

@@ -19,7 +19,7 @@ func TestRulesChangeRechecksOpenPRs(t *testing.T) {
 
 	before := e.repo.Branch("main")
 	after := e.repo.Commit("main", map[string]string{"catalog/foo/OWNERS": "approvers:\n  - alice\n  - bob\n"}, "bob co-owns foo")
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, after), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", before, after)); err != nil {
 		t.Fatal(err)
 	}
 	if !pr.Merged() {
@@ -37,29 +37,17 @@ func TestUnrelatedPushRechecksNothing(t *testing.T) {
 
 	before := e.repo.Branch("main")
 	after := e.repo.Commit("main", map[string]string{"README.md": "catalog\n"}, "docs")
-	if err := e.app.Process(context.Background(), e.pushJob("main", before, after), nil); err != nil {
+	if err := processAll(context.Background(), e.app, e.pushJob("main", before, after)); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(e.repo.CheckRuns(pr.HeadSHA())); got != runs {
 		t.Errorf("check runs at the head went from %d to %d on an unrelated push", runs, got)
 	}
-	jobs, enqueue := collect()
-	if err := e.app.Resync(context.Background(), enqueue); err != nil {
+	jobs, err := e.app.Resync(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(*jobs) != 0 {
-		t.Errorf("after an unrelated push resync queued %v: the last result was forgotten", prNumbers(*jobs))
-	}
-}
-
-func TestJudgesChanges(t *testing.T) {
-	for p, want := range map[string]bool{
-		"OWNERS": true, "catalog/foo/OWNERS": true, "OWNERS_ALIASES": true, ".catalogbot.yaml": true,
-		"catalog/foo/catalog.yaml": false, "catalog/.catalogbot.yaml": false, "docs/OWNERS.md": false,
-		"operators/foo/ci.yaml": true, "operators/ci.yaml": false, "operators/foo/1.0.0/ci.yaml": false, "catalog/foo/ci.yaml": false,
-	} {
-		if got := judgesChanges(p); got != want {
-			t.Errorf("judgesChanges(%q) = %v, want %v", p, got, want)
-		}
+	if len(jobs) != 0 {
+		t.Errorf("after an unrelated push resync queued %v: the last result was forgotten", prNumbers(jobs))
 	}
 }

@@ -85,7 +85,7 @@ func BenchmarkReconcileTarpit(b *testing.B) {
 				conns := tarpit.Conns()
 				b.StartTimer()
 
-				if err := app.Process(context.Background(), job, func(webhook.Job) {}); err != nil {
+				if _, err := app.Process(context.Background(), job); err != nil {
 					b.Fatal(err)
 				}
 

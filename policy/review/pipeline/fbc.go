@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/catalogfs"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -57,10 +58,17 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	var findings []checks.Finding
 	introduced, preexisting := 0, 0
 	var scopes []string
+	untouched := 0
 	for _, t := range catalogs {
 		var head, base []checks.Finding
 		var note string
 		var err error
+		if !changesCatalog(in.Change, t) {
+			// Catalogs the change leaves alone are counted, not
+			// listed: a repository may hold a dozen.
+			untouched++
+			continue
+		}
 		if len(t.Roots) == 1 {
 			head, base, note, err = validateRoot(ctx, in, t.Roots[0])
 		} else {
@@ -99,6 +107,9 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 		}
 	}
 
+	if untouched > 0 {
+		scopes = append(scopes, fmt.Sprintf("%s with no catalog file changed: not validated.", checks.Plural(untouched, "catalog")))
+	}
 	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings}
 	switch {
 	case introduced > 0:
@@ -193,6 +204,16 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		note += fmt.Sprintf(", %d holding the same packages", extra)
 	}
 	return head, base, note + ".", nil
+}
+
+// changesCatalog says whether the change touches a file under a root of t.
+func changesCatalog(c *change.Change, t policy.Target) bool {
+	for _, r := range t.Roots {
+		if dirs, rootFile := touchedDirs(c, r); rootFile || len(dirs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // validateUnion validates a catalog of several roots whole, on both

@@ -195,24 +195,11 @@ func referenceUses(in *Input) ([]images.Use, error) {
 	return out, nil
 }
 
-// referenceList is the path of the repository's reference list: the
-// policy's, or catalog.yaml at the root when either side has one.
+// referenceList is the path of the repository's reference list, as the
+// policy decides it for the change's two trees.
 func referenceList(in *Input) string {
-	if in.Policy.Catalog.ReferenceList != "" {
-		return in.Policy.Catalog.ReferenceList
-	}
-	for _, fsys := range []fs.FS{in.Head, in.Base} {
-		if fsys == nil {
-			continue
-		}
-		if info, err := fs.Stat(fsys, defaultReferenceList); err == nil && info.Mode().IsRegular() {
-			return defaultReferenceList
-		}
-	}
-	return ""
+	return in.Policy.Catalog.ReferenceListIn(in.Head, in.Base)
 }
-
-const defaultReferenceList = "catalog.yaml"
 
 // readOptional reads name from fsys, nil when fsys or the file does not
 // exist.

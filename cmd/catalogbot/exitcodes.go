@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// exitCode is one exit status of a command and what it means to the script
+// or workflow that gates on it.
+type exitCode struct {
+	code    int
+	meaning string
+}
+
+// checkExitCodes are the exit statuses of check, which the GitHub Action
+// returns as they are. The command's help, the Action's documentation
+// (docs/action.md) and action.yml are generated from this table by make
+// docs, and the docs test fails when one of them says otherwise, so the
+// three cannot drift apart again.
+var checkExitCodes = []exitCode{
+	{exitOK, "the pull request could merge at the checked head"},
+	{exitInvalid, "it could not merge yet: a check failed, an approval is missing, a hold or " +
+		"a draft stands in the way, the policy is invalid, or a check could not judge " +
+		"(a registry rate limited, timed out or could not be reached, or the check " +
+		"ran out of time; the output valid is then left unset)"},
+	{exitError, "no verdict: a usage error (an unknown flag, a missing --base or --head) or " +
+		"an I/O error (a commit not in the repository, an unreadable event file)"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM"},
+}
+
+// exitCodesHelp lays codes out for a command's help: one status a line,
+// meanings wrapped at width columns under their first word.
+func exitCodesHelp(codes []exitCode, width int) string {
+	var b strings.Builder
+	b.WriteString("Exit status:\n")
+	for _, c := range codes {
+		prefix := fmt.Sprintf("  %-4d", c.code)
+		b.WriteString(wrapWords(c.meaning, width, prefix, strings.Repeat(" ", len(prefix))))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// wrapWords fills text's words into lines of at most width columns (a
+// longer word gets a line of its own), the first line starting with first
+// and the others with rest; every line ends in a newline.
+func wrapWords(text string, width int, first, rest string) string {
+	var b strings.Builder
+	line, empty := first, true
+	for _, word := range strings.Fields(text) {
+		if !empty && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line, empty = rest, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}

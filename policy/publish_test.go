@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"testing/fstest"
+
+	"github.com/catalogbot/catalogbot/publisher/build"
+)
+
+func TestPublishInputs(t *testing.T) {
+	roots := fstest.MapFS{"catalog/foo/index.yaml": &fstest.MapFile{}}
+	withList := fstest.MapFS{"catalog.yaml": &fstest.MapFile{}, "catalog/foo/index.yaml": &fstest.MapFile{}}
+	ready := func() *Policy {
+		p := Default()
+		p.Publish.Image = "quay.io/example/catalog:latest"
+		return p
+	}
+	type want struct {
+		list, image string
+		roots       []string
+		build       build.Options
+	}
+	base := want{image: "quay.io/example/catalog:latest", roots: []string{"catalog"}, build: build.Options{Base: BaseOPM}}
+	for _, tc := range []struct {
+		name   string
+		tree   fstest.MapFS
+		change func(*Policy)
+		want   func(*want)
+	}{
+		{"the catalog roots", roots, func(*Policy) {}, func(*want) {}},
+		{"catalog.yaml at the root", withList, func(*Policy) {}, func(w *want) { w.list, w.roots = "catalog.yaml", nil }},
+		{"the policy's reference list", roots, func(p *Policy) { p.Catalog.ReferenceList = "lists/catalog.yaml" },
+			func(w *want) { w.list, w.roots = "lists/catalog.yaml", nil }},
+		{"other roots", roots, func(p *Policy) { p.Catalog.Roots = []string{"v4.16", "v4.17"} },
+			func(w *want) { w.roots = []string{"v4.16", "v4.17"} }},
+		{"no image", roots, func(p *Policy) { p.Publish.Image = "" }, func(w *want) { w.image = "" }},
+		{"scratch", roots, func(p *Policy) { p.Publish.Base = BaseScratch }, func(w *want) { w.build.Base = BaseScratch }},
+		{"a pinned opm image", roots, func(p *Policy) { p.Publish.OPMImage = "quay.io/operator-framework/opm@sha256:0" },
+			func(w *want) { w.build.OPMImage = "quay.io/operator-framework/opm@sha256:0" }},
+		{"platforms", roots, func(p *Policy) { p.Publish.Platforms = []string{"linux/amd64", "linux/arm64"} },
+			func(w *want) { w.build.Platforms = []string{"linux/amd64", "linux/arm64"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ready()
+			tc.change(p)
+			w := base
+			w.roots = append([]string(nil), base.roots...)
+			// A reference list is the catalog; the roots play no part.
+			tc.want(&w)
+			inputs, err := p.PublishInputs(tc.tree)
+			if err != nil || len(inputs) != 1 {
+				t.Fatalf("PublishInputs: %+v, %v; want one catalog", inputs, err)
+			}
+			src, opts := inputs[0].Source, inputs[0].Options
+			if !reflect.DeepEqual(src.Tree, tc.tree) || src.Dir != "" || src.List != nil {
+				t.Errorf("the source is not the tree alone: %+v", src)
+			}
+			if src.ReferenceList != w.list || !reflect.DeepEqual(src.Roots, w.roots) {
+				t.Errorf("source: list %q, roots %q; want %q, %q", src.ReferenceList, src.Roots, w.list, w.roots)
+			}
+			if opts.Image != w.image || !reflect.DeepEqual(opts.Build, w.build) {
+				t.Errorf("options: image %q, build %+v; want %q, %+v", opts.Image, opts.Build, w.image, w.build)
+			}
+		})
+	}
+}
+
+// TestPublishInputsCatalogs: each catalog of a catalogs list is published
+// from its own roots to its own target.
+func TestPublishInputsCatalogs(t *testing.T) {
+	tree := fstest.MapFS{
+		"catalogs/v4.17/foo/index.yaml": &fstest.MapFile{},
+		"catalogs/v4.18/foo/index.yaml": &fstest.MapFile{},
+		"incubator/bar/index.yaml":      &fstest.MapFile{},
+	}
+	p, findings := Parse(FileName, []byte(`catalogs:
+  - each: catalogs/v4.*
+  - name: incubator
+    roots: [incubator]
+    image: quay.io/acme/incubator:latest
+publish:
+  image: "quay.io/acme/index:{catalog}"
+  base: scratch
+`))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	inputs, err := p.PublishInputs(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range inputs {
+		got = append(got, fmt.Sprintf("%s %v %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base))
+	}
+	want := []string{
+		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch",
+		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch",
+		"incubator [incubator] quay.io/acme/incubator:latest scratch",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("PublishInputs:\n got %q\nwant %q", got, want)
+	}
+}
