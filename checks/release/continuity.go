@@ -227,7 +227,7 @@ func (s Step) finding(st stranding, pkg string) checks.Finding {
 		platform(s.From), strings.TrimPrefix(platform(s.To), "OpenShift "), installed, channelList(chs), shown(s.To))
 	if st.gone {
 		msg += fmt.Sprintf("package %s is in catalog %s on the base branch and this change takes it out; "+
-			"if %s leaves %s on purpose, have a root approver approve (once no catalog from %s on holds the package, it is no longer judged)",
+			"if %s leaves %s on purpose, have a root approver approve; once merged, its absence from catalog %s is not judged again",
 			shown(pkg), shown(s.To), shown(pkg), platform(s.To), shown(s.To))
 	} else {
 		var why []string

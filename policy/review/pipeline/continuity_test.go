@@ -280,3 +280,46 @@ func TestReleaseContinuityReal(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReleaseSeries is the release check on the real series of
+// community-operators-prod catalogs v4.15 to v4.22 (testdata), for a
+// change to one package in one catalog (libredb-studio-operator in
+// v4.18): with continuity the package is also read in v4.17 and v4.19
+// and both steps judged; with ignore, only the guard runs.
+func BenchmarkReleaseSeries(b *testing.B) {
+	files, err := changetest.ReadFiles(filepath.Join("..", "..", "..", "testdata", "community-operators-prod", "catalogs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := map[string]string{}
+	for k, v := range files {
+		base["catalogs/"+k] = v
+	}
+	const touched = "catalogs/v4.18/libredb-studio-operator/catalog.yaml"
+	for _, mode := range []string{policy.ContinuityWarning, policy.ContinuityIgnore} {
+		b.Run(mode, func(b *testing.B) {
+			pol := "catalogs:\n  - each: catalogs/v4.*\nrelease:\n  continuity: " + mode + "\n"
+			r := changetest.NewRepo(b)
+			base[policy.FileName] = pol
+			bc := r.Commit("base", base)
+			hc := r.Commit("change", map[string]string{touched: base[touched] + "\n"})
+			c, bt, ht, err := change.FromGit(r.Dir, bc, hc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, _ := policy.Parse(policy.FileName, []byte(pol))
+			p, targets, err := p.Resolved(bt, ht)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				// A new Input each time: the loader caches per Input.
+				res := Release{}.Run(context.Background(), &Input{Change: c, Base: bt, Head: ht, Policy: p, Targets: targets})
+				if res.Conclusion != checks.Success {
+					b.Fatal(res.Summary)
+				}
+			}
+		})
+	}
+}
