@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,28 +216,33 @@ func describe(fs []checks.Finding) string {
 	return b.String()
 }
 
-// TestReleaseContinuityReal runs a pull request on two real consecutive
-// catalogs of community-operators-prod (nfs-provisioner-operator in
-// v4.19 and v4.20): a new release added to both passes, and one that takes
-// v4.20's upgrade path from v0.0.8 away strands the clusters that run
-// v0.0.8 on OpenShift 4.19.
+// TestReleaseContinuityReal runs pull requests on the real series of
+// community-operators-prod catalogs v4.15 to v4.22 (testdata): a change
+// to nfs-provisioner-operator in v4.19 and v4.20 that keeps what they
+// mean passes; one that takes v4.20's upgrade path from v0.0.8 away
+// strands the clusters that run v0.0.8 on OpenShift 4.19; and
+// kubevirt-wol, which the real series drops after v4.20, is not judged
+// against v4.21.
 func TestReleaseContinuityReal(t *testing.T) {
-	read := func(catalog string) string {
-		data, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "community-operators-prod", "catalogs", catalog, "nfs-provisioner-operator", "catalog.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
+	files, err := changetest.ReadFiles(filepath.Join("..", "..", "..", "testdata", "community-operators-prod", "catalogs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pol = "catalogs:\n  - each: catalogs/v4.*\nrelease:\n  continuity: error\n"
+	repo := map[string]string{policy.FileName: pol}
+	for k, v := range files {
+		repo["catalogs/"+k] = v
 	}
 	const (
-		v419 = "catalogs/v4.19/nfs-provisioner-operator/catalog.yaml"
-		v420 = "catalogs/v4.20/nfs-provisioner-operator/catalog.yaml"
+		v419     = "catalogs/v4.19/nfs-provisioner-operator/catalog.yaml"
+		v420     = "catalogs/v4.20/nfs-provisioner-operator/catalog.yaml"
+		kubevirt = "catalogs/v4.20/kubevirt-wol/catalog.yaml"
 	)
-	older, newer := read("v4.19"), read("v4.20")
+	older, newer := repo[v419], repo[v420]
 	cut := strings.Replace(newer, "  replaces: nfs-provisioner-operator.v0.0.8\n", "", 1)
 	cut = strings.Replace(cut, "- name: nfs-provisioner-operator.v0.0.8\n", "", 1)
-	if cut == newer {
-		t.Fatal("the fixture changed: no upgrade path to cut")
+	if older == "" || cut == newer || repo[kubevirt] == "" {
+		t.Fatal("the fixture changed: a catalog is missing or has no upgrade path to cut")
 	}
 	tests := []struct {
 		name  string
@@ -251,12 +255,12 @@ func TestReleaseContinuityReal(t *testing.T) {
 		{name: "the real pair", edits: map[string]string{v419: older + "\n", v420: newer + "\n"}},
 		{name: "the upgrade path cut in the newer catalog", edits: map[string]string{v420: cut},
 			stranded: []string{v419 + ":14 nfs-provisioner-operator.v0.0.8"}},
+		{name: "a package the next catalog never had", edits: map[string]string{kubevirt: repo[kubevirt] + "\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := changetest.NewRepo(t)
-			pol := "catalogs:\n  - each: catalogs/v4.*\nrelease:\n  continuity: error\n"
-			base := r.Commit("base", map[string]string{policy.FileName: pol, v419: older, v420: newer})
+			base := r.Commit("base", repo)
 			head := r.Commit("change", tt.edits)
 			c, b, h, err := change.FromGit(r.Dir, base, head)
 			if err != nil {
