@@ -2,6 +2,7 @@ package release
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
 )
 
 // RuleStranded is the continuity rule: a bundle of one catalog of a series
@@ -77,7 +80,10 @@ type ContinuityOptions struct {
 // opm reads them). A cluster with it installed that upgrades its platform
 // would find no upgrade and no longer its own release.
 //
-// A package that To lacks altogether on both sides is left alone: it was
+// A bundle whose olm.maxOpenShiftVersion is older than To's version is not
+// stranded: while it is installed, OLM keeps the cluster from upgrading
+// that far. A package that To lacks altogether on both sides is left
+// alone: it was
 // dropped from the newer platform before this change, on purpose. A
 // package the change takes out of To altogether strands every bundle.
 // Findings sit on the bundle in From (its blob, or its first channel
@@ -93,11 +99,11 @@ func Continuity(s Step, opts ContinuityOptions) []checks.Finding {
 		if !holds(s.HeadTo, pkg) && !holds(s.BaseTo, pkg) {
 			continue
 		}
-		head := strandings(s.HeadFrom, s.HeadTo, pkg, opts.Prunable)
+		head := strandings(s.HeadFrom, s.HeadTo, s.To, pkg, opts.Prunable)
 		var base map[strandKey]bool
 		if s.BaseFrom != nil {
 			base = map[strandKey]bool{}
-			for _, st := range strandings(s.BaseFrom, s.BaseTo, pkg, opts.Prunable) {
+			for _, st := range strandings(s.BaseFrom, s.BaseTo, s.To, pkg, opts.Prunable) {
 				for _, c := range st.channels {
 					base[strandKey{st.bundle, c.name}] = true
 				}
@@ -142,11 +148,12 @@ type strandedIn struct {
 	noChannel bool
 }
 
-// strandings are the bundles of pkg in from that to leaves stranded, in
-// the order from's channels list them.
-func strandings(from, to *fbc.Placed, pkg string, prunable func(string) bool) []stranding {
+// strandings are the bundles of pkg in from that to, the catalog named
+// toName, leaves stranded, in the order from's channels list them.
+func strandings(from, to *fbc.Placed, toName, pkg string, prunable func(string) bool) []stranding {
 	gone := !holds(to, pkg)
 	versions := graph.Versions(&from.Config, pkg)
+	held := heldBelow(&from.Config, pkg, toName)
 	var out []stranding
 	index := map[string]int{}
 	seen := map[string]bool{}
@@ -171,7 +178,7 @@ func strandings(from, to *fbc.Placed, pkg string, prunable func(string) bool) []
 			covered = tg.Reaches(all)
 		}
 		for _, n := range fg.Nodes {
-			if covered != nil && covered(n.Name, versions[n.Name]) {
+			if held[n.Name] || covered != nil && covered(n.Name, versions[n.Name]) {
 				continue
 			}
 			k, ok := index[n.Name]
@@ -185,6 +192,38 @@ func strandings(from, to *fbc.Placed, pkg string, prunable func(string) bool) []
 				out = append(out, stranding{bundle: n.Name, version: versions[n.Name], at: at, gone: gone})
 			}
 			out[k].channels = append(out[k].channels, strandedIn{name: c.Name, noChannel: tg == nil})
+		}
+	}
+	return out
+}
+
+// heldBelow are the bundles of pkg whose olm.maxOpenShiftVersion is older
+// than the version of catalog toName: OLM, as it compares them, looks at
+// the major and minor versions only, and reads the value tolerantly.
+// A value that does not parse holds nothing.
+func heldBelow(cfg *declcfg.DeclarativeConfig, pkg, toName string) map[string]bool {
+	to, err := semver.ParseTolerant(toName)
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, b := range cfg.Bundles {
+		if b.Package != pkg {
+			continue
+		}
+		for _, p := range b.Properties {
+			if p.Type != property.TypeMaxOpenShiftVersion {
+				continue
+			}
+			var s string
+			if json.Unmarshal(p.Value, &s) != nil {
+				break
+			}
+			max, err := semver.ParseTolerant(s)
+			if err == nil && (max.Major < to.Major || max.Major == to.Major && max.Minor < to.Minor) {
+				out[b.Name] = true
+			}
+			break
 		}
 	}
 	return out
@@ -223,12 +262,17 @@ func (s Step) finding(st stranding, pkg string) checks.Finding {
 	for _, c := range st.channels {
 		chs = append(chs, c.name)
 	}
+	to := strings.TrimPrefix(platform(s.To), "OpenShift ")
 	msg := fmt.Sprintf("a cluster upgraded from %s to %s with %s installed from %s finds no upgrade in catalog %s: ",
-		platform(s.From), strings.TrimPrefix(platform(s.To), "OpenShift "), installed, channelList(chs), shown(s.To))
+		platform(s.From), to, installed, channelList(chs), shown(s.To))
+	// The one way to say that a release does not go on to the next
+	// version, and that OLM enforces, is in the bundle itself.
+	held := fmt.Sprintf("the property olm.maxOpenShiftVersion: %s in the CSV's olm.properties annotation, which holds a cluster that runs the bundle at %s and which this rule honours",
+		strings.TrimPrefix(platform(s.From), "OpenShift "), platform(s.From))
 	if st.gone {
 		msg += fmt.Sprintf("package %s is in catalog %s on the base branch and this change takes it out; "+
-			"if %s leaves %s on purpose, have a root approver approve; once merged, its absence from catalog %s is not judged again",
-			shown(pkg), shown(s.To), shown(pkg), platform(s.To), shown(s.To))
+			"if %s leaves %s on purpose, say so in its bundles with %s, or have a root approver approve; once merged, its absence from catalog %s is not judged again",
+			shown(pkg), shown(s.To), shown(pkg), platform(s.To), held, shown(s.To))
 	} else {
 		var why []string
 		for _, c := range st.channels {
@@ -238,7 +282,8 @@ func (s Step) finding(st stranding, pkg string) checks.Finding {
 				why = append(why, fmt.Sprintf("channel %s of catalog %s has neither it nor an entry that replaces or skips it or whose skipRange takes in its version", shown(c.name), shown(s.To)))
 			}
 		}
-		msg += strings.Join(why, "; ") + fmt.Sprintf("; keep %s in catalog %s, or add there an entry that replaces it, skips it or covers its version with a skipRange", shown(st.bundle), shown(s.To))
+		msg += strings.Join(why, "; ") + fmt.Sprintf("; keep %s in catalog %s, or add there an entry that replaces it, skips it or covers its version with a skipRange; if it does not run on %s, say so with %s",
+			shown(st.bundle), shown(s.To), platform(s.To), held)
 	}
 	return checks.Finding{Rule: RuleStranded, File: st.at.File, Line: st.at.Line, Package: pkg, Bundle: st.bundle, Message: msg}
 }

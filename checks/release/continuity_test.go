@@ -74,6 +74,12 @@ func bundles(versions ...string) string {
 	return b.String()
 }
 
+// heldBundle writes foo's bundle at version v with the property
+// olm.maxOpenShiftVersion: max.
+func heldBundle(v, max string) string {
+	return fmt.Sprintf("---\nschema: olm.bundle\npackage: foo\nname: foo.v%s\nimage: quay.io/x/foo:v%s\nproperties:\n  - type: olm.package\n    value:\n      packageName: foo\n      version: %s\n  - type: olm.maxOpenShiftVersion\n    value: %q\n", v, v, v, max)
+}
+
 func TestContinuity(t *testing.T) {
 	v1 := bundles("1.0.0", "1.1.0")
 	from := v1 + chans("stable: 1.0.0, 1.1.0<1.0.0")
@@ -158,6 +164,28 @@ func TestContinuity(t *testing.T) {
 		{
 			name:     "a new newer catalog without the package",
 			baseFrom: from, baseTo: "-", headFrom: from, headTo: "",
+		},
+		{
+			name:     "a bundle that holds the cluster at 4.17",
+			baseFrom: from, baseTo: from,
+			headFrom: bundles("1.1.0") + heldBundle("1.0.0", "4.17") + chans("stable: 1.0.0, 1.1.0<1.0.0"),
+			headTo:   bundles("1.1.0") + chans("stable: 1.1.0"),
+		},
+		{
+			name:     "olm.maxOpenShiftVersion 4.18 lets the cluster upgrade to 4.18",
+			baseFrom: from, baseTo: from,
+			headFrom: bundles("1.1.0") + heldBundle("1.0.0", "v4.18.2") + chans("stable: 1.0.0, 1.1.0<1.0.0"),
+			headTo:   bundles("1.1.0") + chans("stable: 1.1.0"),
+			want: []want{{bundle: "foo.v1.0.0", line: 16, says: []string{
+				"if it does not run on OpenShift 4.18, say so with the property olm.maxOpenShiftVersion: 4.17 in the CSV's olm.properties annotation",
+			}}},
+		},
+		{
+			name:     "a value OLM cannot read holds nothing",
+			baseFrom: from, baseTo: from,
+			headFrom: bundles("1.1.0") + heldBundle("1.0.0", "soon") + chans("stable: 1.0.0, 1.1.0<1.0.0"),
+			headTo:   bundles("1.1.0") + chans("stable: 1.1.0"),
+			want:     []want{{bundle: "foo.v1.0.0", line: 16}},
 		},
 		{
 			name:     "a prunable channel is not judged",
