@@ -117,6 +117,18 @@ func (p *parser) release(v *yaml.Node, r *Release) {
 				r.Prunable = list
 			}
 		},
+		"continuity": func(v *yaml.Node) {
+			s, ok := p.Str(v, "release.continuity")
+			if !ok {
+				return
+			}
+			switch s {
+			case ContinuityWarning, ContinuityError, ContinuityIgnore:
+				r.Continuity = s
+			default:
+				p.errorf(yamlnode.Resolve(v).Line, RuleValue, "release.continuity is %q; want %s, %s or %s", s, ContinuityWarning, ContinuityError, ContinuityIgnore)
+			}
+		},
 	})
 }
 

@@ -221,7 +221,7 @@ func Default() *Policy {
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
 		Publish: Publish{Base: BaseOPM},
 		Limits:  DefaultLimits(),
-		Release: Release{Prunable: slices.Clone(DefaultPrunable)},
+		Release: Release{Prunable: slices.Clone(DefaultPrunable), Continuity: ContinuityWarning},
 	}
 }
 
@@ -291,11 +291,23 @@ func DefaultLimits() Limits {
 
 // Release says which channels are pre-releases that a pull request may
 // prune. Everything else that the base has released stays, unless the
-// root approvers approve.
+// root approvers approve. It also says how much a bundle stranded between
+// two consecutive catalogs of a versioned series matters.
 type Release struct {
 	// Prunable are path.Match patterns of channel names.
 	Prunable []string
+	// Continuity is how a bundle stranded between consecutive catalogs
+	// of a versioned series is reported: ContinuityWarning,
+	// ContinuityError or ContinuityIgnore.
+	Continuity string
 }
+
+// The values of release.continuity.
+const (
+	ContinuityWarning = "warning"
+	ContinuityError   = "error"
+	ContinuityIgnore  = "ignore"
+)
 
 // DefaultPrunable are the channel names that are pre-releases by
 // convention.

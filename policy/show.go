@@ -94,6 +94,7 @@ func (p *Policy) Settings() []Setting {
 	add("limits.referenceTimeout", p.Limits.ReferenceTimeout.String())
 	add("limits.checkTimeout", p.Limits.CheckTimeout.String())
 	add("release.prunable", list(p.Release.Prunable))
+	add("release.continuity", cmpOr(p.Release.Continuity, ContinuityWarning))
 	return out
 }
 
