@@ -35,22 +35,12 @@ func newOwnersCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// ownersFormat is the output format of the owners commands, a pflag.Value.
-type ownersFormat string
-
-func (f *ownersFormat) String() string { return string(*f) }
-func (f *ownersFormat) Type() string   { return "format" }
-func (f *ownersFormat) Set(s string) error {
-	if s != "text" && s != "json" {
-		return fmt.Errorf("unknown output format %q (want text, json)", s)
-	}
-	*f = ownersFormat(s)
-	return nil
-}
+// ownersFormats are the output formats of the owners commands.
+var ownersFormats = checks.Formats{checks.FormatText, checks.FormatJSON}
 
 func newOwnersExplainCmd(a *app) *cobra.Command {
 	repo, rev := ".", ""
-	format := ownersFormat("text")
+	format := checks.FormatText
 	src := sourcesFlags{roots: []string{"catalog"}}
 	cmd := &cobra.Command{
 		Use:   "explain [--repo DIR] [--rev REV] PATH...",
@@ -98,7 +88,7 @@ parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&repo, "repo", repo, "the repository: a directory, or with --rev a git repository")
 	fl.StringVar(&rev, "rev", "", "read the tree of this commit (branch, tag, commit id) instead of the files on disk")
-	fl.VarP(&format, "output", "o", "output format: text or json")
+	fl.VarP(ownersFormats.Value(&format), "output", "o", "output format: text or json")
 	src.register(cmd)
 	return cmd
 }
@@ -135,7 +125,7 @@ type explained struct {
 	Why string `json:"why"`
 }
 
-func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format ownersFormat, opts owners.LoadOptions) error {
+func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format checks.Format, opts owners.LoadOptions) error {
 	type target struct {
 		path  string // as given, for the output
 		clean string
@@ -183,7 +173,7 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format o
 	}
 
 	findings := repo.Findings()
-	if format == "json" {
+	if format == checks.FormatJSON {
 		doc := struct {
 			Paths    []explained      `json:"paths"`
 			Findings []checks.Finding `json:"findings"`
@@ -259,11 +249,11 @@ type ownersCheckFlags struct {
 	noSelfApproval, sticky   bool
 	bots, referenceLists     []string
 	sourcesFlags
-	format ownersFormat
+	format checks.Format
 }
 
 func newOwnersCheckCmd(a *app) *cobra.Command {
-	f := ownersCheckFlags{repo: ".", format: "text", sourcesFlags: sourcesFlags{roots: []string{"catalog"}}}
+	f := ownersCheckFlags{repo: ".", format: checks.FormatText, sourcesFlags: sourcesFlags{roots: []string{"catalog"}}}
 	cmd := &cobra.Command{
 		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
 		Short: "Compute the approval state of a change between two commits",
@@ -331,7 +321,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
 	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml)")
 	f.sourcesFlags.register(cmd)
-	fl.VarP(&f.format, "output", "o", "output format: text or json")
+	fl.VarP(ownersFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
 }
 
@@ -410,7 +400,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	a.log.Debug("evaluated approvals", "base", c.BaseSHA, "head", c.HeadSHA, "files", len(c.Files),
 		"owners files", len(repo.Files()), "approved", st.Approved, "took", time.Since(start))
 
-	if f.format == "json" {
+	if f.format == checks.FormatJSON {
 		doc := struct {
 			*owners.State
 			BaseSHA string        `json:"baseSHA"`
