@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -267,7 +267,7 @@ func TestCache(t *testing.T) {
 	sameTree(t, tree(t, out), first)
 
 	// Move ref-2's tag to a new image.
-	rendertest.Push(t, f.References[2].Image, catalogImage(t, "ref-2", "2.0.0"))
+	registrytest.Push(t, f.References[2].Image, catalogImage(t, "ref-2", "2.0.0"))
 	reg.reset()
 	res, err = a.Assemble(ctx, f, out)
 	if err != nil {
