@@ -204,7 +204,7 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format c
 			return err
 		}
 	}
-	if hasErrorFinding(findings) {
+	if checks.HasErrors(findings) {
 		return errInvalid
 	}
 	return nil
@@ -230,15 +230,6 @@ func openTree(dir, rev string) (fs.FS, error) {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
 	return change.TreeFS(repo, rev)
-}
-
-func hasErrorFinding(findings []checks.Finding) bool {
-	for _, f := range findings {
-		if f.Severity == checks.SeverityError {
-			return true
-		}
-	}
-	return false
 }
 
 // ownersCheckFlags are the command line of owners check.
