@@ -276,7 +276,7 @@ func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error
 		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
 	}
 	if f.images || f.allImages {
-		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: "catalogbot/" + a.version, Log: a.log, Egress: rule}
+		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: a.userAgent(), Log: a.log, Egress: rule}
 	}
 	if f.render {
 		r, err := render.New(render.Options{RegistryOnly: true, InsecureRegistries: f.insecure, Keychain: keychain, Egress: rule})

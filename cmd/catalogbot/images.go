@@ -141,7 +141,7 @@ func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f images
 		Policy:    policy,
 		Insecure:  f.insecure,
 		CacheDir:  f.cacheDir,
-		UserAgent: "catalogbot/" + a.version,
+		UserAgent: a.userAgent(),
 		Log:       a.log,
 	})
 	if err != nil {

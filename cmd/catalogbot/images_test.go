@@ -190,6 +190,26 @@ func TestImagesVerifyAllOK(t *testing.T) {
 	}
 }
 
+// TestImagesUserAgent: registries see which catalogbot release asks.
+func TestImagesUserAgent(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	reg.PushRandom(t, reg.Ref("a/b:v1"))
+	if r := cli(t, nil, "images", "verify", "--base", reg.Ref("a/b:v1")); r.code != exitOK {
+		t.Fatalf("got %+v", r)
+	}
+	reqs := reg.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request reached the registry")
+	}
+	for _, q := range reqs {
+		// go-containerregistry appends its own name after ours.
+		if !strings.HasPrefix(q.UserAgent, "catalogbot/dev") {
+			t.Errorf("%s %s: User-Agent %q; want it to start with catalogbot/dev", q.Method, q.Path, q.UserAgent)
+		}
+	}
+}
+
 // TestImagesRequireDigest: a tag is a policy failure that names the digest
 // to pin to.
 func TestImagesRequireDigest(t *testing.T) {

@@ -158,7 +158,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 		},
 		InsecureRegistries: f.insecure,
 		Keychain:           registry.DefaultKeychain(),
-		UserAgent:          "catalogbot/" + a.version,
+		UserAgent:          a.userAgent(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
 	})

@@ -166,7 +166,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		CacheDir:           filepath.Join(a.cache.Dir(), ".render"),
 		InsecureRegistries: a.cfg.Publish.Insecure,
 		Keychain:           registry.Keychain(a.cfg.Publish.AuthFile),
-		UserAgent:          "catalogbot",
+		UserAgent:          a.userAgent,
 	})
 	if err != nil {
 		var aerr *assemble.Error

@@ -57,6 +57,8 @@ type Request struct {
 	Kind string
 	// Repo is the repository named in the path, "" for a ping.
 	Repo string
+	// UserAgent is the request's User-Agent header.
+	UserAgent string
 }
 
 // Fault makes the registry misbehave for matching requests.
@@ -202,7 +204,7 @@ func classifyPath(p string) (kind, repo string) {
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	kind, repo := classifyPath(req.URL.Path)
 	r.mu.Lock()
-	r.requests = append(r.requests, Request{Method: req.Method, Path: req.URL.Path, Kind: kind, Repo: repo})
+	r.requests = append(r.requests, Request{Method: req.Method, Path: req.URL.Path, Kind: kind, Repo: repo, UserAgent: req.UserAgent()})
 	r.inflight++
 	r.peak = max(r.peak, r.inflight)
 	var fault *Fault
