@@ -73,7 +73,7 @@ func Annotations(findings []Finding) []Annotation {
 	for _, f := range findings {
 		if k := keyOf(f); !seen[k] {
 			seen[k] = true
-			v := VisibleFinding(f)
+			v := visibleFinding(f)
 			out = append(out, Annotation{
 				Level: annotationLevel(f.Severity), File: v.File, Line: f.Line,
 				Title: v.Rule, Message: findingText(v), Finding: f,

@@ -35,7 +35,7 @@ func Write(w io.Writer, f checks.Format, res *fbc.Result, opts Options) error {
 	case checks.FormatText, "":
 		return writeText(w, res)
 	case checks.FormatJSON:
-		return checks.WriteJSON(w, NewDocument(res))
+		return checks.WriteJSON(w, newDocument(res))
 	case checks.FormatSARIF:
 		return checks.WriteSARIF(w, ToolName, opts.Version, fbc.Rules(), res.Findings, opts.BaseURI)
 	case checks.FormatOPM:
@@ -66,14 +66,14 @@ func writeText(w io.Writer, res *fbc.Result) error {
 		})
 		res = &r
 	}
-	return checks.WriteText(w, res.Findings, Summary(res))
+	return checks.WriteText(w, res.Findings, summary(res))
 }
 
-// Summary is the one-line verdict, for example
+// summary is the one-line verdict, for example
 //
 //	catalog invalid: 3 errors, 1 warning in 12 files (2 packages, 3 channels, 10 bundles)
 //	catalog valid: 12 files (2 packages, 3 channels, 10 bundles)
-func Summary(res *fbc.Result) string {
+func summary(res *fbc.Result) string {
 	s := res.Stats
 	errs := count(res.Findings, checks.SeverityError)
 	warns := count(res.Findings, checks.SeverityWarning)
@@ -138,8 +138,8 @@ type Finding struct {
 	Message  string          `json:"message"`
 }
 
-// NewDocument builds the JSON document for res.
-func NewDocument(res *fbc.Result) Document {
+// newDocument builds the JSON document for res.
+func newDocument(res *fbc.Result) Document {
 	doc := Document{
 		Valid: res.Valid(),
 		Summary: DocumentSummary{

@@ -361,7 +361,7 @@ func TestClassify(t *testing.T) {
 		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, ClassInvalid},
 	}
 	for _, tt := range tests {
-		if got, _ := Classify(tt.err); got != tt.want {
+		if got, _ := classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
@@ -448,7 +448,7 @@ func TestClassifyMessage(t *testing.T) {
 		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, `render reference "x": invalid package`},
 	}
 	for _, tt := range tests {
-		if _, got := Classify(tt.err); got != tt.want {
+		if _, got := classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) message\n  %q, want\n  %q", tt.err, got, tt.want)
 		}
 	}

@@ -15,7 +15,7 @@
 //   - Actions, a workflow step's environment and event (ReadActions), the
 //     Action's argument string split into words (SplitWords), and its
 //     Report: annotations and the decision on stdout, the job summary and
-//     step outputs appended to their step files (AppendStepFile). What it
+//     step outputs appended to their step files. What it
 //     writes is rendered by the review core; this only puts it where a
 //     workflow reads it.
 //
