@@ -194,8 +194,8 @@ func Default() *Policy {
 		Images:  images.DefaultPolicy(),
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
 		Publish: Publish{Base: BaseOPM},
-		Limits:  DefaultLimits(),
-		Release: Release{Prunable: slices.Clone(DefaultPrunable)},
+		Limits:  defaultLimits(),
+		Release: Release{Prunable: slices.Clone(defaultPrunable)},
 	}
 }
 
@@ -241,8 +241,8 @@ const (
 	DefaultCheckTimeout     = 5 * time.Minute
 )
 
-// DefaultLimits returns the limits of a policy that sets none.
-func DefaultLimits() Limits {
+// defaultLimits returns the limits of a policy that sets none.
+func defaultLimits() Limits {
 	return Limits{
 		Images:           DefaultMaxImages,
 		CatalogBytes:     DefaultMaxCatalogBytes,
@@ -260,9 +260,9 @@ type Release struct {
 	Prunable []string
 }
 
-// DefaultPrunable are the channel names that are pre-releases by
+// defaultPrunable are the channel names that are pre-releases by
 // convention.
-var DefaultPrunable = []string{"candidate*", "dev-preview*", "pre-ga*"}
+var defaultPrunable = []string{"candidate*", "dev-preview*", "pre-ga*"}
 
 // PrunableChannel says whether channel matches a Prunable pattern.
 func (r Release) PrunableChannel(channel string) bool {
