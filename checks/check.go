@@ -185,10 +185,18 @@ func mdCell(s string) string {
 // ConclusionOf is failure when any finding is an error and success
 // otherwise: warnings and notes never fail a check.
 func ConclusionOf(findings []Finding) Conclusion {
-	for _, f := range findings {
-		if f.Severity == SeverityError {
-			return Failure
-		}
+	if HasErrors(findings) {
+		return Failure
 	}
 	return Success
+}
+
+// HasErrors says whether any finding is an error.
+func HasErrors(findings []Finding) bool {
+	for _, f := range findings {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
 }

@@ -1,5 +1,3 @@
-// Package checks holds what every check shares: findings, their severities and
-// the reporters that print them as text, JSON or SARIF.
 package checks
 
 // Severity says how much a finding matters. Only errors fail a check.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // GitHub Actions reporting: findings as workflow commands (annotations), a
@@ -74,7 +73,7 @@ func Annotations(findings []Finding) []Annotation {
 	for _, f := range findings {
 		if k := keyOf(f); !seen[k] {
 			seen[k] = true
-			v := VisibleFinding(f)
+			v := visibleFinding(f)
 			out = append(out, Annotation{
 				Level: annotationLevel(f.Severity), File: v.File, Line: f.Line,
 				Title: v.Rule, Message: findingText(v), Finding: f,
@@ -316,7 +315,7 @@ func WriteGitHubSummary(w io.Writer, s GitHubSummary) error {
 				loc += ":" + strconv.Itoa(r.f.Line)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", severityIcon(r.f.Severity), mdCell(r.check), textCell(loc), textCell(r.f.Rule),
-				textCell(truncateRunes(findingText(r.f), summaryMessageRunes)))
+				textCell(Truncate(findingText(r.f), summaryMessageRunes, Runes, "…")))
 		}
 	}
 	if notes := strings.TrimSpace(s.Notes); notes != "" {
@@ -352,16 +351,6 @@ func severityIcon(s Severity) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// truncateRunes cuts s to at most n runes, marking the cut with an
-// ellipsis.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // GitHubOutput is one step output.

@@ -26,7 +26,7 @@ import (
 func WriteText(w io.Writer, findings []Finding, summary string) error {
 	var b strings.Builder
 	for _, f := range findings {
-		b.WriteString(textLine(VisibleFinding(f)))
+		b.WriteString(textLine(visibleFinding(f)))
 		b.WriteByte('\n')
 	}
 	if summary != "" {
@@ -78,7 +78,7 @@ func locator(f Finding) string {
 // newline. HTML escaping is off because messages quote version ranges such
 // as ">=1.0.0 <1.2.0", which must stay readable. Strings keep their data
 // exactly, so a program can find a file by its real name, but characters a
-// person would not see are written as \u escapes (VisibleJSON), so the
+// person would not see are written as \u escapes (visibleJSON), so the
 // document read in a terminal or a diff shows them.
 func WriteJSON(w io.Writer, doc any) error {
 	var buf bytes.Buffer
@@ -88,7 +88,7 @@ func WriteJSON(w io.Writer, doc any) error {
 	if err := enc.Encode(doc); err != nil {
 		return err
 	}
-	_, err := w.Write(VisibleJSON(buf.Bytes()))
+	_, err := w.Write(visibleJSON(buf.Bytes()))
 	return err
 }
 
@@ -223,7 +223,7 @@ func WriteSARIF(w io.Writer, toolName, version string, rules []Rule, findings []
 		}
 		// Code scanning shows the message as it is: what a reader
 		// would not see is spelled out.
-		text := findingText(VisibleFinding(f))
+		text := findingText(visibleFinding(f))
 		// Identical findings (same rule, object and message) are told
 		// apart by their order, as CodeQL does, so neither hides the other.
 		fp := fingerprint(f)

@@ -130,9 +130,9 @@ func spell(r rune) string {
 	return fmt.Sprintf(`\U%08x`, r)
 }
 
-// VisibleFinding is f with every field spelled out as its reporters show
+// visibleFinding is f with every field spelled out as its reporters show
 // it: the message may span lines, the rest are one-line names.
-func VisibleFinding(f Finding) Finding {
+func visibleFinding(f Finding) Finding {
 	f.Rule = VisibleLine(f.Rule)
 	f.File = VisibleLine(f.File)
 	f.Package = VisibleLine(f.Package)
@@ -142,16 +142,7 @@ func VisibleFinding(f Finding) Finding {
 	return f
 }
 
-// VisibleFindings applies VisibleFinding to a copy of findings.
-func VisibleFindings(findings []Finding) []Finding {
-	out := make([]Finding, len(findings))
-	for i, f := range findings {
-		out[i] = VisibleFinding(f)
-	}
-	return out
-}
-
-// VisibleJSON rewrites the characters Visible spells out as JSON \u
+// visibleJSON rewrites the characters Visible spells out as JSON \u
 // escapes in an encoded JSON document. encoding/json already escapes C0
 // controls (and U+2028, U+2029), but writes DEL, C1 controls and format
 // characters such as U+202E raw. Outside strings JSON holds only ASCII
@@ -159,7 +150,7 @@ func VisibleFindings(findings []Finding) []Finding {
 // where the escape decodes to the very same character: a program reading
 // the document gets the data unchanged, while the bytes a person sees
 // (a terminal, a log viewer, a diff) show the escape.
-func VisibleJSON(data []byte) []byte {
+func visibleJSON(data []byte) []byte {
 	if !hasHiddenJSON(data) {
 		return data
 	}
@@ -203,7 +194,7 @@ func hasHiddenJSON(data []byte) bool {
 	return false
 }
 
-// VisibleJSONWriter passes each write through VisibleJSON: for a JSON log
+// VisibleJSONWriter passes each write through visibleJSON: for a JSON log
 // handler, which writes each record whole in one call.
 func VisibleJSONWriter(w io.Writer) io.Writer {
 	return visibleJSONWriter{w}
@@ -212,7 +203,7 @@ func VisibleJSONWriter(w io.Writer) io.Writer {
 type visibleJSONWriter struct{ w io.Writer }
 
 func (v visibleJSONWriter) Write(p []byte) (int, error) {
-	if _, err := v.w.Write(VisibleJSON(p)); err != nil {
+	if _, err := v.w.Write(visibleJSON(p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -48,7 +48,7 @@ func (c *CIYAML) LineOf(login string) int {
 	return c.Line
 }
 
-// ParseCIYAML parses one operators/<package>/ci.yaml; name is its
+// parseCIYAML parses one operators/<package>/ci.yaml; name is its
 // slash-separated path, for findings. It returns nil, with at least one
 // error finding, when reviewers cannot be read for certain: the file is not
 // one YAML mapping, or reviewers is not a list of logins. Such a file
@@ -58,7 +58,7 @@ func (c *CIYAML) LineOf(login string) int {
 // The reader of record (operator-pipelines) reads YAML 1.1 and compares
 // reviewers case-insensitively; so does this parser, which also drops a
 // leading "@" as OWNERS files do.
-func ParseCIYAML(name string, data []byte) (*CIYAML, []checks.Finding) {
+func parseCIYAML(name string, data []byte) (*CIYAML, []checks.Finding) {
 	p := &parser{file: name, kind: "a ci.yaml file"}
 	c := &CIYAML{Path: name, Package: path.Base(path.Dir(name))}
 	p.ciyaml(c, data)
@@ -141,7 +141,7 @@ func (r *Repo) loadCIYAML(fsys fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
-		c, findings := ParseCIYAML(name, data)
+		c, findings := parseCIYAML(name, data)
 		r.findings = append(r.findings, findings...)
 		od := &ownersDir{dir: path.Dir(name), file: name, source: SourceCIYAML}
 		switch {

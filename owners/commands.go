@@ -23,14 +23,14 @@ type Command struct {
 	Line int    `json:"line"` // 1-based line of the comment it is on
 }
 
-// ParseCommands finds the commands in a comment body, read as a person
+// parseCommands finds the commands in a comment body, read as a person
 // reads the rendered Markdown: a command starts a line of plain text of its
 // own. "/approve" inside a sentence, a block quote, a fenced or indented
 // code block, an HTML block or comment, a code span, or a table does not
 // count (see commandLines). Names are case-insensitive. "/approve" takes
 // any arguments (such as Prow's no-issue), and is a cancellation when one
 // of them says "cancel", as is "/remove-approve"; "/hold" likewise, with "/unhold" and "/remove-hold".
-func ParseCommands(body string) []Command {
+func parseCommands(body string) []Command {
 	var out []Command
 	lines := strings.Split(body, "\n")
 	counts := commandLines(lines)
@@ -219,7 +219,7 @@ func ReadEvents(events []Event, bots []string) Activity {
 		approval := func(cancel bool) Approval {
 			return Approval{User: e.User, SHA: e.CommitSHA, Unbound: e.Unbound, Time: e.Time, Cancel: cancel, Via: via}
 		}
-		cmds := ParseCommands(e.Body)
+		cmds := parseCommands(e.Body)
 		if why := editVoids(e); why != "" {
 			// The body is not the author's own words: none of its
 			// commands count. A review's state is GitHub's record of

@@ -29,7 +29,8 @@
 //     reviewers is read from a ci.yaml, strictly; the rest of the file is
 //     the pipeline's.
 //
-// Load parses a tree into a Repo; ParseCIYAML reads one ci.yaml; Repo.Resolve says who may approve a path and
-// why; Repo.Evaluate computes the approval state of a change. ParseCommands
-// and ReadEvents turn comments and reviews into approvals.
+// Load parses a tree into a Repo (OWNERS, OWNERS_ALIASES and ci.yaml files);
+// Repo.Resolve says who may approve a path and why; Repo.Evaluate computes
+// the approval state of a change. ReadEvents turns comments and reviews
+// into approvals.
 package owners

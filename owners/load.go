@@ -172,7 +172,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 			if err != nil {
 				return err
 			}
-			f, findings := ParseOwners(p, data)
+			f, findings := parseOwners(p, data)
 			r.findings = append(r.findings, findings...)
 			dir := path.Dir(p)
 			if f == nil {
@@ -235,7 +235,7 @@ func (r *Repo) loadAliases(fsys fs.FS) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.aliasesFile, err)
 	}
-	a, findings := ParseAliases(r.aliasesFile, data)
+	a, findings := parseAliases(r.aliasesFile, data)
 	r.findings = append(r.findings, findings...)
 	if a == nil {
 		r.aliasesBroken = r.aliasesFile

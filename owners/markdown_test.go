@@ -52,7 +52,7 @@ func TestCommandsAsRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []int
-			for _, c := range ParseCommands(tt.body) {
+			for _, c := range parseCommands(tt.body) {
 				got = append(got, c.Line)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
@@ -88,7 +88,7 @@ func FuzzCommandsVisible(f *testing.F) {
 // renderer does not show as plain text starting with "/".
 func checkVisible(t *testing.T, body string) {
 	t.Helper()
-	cmds := ParseCommands(body)
+	cmds := parseCommands(body)
 	if len(cmds) == 0 {
 		return
 	}

@@ -97,7 +97,7 @@ var (
 	optionKeys   = []string{optNoParentOwners, optAutoApproveUnowned}
 )
 
-// ParseOwners parses one OWNERS file; name is its slash-separated path, for
+// parseOwners parses one OWNERS file; name is its slash-separated path, for
 // findings. It returns nil, with at least one error finding, when the file is
 // unusable. Warnings come with a usable file.
 //
@@ -105,7 +105,7 @@ var (
 // labels, emeritus_approvers and options at the top) or full (options and
 // filters, a map from regular expression to the same keys). Mixing the two is
 // an error; Prow silently ignores the filters of such a file.
-func ParseOwners(name string, data []byte) (*File, []checks.Finding) {
+func parseOwners(name string, data []byte) (*File, []checks.Finding) {
 	p := &parser{file: name}
 	f := p.owners(data)
 	if p.failed {
@@ -302,12 +302,12 @@ func (p *parser) filters(n *yaml.Node) []Entry {
 // Aliases maps alias names to their members, both normalised.
 type Aliases map[string][]string
 
-// ParseAliases parses an OWNERS_ALIASES file: aliases, a map from alias name
+// parseAliases parses an OWNERS_ALIASES file: aliases, a map from alias name
 // to a list of logins. A null group is empty. It returns nil, with at least
 // one error finding, when the file is unusable: unlike Prow, which keeps
 // whichever aliases it read before the error, a file with an error defines
 // nothing, so what it grants never depends on where the error is.
-func ParseAliases(name string, data []byte) (Aliases, []checks.Finding) {
+func parseAliases(name string, data []byte) (Aliases, []checks.Finding) {
 	p := &parser{file: name}
 	a := p.aliases(data)
 	if p.failed {

@@ -220,8 +220,8 @@ func Default() *Policy {
 		Images:  images.DefaultPolicy(),
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
 		Publish: Publish{Base: BaseOPM},
-		Limits:  DefaultLimits(),
-		Release: Release{Prunable: slices.Clone(DefaultPrunable), Continuity: ContinuityWarning},
+		Limits:  defaultLimits(),
+		Release: Release{Prunable: slices.Clone(defaultPrunable), Continuity: ContinuityWarning},
 	}
 }
 
@@ -278,8 +278,8 @@ const (
 	DefaultCheckTimeout     = 5 * time.Minute
 )
 
-// DefaultLimits returns the limits of a policy that sets none.
-func DefaultLimits() Limits {
+// defaultLimits returns the limits of a policy that sets none.
+func defaultLimits() Limits {
 	return Limits{
 		Images:           DefaultMaxImages,
 		CatalogBytes:     DefaultMaxCatalogBytes,
@@ -309,9 +309,9 @@ const (
 	ContinuityIgnore  = "ignore"
 )
 
-// DefaultPrunable are the channel names that are pre-releases by
+// defaultPrunable are the channel names that are pre-releases by
 // convention.
-var DefaultPrunable = []string{"candidate*", "dev-preview*", "pre-ga*"}
+var defaultPrunable = []string{"candidate*", "dev-preview*", "pre-ga*"}
 
 // PrunableChannel says whether channel matches a Prunable pattern.
 func (r Release) PrunableChannel(channel string) bool {

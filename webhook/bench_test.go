@@ -89,7 +89,7 @@ func benchAccept(b *testing.B, clients int) {
 	sigs := make([]string, keys)
 	for i := range bodies {
 		bodies[i] = tmpl.body(i + 1)
-		sigs[i] = Sign(testSecret, bodies[i])
+		sigs[i] = sign(testSecret, bodies[i])
 	}
 	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{})
 	defer cancel()
@@ -149,7 +149,7 @@ func benchAccept(b *testing.B, clients int) {
 func BenchmarkWebhookHandler(b *testing.B) {
 	tmpl := newPRTemplate(b)
 	body := tmpl.body(2)
-	sig := Sign(testSecret, body)
+	sig := sign(testSecret, body)
 	srv, _, cancel := benchService(b, ProcessorFunc(func(context.Context, Job) (Result, error) { return Result{}, nil }), QueueOptions{})
 	defer cancel()
 	h := srv.Handler()
@@ -267,7 +267,7 @@ func flood(b *testing.B, deliveries int) {
 				r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
 				r.Header.Set("X-GitHub-Event", "pull_request")
 				r.Header.Set("X-GitHub-Delivery", "flood-"+strconv.Itoa(n))
-				r.Header.Set("X-Hub-Signature-256", Sign(testSecret, body))
+				r.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)
 				switch w.Code {
@@ -367,7 +367,7 @@ func benchHostile(b *testing.B, hostiles int) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", "pull_request")
 		req.Header.Set("X-GitHub-Delivery", "hostile-bench-"+strconv.Itoa(i))
-		req.Header.Set("X-Hub-Signature-256", Sign(testSecret, body))
+		req.Header.Set("X-Hub-Signature-256", sign(testSecret, body))
 		t0 := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {

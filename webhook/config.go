@@ -111,9 +111,9 @@ type PublishConfig struct {
 	Insecure []string // registries reached over plain http
 }
 
-// DefaultConfig returns a Config with every default set and no identity or
+// defaultConfig returns a Config with every default set and no identity or
 // secret.
-func DefaultConfig() *Config {
+func defaultConfig() *Config {
 	return &Config{
 		Listen:         DefaultListen,
 		MetricsAddr:    DefaultMetricsAddr,
@@ -147,7 +147,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	c := DefaultConfig()
+	c := defaultConfig()
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -103,7 +103,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		{name: "one secret from the environment, defaults kept", path: minimal,
 			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789\n"},
 			check: func(t *testing.T, c *Config) {
-				want := DefaultConfig()
+				want := defaultConfig()
 				want.AppID, want.PrivateKeyFile = 42, filepath.Join("testdata", "config", "app.key")
 				want.WebhookSecrets = []string{"env-secret-0123456789"}
 				if !reflect.DeepEqual(c, want) {

@@ -45,13 +45,13 @@ func TestAppManifest(t *testing.T) {
 	}
 	subscribed := map[string]bool{"installation": true, "installation_repositories": true}
 	for _, e := range m.Events {
-		if !Allowed(e) {
+		if !allowed(e) {
 			t.Errorf("the manifest subscribes to %s, which the service ignores", e)
 		}
 		subscribed[e] = true
 	}
 	for _, e := range []string{"pull_request", "issue_comment", "pull_request_review", "check_run", "check_suite", "push", "installation", "installation_repositories"} {
-		if !Allowed(e) {
+		if !allowed(e) {
 			t.Errorf("Route does not take %s", e)
 		}
 		if !subscribed[e] {

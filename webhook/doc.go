@@ -12,10 +12,11 @@
 //     listener of its own, loopback by default, behind a bearer token when
 //     one is set). A delivery is answered at once: 202 when it is taken or
 //     ignored, and the work runs later on the Queue.
-//   - VerifySignature (signature.go) checks X-Hub-Signature-256 against every
-//     configured secret, so secrets can be rotated without downtime.
-//   - Route and RouteAll (route.go) read the few payload fields that decide
-//     what work a delivery makes, a Job with a Key of (repository, PR, kind).
+//   - The signature check (signature.go) verifies X-Hub-Signature-256
+//     against every configured secret, so secrets can be rotated without
+//     downtime.
+//   - Routing (route.go) reads the few payload fields that decide what work
+//     a delivery makes, a Job with a Key of (repository, PR, kind).
 //   - Queue (queue.go) runs Jobs on a bounded worker pool: one job per key at
 //     a time, a newer job replacing the queued older one of its key, delivery
 //     ids deduplicated for a TTL, replays dropped (below), and bounds on

@@ -145,9 +145,9 @@ func actionSet(s ...string) map[string]bool {
 	return m
 }
 
-// Allowed reports whether event is one that can make work. Other events are
+// allowed reports whether event is one that can make work. Other events are
 // acknowledged and ignored without parsing.
-func Allowed(event string) bool {
+func allowed(event string) bool {
 	_, ok := actions[event]
 	return ok
 }
@@ -183,26 +183,6 @@ type routeCheck struct {
 type routed struct {
 	jobs []Job
 	sha  string
-}
-
-// Route decides from a verified delivery what work it makes: ok=false for
-// events outside the allowlist or irrelevant actions (reply 202, ignore);
-// err for a malformed body (reply 400). For a check_run or check_suite that
-// names several pull requests it returns the job of the first; RouteAll
-// returns them all.
-func Route(event, delivery string, body []byte) (job Job, ok bool, err error) {
-	jobs, err := RouteAll(event, delivery, body)
-	if err != nil || len(jobs) == 0 {
-		return Job{}, false, err
-	}
-	return jobs[0], true, nil
-}
-
-// RouteAll is Route returning every job the delivery makes: none when it is
-// ignored, one per pull request for check_run and check_suite.
-func RouteAll(event, delivery string, body []byte) ([]Job, error) {
-	r, err := route(event, delivery, body, time.Now())
-	return r.jobs, err
 }
 
 func route(event, delivery string, body []byte, now time.Time) (routed, error) {

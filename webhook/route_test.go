@@ -100,7 +100,7 @@ func TestRouteExamples(t *testing.T) {
 			parts := strings.Split(name, ".")
 			event, action := parts[0], parts[1]
 			body := readPayload(t, name)
-			jobs, err := RouteAll(event, "d-"+name, body)
+			jobs, err := routeAll(event, "d-"+name, body)
 			if err != nil {
 				t.Fatalf("RouteAll: %v", err)
 			}
@@ -118,7 +118,7 @@ func TestRouteExamples(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("keys = %v, want %v", got, want)
 			}
-			job, ok, err := Route(event, "d", body)
+			job, ok, err := routeFirst(event, "d", body)
 			if err != nil || ok != (len(want) > 0) || (ok && job.Key != want[0]) {
 				t.Fatalf("Route = %v, %v, %v; want first of %v", job.Key, ok, err, want)
 			}
@@ -154,7 +154,7 @@ func TestRouteSpecificExamples(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			event := strings.Split(tc.file, ".")[0]
-			job, ok, err := Route(event, "x", readPayload(t, tc.file))
+			job, ok, err := routeFirst(event, "x", readPayload(t, tc.file))
 			if err != nil || !ok {
 				t.Fatalf("Route = ok %v, err %v", ok, err)
 			}
@@ -237,12 +237,12 @@ func TestRouteCases(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			jobs, err := RouteAll(tc.event, "d", tc.body)
+			jobs, err := routeAll(tc.event, "d", tc.body)
 			if tc.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want prefix %q", err, tc.wantErr)
 				}
-				if _, ok, err := Route(tc.event, "d", tc.body); ok || err == nil {
+				if _, ok, err := routeFirst(tc.event, "d", tc.body); ok || err == nil {
 					t.Fatalf("Route: ok %v, err %v; want the error", ok, err)
 				}
 				return
@@ -438,4 +438,25 @@ func FuzzRoutePayload(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkAgainstStd(t, body) })
+}
+
+// routeFirst decides from a verified delivery what work it makes: ok=false for
+// events outside the allowlist or irrelevant actions (reply 202, ignore);
+// err for a malformed body (reply 400). For a check_run or check_suite that
+// names several pull requests it returns the job of the first; routeAll
+// returns them all.
+func routeFirst(event, delivery string, body []byte) (job Job, ok bool, err error) {
+	jobs, err := routeAll(event, delivery, body)
+	if err != nil || len(jobs) == 0 {
+		return Job{}, false, err
+	}
+	return jobs[0], true, nil
+}
+
+// routeAll is route at the current time, returning every job the delivery
+// makes: none when it is ignored, one per pull request for check_run and
+// check_suite.
+func routeAll(event, delivery string, body []byte) ([]Job, error) {
+	r, err := route(event, delivery, body, time.Now())
+	return r.jobs, err
 }

@@ -282,7 +282,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	body, charged, err := s.readBody(w, r)
 	verr := error(nil)
 	if err == nil {
-		verr = VerifySignature(s.secrets, sig, body)
+		verr = verifySignature(s.secrets, sig, body)
 	}
 	s.reading.Add(-charged)
 	if err != nil {
@@ -489,7 +489,7 @@ func earliest(a, b time.Time) time.Time {
 // unauthenticated client picks the header, and every distinct value would
 // be a new time series.
 func eventLabel(event string) string {
-	if Allowed(event) || event == "ping" {
+	if allowed(event) || event == "ping" {
 		return event
 	}
 	return "other"

@@ -18,40 +18,32 @@ const signaturePrefix = "sha256="
 // Signature errors. None of them says which secret was tried or how close a
 // guess came.
 var (
-	ErrNoSignature        = errors.New("missing " + SignatureHeader + " header")
-	ErrMalformedSignature = errors.New(SignatureHeader + " is not sha256=<64 hex digits>")
-	ErrBadSignature       = errors.New(SignatureHeader + " does not match the body under any configured webhook secret")
-	ErrNoSecret           = errors.New("no webhook secret configured")
+	errNoSignature        = errors.New("missing " + SignatureHeader + " header")
+	errMalformedSignature = errors.New(SignatureHeader + " is not sha256=<64 hex digits>")
+	errBadSignature       = errors.New(SignatureHeader + " does not match the body under any configured webhook secret")
+	errNoSecret           = errors.New("no webhook secret configured")
 )
 
-// Sign returns the X-Hub-Signature-256 value GitHub sends for body under
-// secret. Tests and tools use it to make deliveries.
-func Sign(secret, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return signaturePrefix + hex.EncodeToString(mac.Sum(nil))
-}
-
-// VerifySignature checks header, an X-Hub-Signature-256 value, against the
+// verifySignature checks header, an X-Hub-Signature-256 value, against the
 // HMAC-SHA256 of the raw body under each of secrets. More than one secret
 // is how a secret is rotated: the new one is added, GitHub is switched over,
 // then the old one is removed. Every secret is tried even after a match so
 // that the time taken does not tell which one matched; each comparison is
 // constant time (hmac.Equal).
-func VerifySignature(secrets [][]byte, header string, body []byte) error {
+func verifySignature(secrets [][]byte, header string, body []byte) error {
 	if len(secrets) == 0 {
-		return ErrNoSecret
+		return errNoSecret
 	}
 	if header == "" {
-		return ErrNoSignature
+		return errNoSignature
 	}
 	hexSum, ok := strings.CutPrefix(header, signaturePrefix)
 	if !ok || len(hexSum) != 2*sha256.Size {
-		return ErrMalformedSignature
+		return errMalformedSignature
 	}
 	want := make([]byte, sha256.Size)
 	if _, err := hex.Decode(want, []byte(hexSum)); err != nil {
-		return ErrMalformedSignature
+		return errMalformedSignature
 	}
 	match := false
 	for _, secret := range secrets {
@@ -65,7 +57,7 @@ func VerifySignature(secrets [][]byte, header string, body []byte) error {
 		}
 	}
 	if !match {
-		return ErrBadSignature
+		return errBadSignature
 	}
 	return nil
 }

@@ -17,48 +17,8 @@ import (
 // ToolName names the tool in SARIF output.
 const ToolName = "catalogbot"
 
-// Format is an output format. It implements pflag.Value, so a command can
-// bind it to a flag directly and reject unknown values while parsing flags.
-type Format string
-
-const (
-	Text  Format = "text"
-	JSON  Format = "json"
-	SARIF Format = "sarif"
-	OPM   Format = "opm"
-)
-
-// Formats lists every format, in the order help texts show them.
-var Formats = []Format{Text, JSON, SARIF, OPM}
-
-// ParseFormat returns the format named s.
-func ParseFormat(s string) (Format, error) {
-	for _, f := range Formats {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		names[i] = string(f)
-	}
-	return "", fmt.Errorf("unknown output format %q (want %s)", s, strings.Join(names, ", "))
-}
-
-func (f *Format) String() string { return string(*f) }
-
-// Set parses s into f.
-func (f *Format) Set(s string) error {
-	v, err := ParseFormat(s)
-	if err != nil {
-		return err
-	}
-	*f = v
-	return nil
-}
-
-// Type names the flag's value in help output.
-func (f *Format) Type() string { return "format" }
+// Formats are the formats Write offers, in the order help texts show them.
+var Formats = checks.Formats{checks.FormatText, checks.FormatJSON, checks.FormatSARIF, checks.FormatOPM}
 
 // Options carry what the formats need beyond the result.
 type Options struct {
@@ -70,15 +30,15 @@ type Options struct {
 }
 
 // Write renders res in format f.
-func Write(w io.Writer, f Format, res *fbc.Result, opts Options) error {
+func Write(w io.Writer, f checks.Format, res *fbc.Result, opts Options) error {
 	switch f {
-	case Text, "":
+	case checks.FormatText, "":
 		return writeText(w, res)
-	case JSON:
-		return checks.WriteJSON(w, NewDocument(res))
-	case SARIF:
+	case checks.FormatJSON:
+		return checks.WriteJSON(w, newDocument(res))
+	case checks.FormatSARIF:
 		return checks.WriteSARIF(w, ToolName, opts.Version, fbc.Rules(), res.Findings, opts.BaseURI)
-	case OPM:
+	case checks.FormatOPM:
 		// Mirrors the error.message of `opm validate -o json`, so scripts
 		// can compare the two tools byte for byte. Nothing when valid,
 		// as opm prints nothing then.
@@ -106,14 +66,14 @@ func writeText(w io.Writer, res *fbc.Result) error {
 		})
 		res = &r
 	}
-	return checks.WriteText(w, res.Findings, Summary(res))
+	return checks.WriteText(w, res.Findings, summary(res))
 }
 
-// Summary is the one-line verdict, for example
+// summary is the one-line verdict, for example
 //
 //	catalog invalid: 3 errors, 1 warning in 12 files (2 packages, 3 channels, 10 bundles)
 //	catalog valid: 12 files (2 packages, 3 channels, 10 bundles)
-func Summary(res *fbc.Result) string {
+func summary(res *fbc.Result) string {
 	s := res.Stats
 	errs := count(res.Findings, checks.SeverityError)
 	warns := count(res.Findings, checks.SeverityWarning)
@@ -178,8 +138,8 @@ type Finding struct {
 	Message  string          `json:"message"`
 }
 
-// NewDocument builds the JSON document for res.
-func NewDocument(res *fbc.Result) Document {
+// newDocument builds the JSON document for res.
+func newDocument(res *fbc.Result) Document {
 	doc := Document{
 		Valid: res.Valid(),
 		Summary: DocumentSummary{

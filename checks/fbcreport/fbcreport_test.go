@@ -92,7 +92,7 @@ func TestWriteOPMMirrorsOPM(t *testing.T) {
 	}
 	for i, tt := range tests {
 		var buf bytes.Buffer
-		if err := fbcreport.Write(&buf, fbcreport.OPM, tt.res, fbcreport.Options{}); err != nil {
+		if err := fbcreport.Write(&buf, checks.FormatOPM, tt.res, fbcreport.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if buf.String() != tt.want {
@@ -124,27 +124,6 @@ func TestSummary(t *testing.T) {
 		if got := fbcreport.Summary(tt.res); got != tt.want {
 			t.Errorf("Summary = %q, want %q", got, tt.want)
 		}
-	}
-}
-
-func TestParseFormat(t *testing.T) {
-	for _, f := range fbcreport.Formats {
-		got, err := fbcreport.ParseFormat(string(f))
-		if err != nil || got != f {
-			t.Errorf("ParseFormat(%q) = %q, %v", f, got, err)
-		}
-	}
-	for _, s := range []string{"", "yaml", "JSON", "Text"} {
-		if _, err := fbcreport.ParseFormat(s); err == nil {
-			t.Errorf("ParseFormat(%q) succeeded; want an error", s)
-		}
-	}
-	var f fbcreport.Format
-	if err := f.Set("xml"); err == nil || !strings.Contains(err.Error(), "text, json, sarif, opm") {
-		t.Errorf("Set(xml) error = %v; want it to list the formats", err)
-	}
-	if err := f.Set("sarif"); err != nil || f.String() != "sarif" {
-		t.Errorf("Set(sarif) = %v, format %q", err, f)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 // BenchmarkVerify1000 verifies 1,000 distinct references (half by tag, half
@@ -16,7 +16,7 @@ import (
 // nothing is served from its cache. The budget is 2 s per run and no
 // manifest GET at all: existence is HEAD only.
 func BenchmarkVerify1000(b *testing.B) {
-	reg := imagestest.New(b)
+	reg := registrytest.New(b)
 	var uses []images.Use
 	for i := range 1000 {
 		repo := fmt.Sprintf("team/operator-%02d", i%50)

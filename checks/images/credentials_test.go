@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 const (
@@ -43,7 +43,7 @@ func writeAuthFile(t *testing.T, dir, key, user, password string) string {
 // unauthorized, never not_found. The secret shows nowhere: not in results,
 // reports or the debug log.
 func TestCredentials(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("private/app:v1"))
 	reg.RequireBasic(robot, secret)
 
@@ -99,7 +99,7 @@ func TestCredentials(t *testing.T) {
 // config file would carry it.
 func assertNoSecret(t *testing.T, s string) {
 	t.Helper()
-	for _, leak := range []string{secret, imagestest.BasicAuth(robot, secret), imagestest.BasicAuth(robot, secret+"-old"), "Authorization"} {
+	for _, leak := range []string{secret, registrytest.BasicAuth(robot, secret), registrytest.BasicAuth(robot, secret+"-old"), "Authorization"} {
 		if strings.Contains(s, leak) {
 			t.Errorf("output contains %q:\n%s", leak, s)
 		}

@@ -18,46 +18,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
-
-// push writes an image or an index to the registry over plain HTTP, as
-// go-containerregistry does for loopback registries.
-func push(t *testing.T, ref string, x any) v1.Hash {
-	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switch x := x.(type) {
-	case v1.Image:
-		err = remote.Write(r, x)
-	case v1.ImageIndex:
-		err = remote.WriteIndex(r, x)
-	}
-	if err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	var d v1.Hash
-	switch x := x.(type) {
-	case v1.Image:
-		d, err = x.Digest()
-	case v1.ImageIndex:
-		d, err = x.Digest()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // render copies the fixture into dir with the registry and digests filled in.
 func render(t *testing.T, dir, host string, digests map[string]v1.Hash) {
@@ -98,21 +66,21 @@ func render(t *testing.T, dir, host string, digests map[string]v1.Hash) {
 }
 
 func TestE2E(t *testing.T) {
-	host := imagestest.StartDockerRegistry(t)
+	host := registrytest.StartDockerRegistry(t)
 	ref := func(s string) string { return host + "/" + s }
 	labels := map[string]string{images.CatalogLabel: "/configs"}
 	digests := map[string]v1.Hash{
-		"foo-bundle": push(t, ref("team/foo-bundle:v1.0.0"), imagestest.RandomImage(t)),
-		"foo":        push(t, ref("team/foo:v1"), imagestest.RandomImage(t)),
-		"foo-agent":  push(t, ref("team/foo-agent:v1"), imagestest.RandomImage(t)),
-		"foo-multi-bundle": push(t, ref("team/foo-multi-bundle:v1.2.0"), imagestest.Index(t, func(string) v1.Image {
-			return imagestest.RandomImage(t)
+		"foo-bundle": registrytest.Push(t, ref("team/foo-bundle:v1.0.0"), registrytest.RandomImage(t)),
+		"foo":        registrytest.Push(t, ref("team/foo:v1"), registrytest.RandomImage(t)),
+		"foo-agent":  registrytest.Push(t, ref("team/foo-agent:v1"), registrytest.RandomImage(t)),
+		"foo-multi-bundle": registrytest.PushIndex(t, ref("team/foo-multi-bundle:v1.2.0"), registrytest.Index(t, func(string) v1.Image {
+			return registrytest.RandomImage(t)
 		}, "linux/amd64", "linux/arm64")),
-		"foo-catalog": push(t, ref("team/foo-catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", labels)),
-		"multi-catalog": push(t, ref("team/multi-catalog:v1"), imagestest.Index(t, func(p string) v1.Image {
-			return imagestest.CatalogImage(t, p, labels)
+		"foo-catalog": registrytest.Push(t, ref("team/foo-catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", labels)),
+		"multi-catalog": registrytest.PushIndex(t, ref("team/multi-catalog:v1"), registrytest.Index(t, func(p string) v1.Image {
+			return registrytest.CatalogImage(t, p, labels)
 		}, "linux/amd64", "linux/arm64")),
-		"plain": push(t, ref("team/plain:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{"vendor": "e2e"})),
+		"plain": registrytest.Push(t, ref("team/plain:v1"), registrytest.CatalogImage(t, "linux/amd64", map[string]string{"vendor": "e2e"})),
 	}
 	dir := t.TempDir()
 	render(t, dir, host, digests)
@@ -221,7 +189,7 @@ func TestE2E(t *testing.T) {
 	})
 
 	t.Run("skopeo", func(t *testing.T) {
-		skopeo := imagestest.NeedProgram(t, "skopeo", "skopeo")
+		skopeo := registrytest.NeedProgram(t, "skopeo", "skopeo")
 		out, err := exec.Command(skopeo, "inspect", "--tls-verify=false", "--no-tags", "docker://"+ref("team/foo:v1")).Output()
 		if err != nil {
 			t.Fatalf("skopeo inspect: %v", err)

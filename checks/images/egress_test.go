@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 const someDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -207,7 +208,7 @@ func TestCredentialsNeverLeaveTheirRegistry(t *testing.T) {
 // first run out of time, and every other reference on it fails at once,
 // naming it, while a registry beside it is checked as usual.
 func TestTarpitRegistry(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	good := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/v2/" {
 			w.WriteHeader(http.StatusNotFound)

@@ -10,23 +10,23 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 // TestPolicy checks each rule on its own, switched on and off, and what each
 // costs in requests.
 func TestPolicy(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	labelled := map[string]string{images.CatalogLabel: "/configs"}
 	bundle := reg.PushRandom(t, reg.Ref("team/bundle:v1"))
-	index := reg.PushIndex(t, reg.Ref("team/multi:v1"), imagestest.Index(t, func(string) v1.Image { return imagestest.RandomImage(t) }, "linux/amd64", "linux/arm64"))
-	catalog := reg.Push(t, reg.Ref("team/catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", labelled))
-	reg.Push(t, reg.Ref("team/unlabelled:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{"vendor": "x"}))
-	catalogIndex := reg.PushIndex(t, reg.Ref("team/catalog-multi:v1"), imagestest.Index(t, func(p string) v1.Image {
-		return imagestest.CatalogImage(t, p, labelled)
+	index := reg.PushIndex(t, reg.Ref("team/multi:v1"), registrytest.Index(t, func(string) v1.Image { return registrytest.RandomImage(t) }, "linux/amd64", "linux/arm64"))
+	catalog := reg.Push(t, reg.Ref("team/catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", labelled))
+	reg.Push(t, reg.Ref("team/unlabelled:v1"), registrytest.CatalogImage(t, "linux/amd64", map[string]string{"vendor": "x"}))
+	catalogIndex := reg.PushIndex(t, reg.Ref("team/catalog-multi:v1"), registrytest.Index(t, func(p string) v1.Image {
+		return registrytest.CatalogImage(t, p, labelled)
 	}, "linux/amd64", "linux/arm64/v8", "linux/ppc64le"))
-	reg.PushIndex(t, reg.Ref("team/catalog-unlabelled-multi:v1"), imagestest.Index(t, func(p string) v1.Image {
-		return imagestest.CatalogImage(t, p, nil)
+	reg.PushIndex(t, reg.Ref("team/catalog-unlabelled-multi:v1"), registrytest.Index(t, func(p string) v1.Image {
+		return registrytest.CatalogImage(t, p, nil)
 	}, "linux/amd64"))
 
 	tests := []struct {
@@ -178,7 +178,7 @@ func TestDedupe(t *testing.T) {
 // reached only when it is listed as insecure; otherwise the TLS failure is
 // a transport failure, not retried.
 func TestInsecureRegistry(t *testing.T) {
-	reg := imagestest.NewTLS(t)
+	reg := registrytest.NewTLS(t)
 	reg.PushRandom(t, reg.Ref("a/b:v1"))
 	for _, insecure := range []bool{false, true} {
 		reg.Reset()

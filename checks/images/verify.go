@@ -247,10 +247,11 @@ func (v *Verifier) VerifyUses(ctx context.Context, uses []Use) ([]Result, error)
 // reserved for a cancelled context; every problem with a reference is its
 // result.
 func (v *Verifier) Verify(ctx context.Context, refs []Reference) ([]Result, error) {
-	run := &run{v: v, handshakes: map[string]*handshake{}, contacts: map[string]chan struct{}{}, down: map[string]error{}, breaker: v.opts.Breaker}
+	run := &run{v: v, handshakes: map[string]*handshake{}, breaker: v.opts.Breaker}
 	if run.breaker == nil {
 		run.breaker = &registry.Breaker{}
 	}
+	run.gate = &registry.HostGate{Breaker: run.breaker}
 	results := make([]Result, len(refs))
 	queues := map[string][]int{}
 	var order []string
@@ -338,16 +339,9 @@ type run struct {
 	v          *Verifier
 	mu         sync.Mutex
 	handshakes map[string]*handshake
-	// contacts holds, per registry host, a channel closed once the
-	// first handshake with the host has an outcome. Until then the
-	// handshakes of its other repositories wait rather than dial: a
-	// registry that never answers then takes one connection per scheme
-	// in a pass, not one per concurrent reference.
-	contacts map[string]chan struct{}
-	// down holds, per registry host, the transport failure of a
-	// handshake. Further repositories on that host fail at once with it
-	// rather than each wait through its own retries.
-	down map[string]error
+	// gate holds a host's handshakes back until its first has an
+	// outcome, and remembers the hosts found down.
+	gate *registry.HostGate
 	// breaker holds the registries that ran out of time in this run.
 	breaker *registry.Breaker
 }
@@ -387,21 +381,14 @@ type handshake struct {
 
 func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
 	key, host := repo.Name(), repo.RegistryStr()
-	r.mu.Lock()
-	if err := r.down[host]; err != nil {
-		r.mu.Unlock()
+	if err := r.gate.Down(host); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
 	h, ok := r.handshakes[key]
 	if !ok {
 		h = &handshake{done: make(chan struct{})}
 		r.handshakes[key] = h
-	}
-	contact, contacted := r.contacts[host]
-	first := !ok && !contacted
-	if first {
-		contact = make(chan struct{})
-		r.contacts[host] = contact
 	}
 	r.mu.Unlock()
 	if ok {
@@ -413,35 +400,14 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 		}
 	}
 	defer close(h.done)
-	if first {
-		// The outcome is recorded (down, breaker) before the gate
-		// opens, so that no waiter dials a host already found silent.
-		defer close(contact)
-		defer func() {
-			if h.err != nil {
-				r.breaker.Record(host, h.err)
-			}
-		}()
-	} else {
-		// The wait is bounded by this reference's own deadline; the
-		// first contact's outcome is read again once it is known.
-		select {
-		case <-contact:
-		case <-ctx.Done():
-			h.err = ctx.Err()
-			return nil, h.err
-		}
-		r.mu.Lock()
-		err := r.down[host]
-		r.mu.Unlock()
-		if err == nil {
-			err = r.breaker.Check(host)
-		}
-		if err != nil {
-			h.err = err
-			return nil, err
-		}
+	// The wait for the host's first contact is bounded by this
+	// reference's own deadline.
+	leave, err := r.gate.Enter(ctx, host)
+	if err != nil {
+		h.err = err
+		return nil, err
 	}
+	defer func() { leave(h.err) }()
 	auth, err := authn.Resolve(ctx, r.v.keychain, repo)
 	if err != nil {
 		var cerr *registry.CredentialError
@@ -460,13 +426,6 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 	// there.
 	tr := r.v.opts.Egress.Confine(egress.Credentials(r.v.transport, repo.RegistryStr()), repo.RegistryStr())
 	h.tr, h.err = transport.NewWithContext(ctx, repo.Registry, auth, tr, []string{repo.Scope(transport.PullScope)})
-	if h.err != nil && ctx.Err() == nil {
-		if class, _ := registry.Classify(h.err); class == registry.ClassTransport || class == registry.ClassRateLimited {
-			r.mu.Lock()
-			r.down[host] = h.err
-			r.mu.Unlock()
-		}
-	}
 	return h.tr, h.err
 }
 

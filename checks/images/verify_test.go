@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 // TestFailureClasses drives one reference through each kind of registry
@@ -22,8 +22,8 @@ func TestFailureClasses(t *testing.T) {
 	retryAt := time.Date(2025, 3, 1, 12, 0, 9, 0, time.UTC).Format(http.TimeFormat)
 	tests := []struct {
 		name   string
-		fault  *imagestest.Fault // on HEAD requests for repo, nil for none
-		image  string            // in repo; default "team/app:v1"
+		fault  *registrytest.Fault // on HEAD requests for repo, nil for none
+		image  string              // in repo; default "team/app:v1"
 		class  registry.Class
 		msg    string          // a part of the message
 		heads  int             // HEAD requests made
@@ -34,35 +34,35 @@ func TestFailureClasses(t *testing.T) {
 		{name: "missing tag", image: repo + ":v2", class: registry.ClassNotFound, msg: "404 Not Found", heads: 1},
 		{name: "missing repository", image: "team/nothing:v1", class: registry.ClassNotFound, heads: 1},
 		{name: "missing digest", image: repo + "@sha256:" + strings.Repeat("0", 64), class: registry.ClassNotFound, heads: 1},
-		{name: "404 injected", fault: &imagestest.Fault{Status: 404}, class: registry.ClassNotFound, heads: 1},
-		{name: "401", fault: &imagestest.Fault{Status: 401}, class: registry.ClassUnauthorized, msg: "401 Unauthorized", heads: 1},
-		{name: "403", fault: &imagestest.Fault{Status: 403}, class: registry.ClassUnauthorized, msg: "403 Forbidden", heads: 1},
-		{name: "429 with Retry-After, always", fault: &imagestest.Fault{Status: 429, Header: http.Header{"Retry-After": {"7"}}},
+		{name: "404 injected", fault: &registrytest.Fault{Status: 404}, class: registry.ClassNotFound, heads: 1},
+		{name: "401", fault: &registrytest.Fault{Status: 401}, class: registry.ClassUnauthorized, msg: "401 Unauthorized", heads: 1},
+		{name: "403", fault: &registrytest.Fault{Status: 403}, class: registry.ClassUnauthorized, msg: "403 Forbidden", heads: 1},
+		{name: "429 with Retry-After, always", fault: &registrytest.Fault{Status: 429, Header: http.Header{"Retry-After": {"7"}}},
 			class: registry.ClassRateLimited, heads: 4, waits: []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second}},
-		{name: "429 with Retry-After, twice", fault: &imagestest.Fault{Status: 429, Times: 2, Header: http.Header{"Retry-After": {"2"}}},
+		{name: "429 with Retry-After, twice", fault: &registrytest.Fault{Status: 429, Times: 2, Header: http.Header{"Retry-After": {"2"}}},
 			class: registry.ClassOK, heads: 3, waits: []time.Duration{2 * time.Second, 2 * time.Second}, digest: true},
-		{name: "429 without Retry-After backs off", fault: &imagestest.Fault{Status: 429, Times: 2},
+		{name: "429 without Retry-After backs off", fault: &registrytest.Fault{Status: 429, Times: 2},
 			class: registry.ClassOK, heads: 3, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, digest: true},
-		{name: "503 with an HTTP-date Retry-After", fault: &imagestest.Fault{Status: 503, Times: 1, Header: http.Header{"Retry-After": {retryAt}}},
+		{name: "503 with an HTTP-date Retry-After", fault: &registrytest.Fault{Status: 503, Times: 1, Header: http.Header{"Retry-After": {retryAt}}},
 			class: registry.ClassOK, heads: 2, waits: []time.Duration{9 * time.Second}, digest: true},
-		{name: "Retry-After beyond the cap is not waited for", fault: &imagestest.Fault{Status: 429, Header: http.Header{"Retry-After": {"3600"}}},
+		{name: "Retry-After beyond the cap is not waited for", fault: &registrytest.Fault{Status: 429, Header: http.Header{"Retry-After": {"3600"}}},
 			class: registry.ClassRateLimited, heads: 1},
-		{name: "500 always", fault: &imagestest.Fault{Status: 500}, class: registry.ClassTransport, msg: "500 Internal Server Error", heads: 4,
+		{name: "500 always", fault: &registrytest.Fault{Status: 500}, class: registry.ClassTransport, msg: "500 Internal Server Error", heads: 4,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "500 once", fault: &imagestest.Fault{Status: 500, Times: 1}, class: registry.ClassOK, heads: 2,
+		{name: "500 once", fault: &registrytest.Fault{Status: 500, Times: 1}, class: registry.ClassOK, heads: 2,
 			waits: []time.Duration{100 * time.Millisecond}, digest: true},
-		{name: "502 twice", fault: &imagestest.Fault{Status: 502, Times: 2}, class: registry.ClassOK, heads: 3,
+		{name: "502 twice", fault: &registrytest.Fault{Status: 502, Times: 2}, class: registry.ClassOK, heads: 3,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, digest: true},
-		{name: "400 is not retried", fault: &imagestest.Fault{Status: 400}, class: registry.ClassTransport, msg: "400 Bad Request", heads: 1},
-		{name: "slow but in time", fault: &imagestest.Fault{Delay: 50 * time.Millisecond}, class: registry.ClassOK, heads: 1, digest: true},
-		{name: "timeout", fault: &imagestest.Fault{Delay: 10 * time.Second}, class: registry.ClassTransport, msg: "did not answer in time", heads: 4,
+		{name: "400 is not retried", fault: &registrytest.Fault{Status: 400}, class: registry.ClassTransport, msg: "400 Bad Request", heads: 1},
+		{name: "slow but in time", fault: &registrytest.Fault{Delay: 50 * time.Millisecond}, class: registry.ClassOK, heads: 1, digest: true},
+		{name: "timeout", fault: &registrytest.Fault{Delay: 10 * time.Second}, class: registry.ClassTransport, msg: "did not answer in time", heads: 4,
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "timeout once", fault: &imagestest.Fault{Delay: 10 * time.Second, Times: 1}, class: registry.ClassOK, heads: 2,
+		{name: "timeout once", fault: &registrytest.Fault{Delay: 10 * time.Second, Times: 1}, class: registry.ClassOK, heads: 2,
 			waits: []time.Duration{100 * time.Millisecond}, digest: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			digest := reg.PushRandom(t, reg.Ref(repo+":v1"))
 			if tt.fault != nil {
 				f := *tt.fault
@@ -108,17 +108,17 @@ func TestFailureClasses(t *testing.T) {
 func TestPingFailures(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault imagestest.Fault
+		fault registrytest.Fault
 		class registry.Class
 		pings int
 	}{
-		{"500", imagestest.Fault{Kind: "ping", Status: 500}, registry.ClassTransport, 4},
-		{"429 once", imagestest.Fault{Kind: "ping", Status: 429, Times: 1, Header: http.Header{"Retry-After": {"1"}}}, registry.ClassOK, 2},
-		{"403", imagestest.Fault{Kind: "ping", Status: 403}, registry.ClassUnauthorized, 1},
+		{"500", registrytest.Fault{Kind: "ping", Status: 500}, registry.ClassTransport, 4},
+		{"429 once", registrytest.Fault{Kind: "ping", Status: 429, Times: 1, Header: http.Header{"Retry-After": {"1"}}}, registry.ClassOK, 2},
+		{"403", registrytest.Fault{Kind: "ping", Status: 403}, registry.ClassUnauthorized, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			reg.PushRandom(t, reg.Ref("a/b:v1"))
 			reg.Fail(tt.fault)
 			v := newVerifier(t, options(newFakeClock(), nil))
@@ -135,7 +135,7 @@ func TestPingFailures(t *testing.T) {
 
 // TestRegistryDown: nothing listens; the failure is transport, not missing.
 func TestRegistryDown(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	host := reg.Host
 	reg.Close()
 	v := newVerifier(t, options(newFakeClock(), nil))
@@ -164,13 +164,13 @@ func TestRegistryDownOnce(t *testing.T) {
 		{403, 3, 3, registry.ClassUnauthorized},
 	} {
 		t.Run(fmt.Sprintf("%d/concurrency=%d", tt.status, tt.perRegistry), func(t *testing.T) {
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			var uses []images.Use
 			for _, repo := range []string{"a/one", "a/two", "b/three"} {
 				reg.PushRandom(t, reg.Ref(repo+":v1"))
 				uses = append(uses, images.Use{Image: reg.Ref(repo + ":v1"), Location: images.Location{Kind: images.KindBundle}})
 			}
-			reg.Fail(imagestest.Fault{Kind: "ping", Status: tt.status})
+			reg.Fail(registrytest.Fault{Kind: "ping", Status: tt.status})
 			o := options(newFakeClock(), nil)
 			o.PerRegistry = tt.perRegistry
 			res, err := newVerifier(t, o).VerifyUses(context.Background(), uses)
@@ -193,7 +193,7 @@ func TestRegistryDownOnce(t *testing.T) {
 // content and counts the requests: one HEAD each, one ping and no GET of a
 // manifest or blob.
 func TestExistenceIsHEADOnly(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	var uses []images.Use
 	for i := range 30 {
 		ref := reg.Ref(fmt.Sprintf("team/op-%d:v1", i%3))
@@ -247,14 +247,14 @@ func TestConcurrencyBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			var uses []images.Use
 			for i := range 24 {
 				ref := reg.Ref(fmt.Sprintf("team/app:v%d", i))
 				reg.PushRandom(t, ref)
 				uses = append(uses, images.Use{Image: ref, Location: images.Location{Kind: images.KindRelated}})
 			}
-			reg.Fail(imagestest.Fault{Method: http.MethodHead, Delay: 20 * time.Millisecond})
+			reg.Fail(registrytest.Fault{Method: http.MethodHead, Delay: 20 * time.Millisecond})
 			o := options(newFakeClock(), nil)
 			o.Concurrency, o.PerRegistry = tt.concurrency, tt.perRegistry
 			res, err := newVerifier(t, o).VerifyUses(context.Background(), uses)
@@ -278,9 +278,9 @@ func TestConcurrencyBounds(t *testing.T) {
 
 // TestCancel: a cancelled run returns the context's error, not results.
 func TestCancel(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("a/b:v1"))
-	reg.Fail(imagestest.Fault{Method: http.MethodHead, Delay: 10 * time.Second})
+	reg.Fail(registrytest.Fault{Method: http.MethodHead, Delay: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	v := newVerifier(t, options(newFakeClock(), nil))
@@ -294,9 +294,9 @@ func TestCancel(t *testing.T) {
 // a cache directory once across Verifiers. Tags are always asked, since
 // they move.
 func TestDigestCache(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	d := reg.PushRandom(t, reg.Ref("a/b:v1"))
-	catalog := reg.Push(t, reg.Ref("a/catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
+	catalog := reg.Push(t, reg.Ref("a/catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
 	uses := []images.Use{
 		{Image: reg.Ref("a/b@" + d.String()), Location: images.Location{Kind: images.KindBundle}},
 		{Image: reg.Ref("a/b:v1"), Location: images.Location{Kind: images.KindBundle}},
@@ -339,9 +339,9 @@ func TestDigestCache(t *testing.T) {
 // TestDebugLog: the debug log has a record per request with method, URL
 // and status.
 func TestDebugLog(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("a/b:v1"))
-	reg.Fail(imagestest.Fault{Method: http.MethodHead, Status: 503, Times: 1})
+	reg.Fail(registrytest.Fault{Method: http.MethodHead, Status: 503, Times: 1})
 	var buf bytes.Buffer
 	v := newVerifier(t, options(newFakeClock(), &buf))
 	if res := verifyOne(t, v, reg.Ref("a/b:v1"), images.KindBundle); !res.OK() {

@@ -46,7 +46,7 @@ func (r Canonical) Familiar() string {
 // bundle's image field: a catalog must not carry a short name that
 // resolves differently depending on a cluster's registry configuration.
 func ParseCanonical(s string) (Canonical, error) {
-	full, err := Normalize(s)
+	full, err := normalize(s)
 	if err != nil {
 		return Canonical{}, err
 	}

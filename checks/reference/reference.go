@@ -1,5 +1,5 @@
 // Package reference is the one grammar of container image references in
-// catalogbot. Validate and Normalize check a reference the way
+// catalogbot. Validate checks a reference the way
 // go.podman.io/image/v5/docker/reference.ParseNormalizedNamed does, which is
 // what `opm validate` (operator-registry v1.64.0 and later) uses for a
 // bundle's image and its related images; ParseCanonical reads one the way
@@ -28,28 +28,28 @@ import (
 	"strings"
 )
 
-// Errors returned by Validate and Normalize. Their texts are those of
+// Errors returned by Validate and normalize. Their texts are those of
 // go.podman.io/image/v5/docker/reference and github.com/opencontainers/go-digest.
 var (
-	// ErrReferenceInvalidFormat: the string does not match the grammar.
-	ErrReferenceInvalidFormat = errors.New("invalid reference format")
-	// ErrFamiliarNameUppercase: the repository path (everything after the
+	// errReferenceInvalidFormat: the string does not match the grammar.
+	errReferenceInvalidFormat = errors.New("invalid reference format")
+	// errFamiliarNameUppercase: the repository path (everything after the
 	// domain and before the first ':') is not lowercase. ParseNormalizedNamed
 	// checks this before the grammar.
-	ErrFamiliarNameUppercase = errors.New("invalid reference format: repository name must be lowercase")
-	// ErrNameContainsUppercase: the string fails the grammar but its
+	errFamiliarNameUppercase = errors.New("invalid reference format: repository name must be lowercase")
+	// errNameContainsUppercase: the string fails the grammar but its
 	// strings.ToLower form matches it (only reachable through characters such
 	// as U+212A KELVIN SIGN that lower-case to ASCII letters).
-	ErrNameContainsUppercase = errors.New("repository name must be lowercase")
-	// ErrNameTooLong: the normalized name (domain included, tag and digest
+	errNameContainsUppercase = errors.New("repository name must be lowercase")
+	// errNameTooLong: the normalized name (domain included, tag and digest
 	// excluded) is longer than NameTotalLengthMax.
-	ErrNameTooLong = errors.New("repository name must not be more than 255 characters")
-	// ErrDigestInvalidFormat is go-digest's error for a malformed digest.
-	ErrDigestInvalidFormat = errors.New("invalid checksum digest format")
-	// ErrDigestInvalidLength is go-digest's error for a wrong-size encoded part.
-	ErrDigestInvalidLength = errors.New("invalid checksum digest length")
-	// ErrDigestUnsupported is go-digest's error for an unknown algorithm.
-	ErrDigestUnsupported = errors.New("unsupported digest algorithm")
+	errNameTooLong = errors.New("repository name must not be more than 255 characters")
+	// errDigestInvalidFormat is go-digest's error for a malformed digest.
+	errDigestInvalidFormat = errors.New("invalid checksum digest format")
+	// errDigestInvalidLength is go-digest's error for a wrong-size encoded part.
+	errDigestInvalidLength = errors.New("invalid checksum digest length")
+	// errDigestUnsupported is go-digest's error for an unknown algorithm.
+	errDigestUnsupported = errors.New("unsupported digest algorithm")
 )
 
 // NameTotalLengthMax is the longest normalized repository name accepted.
@@ -74,17 +74,17 @@ func (e *identifierError) Error() string {
 // does, returning an error whose Error() text is byte-identical to that
 // function's error (nil when it parses).
 func Validate(s string) error {
-	_, err := Normalize(s)
+	_, err := normalize(s)
 	return err
 }
 
-// Normalize returns the fully qualified form of the familiar reference s,
+// normalize returns the fully qualified form of the familiar reference s,
 // with its tag and digest as given: "foo:v1" becomes
 // "docker.io/library/foo:v1", "foo" becomes "docker.io/library/foo" and
 // "index.docker.io/x/y" becomes "docker.io/x/y". No default tag is added. The
 // result equals String() of ParseNormalizedNamed's result; the error is the
 // one Validate returns.
-func Normalize(s string) (string, error) {
+func normalize(s string) (string, error) {
 	if isIdentifier(s) {
 		return "", &identifierError{s: s}
 	}
@@ -94,7 +94,7 @@ func Normalize(s string) (string, error) {
 		path = remainder[:i]
 	}
 	if !isLower(path) {
-		return "", ErrFamiliarNameUppercase
+		return "", errFamiliarNameUppercase
 	}
 	full := domain + "/" + remainder
 	if err := parse(full); err != nil {
@@ -146,13 +146,13 @@ func parse(s string) error {
 	if !ok {
 		if lower := strings.ToLower(s); lower != s {
 			if _, _, ok := match(lower); ok {
-				return ErrNameContainsUppercase
+				return errNameContainsUppercase
 			}
 		}
-		return ErrReferenceInvalidFormat
+		return errReferenceInvalidFormat
 	}
 	if nameLen > NameTotalLengthMax {
-		return ErrNameTooLong
+		return errNameTooLong
 	}
 	if digest != "" {
 		return validateDigest(digest)
@@ -366,7 +366,7 @@ func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 
 func validateDigest(s string) error {
 	i := strings.IndexByte(s, ':')
 	if i <= 0 || i+1 == len(s) {
-		return ErrDigestInvalidFormat
+		return errDigestInvalidFormat
 	}
 	alg, encoded := s[:i], s[i+1:]
 	var size int
@@ -379,16 +379,16 @@ func validateDigest(s string) error {
 		size = 128
 	default:
 		if !isLowerDigest(alg, encoded) {
-			return ErrDigestInvalidFormat
+			return errDigestInvalidFormat
 		}
-		return ErrDigestUnsupported
+		return errDigestUnsupported
 	}
 	if len(encoded) != size {
-		return ErrDigestInvalidLength
+		return errDigestInvalidLength
 	}
 	for j := 0; j < len(encoded); j++ {
 		if c := encoded[j]; !isDigit(c) && (c < 'a' || c > 'f') {
-			return ErrDigestInvalidFormat
+			return errDigestInvalidFormat
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func TestValidateGolden(t *testing.T) {
 		if (err == nil) != c.OK || got != c.Error {
 			t.Errorf("case %d Validate(%q) = %q, want ok=%v %q", i, in, got, c.OK, c.Error)
 		}
-		norm, nerr := Normalize(in)
+		norm, nerr := normalize(in)
 		if (nerr == nil) != (err == nil) || (nerr != nil && nerr.Error() != got) {
 			t.Errorf("case %d Normalize(%q) error %v disagrees with Validate %v", i, in, nerr, err)
 		}
@@ -93,7 +93,7 @@ func TestValidateExamples(t *testing.T) {
 		{hex, "invalid repository name (" + hex + "), cannot specify 64-byte hexadecimal strings", ""},
 		{strings.Repeat("a", 238), "repository name must not be more than 255 characters", ""},
 	} {
-		norm, err := Normalize(tc.in)
+		norm, err := normalize(tc.in)
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -117,7 +117,7 @@ func FuzzValidate(f *testing.F) {
 		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
 			t.Fatalf("Validate(%q) not deterministic: %v vs %v", s, err1, err2)
 		}
-		norm, err3 := Normalize(s)
+		norm, err3 := normalize(s)
 		if (err1 == nil) != (err3 == nil) {
 			t.Fatalf("Validate(%q) = %v but Normalize error = %v", s, err1, err3)
 		}

@@ -34,7 +34,7 @@ func (b *Breaker) Check(host string) error {
 // Record opens the breaker for host when err says it ran out of time, and
 // reports whether it did.
 func (b *Breaker) Record(host string, err error) bool {
-	if b == nil || !IsTimeout(err) {
+	if b == nil || !isTimeout(err) {
 		return false
 	}
 	b.mu.Lock()
@@ -46,9 +46,9 @@ func (b *Breaker) Record(host string, err error) bool {
 	return true
 }
 
-// IsTimeout reports whether err is a wait that ran out: a deadline, or a
+// isTimeout reports whether err is a wait that ran out: a deadline, or a
 // network timeout.
-func IsTimeout(err error) bool {
+func isTimeout(err error) bool {
 	if err == nil {
 		return false
 	}

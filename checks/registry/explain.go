@@ -29,7 +29,7 @@ import (
 // does not load, a label missing): then its own text is the message.
 func Explain(err error) (class Class, msg string, ok bool) {
 	// A cancelled run learnt nothing about the registry.
-	if !FromRegistry(err) || errors.Is(err, context.Canceled) {
+	if !fromRegistry(err) || errors.Is(err, context.Canceled) {
 		return "", "", false
 	}
 	class, what := Classify(err)
@@ -47,10 +47,10 @@ func Explain(err error) (class Class, msg string, ok bool) {
 	return class, msg, true
 }
 
-// FromRegistry reports whether err comes from talking to a registry (or
+// fromRegistry reports whether err comes from talking to a registry (or
 // its token service): an HTTP error answer, a failed connection, a wait
 // that ran out, or credentials that could not be read.
-func FromRegistry(err error) bool {
+func fromRegistry(err error) bool {
 	var (
 		terr *transport.Error
 		werr *timeout.Error

@@ -47,7 +47,7 @@ func newKeychain(getenv func(string) string, home, authFile string) authn.Keycha
 		dockerDir = filepath.Join(home, ".docker")
 	}
 	return authn.NewMultiKeychain(
-		ContainersKeychain(ContainersAuthFiles(getenv, home)...),
+		ContainersKeychain(containersAuthFiles(getenv, home)...),
 		&dockerKeychain{dir: dockerDir},
 	)
 }
@@ -114,11 +114,11 @@ func (k *dockerKeychain) Resolve(target authn.Resource) (authn.Authenticator, er
 	return authn.Anonymous, nil
 }
 
-// ContainersAuthFiles lists the containers auth files in the order they are
+// containersAuthFiles lists the containers auth files in the order they are
 // consulted: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json,
 // then ${XDG_CONFIG_HOME:-~/.config}/containers/auth.json. Files that do not
 // exist are skipped when credentials are looked up.
-func ContainersAuthFiles(getenv func(string) string, home string) []string {
+func containersAuthFiles(getenv func(string) string, home string) []string {
 	var files []string
 	if f := getenv("REGISTRY_AUTH_FILE"); f != "" {
 		files = append(files, f)

@@ -101,18 +101,22 @@ func (l *loss) strand(version, channel string) {
 	}
 }
 
+// checkPackage judges each base channel of pkg that is not prunable: a
+// channel the head lacks is removed; else its missing entries are removed
+// and its released entries must still reach its head.
 func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Finding {
-	headBundles := map[string]bool{}
+	p := &packageCheck{
+		base: base, head: head, pkg: pkg,
+		headBundles:    map[string]bool{},
+		baseVersions:   graph.Versions(&base.Config, pkg),
+		bundleLoss:     map[string]*loss{},
+		bundleChannels: map[string][]string{},
+	}
 	for _, b := range head.Config.Bundles {
 		if b.Package == pkg {
-			headBundles[b.Name] = true
+			p.headBundles[b.Name] = true
 		}
 	}
-	baseVersions := graph.Versions(&base.Config, pkg)
-	var order []*loss
-	bundleLoss := map[string]*loss{}
-	// bundleChannels are the judged base channels of each removed bundle.
-	bundleChannels := map[string][]string{}
 	seen := map[string]bool{}
 	for i, c := range base.Config.Channels {
 		if c.Package != pkg || seen[c.Name] || opts.Prunable != nil && opts.Prunable(c.Name) {
@@ -121,118 +125,169 @@ func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Fin
 		seen[c.Name] = true
 		bg, _ := graph.Build(&base.Config, pkg, c.Name)
 		hg, ok := graph.Build(&head.Config, pkg, c.Name)
-		released := bg.Reaches(bg.Heads)
-
-		// A removed bundle is one finding however many channels had it.
-		removedBundle := func(name string) *loss {
-			l := bundleLoss[name]
-			if l == nil {
-				at := bundlePlace(base, pkg, name)
-				l = &loss{f: checks.Finding{Rule: RuleBundleRemoved, File: at.File, Line: at.Line, Package: pkg, Bundle: name}}
-				bundleLoss[name] = l
-				order = append(order, l)
-			}
-			if !slices.Contains(bundleChannels[name], c.Name) {
-				bundleChannels[name] = append(bundleChannels[name], c.Name)
-			}
-			return l
-		}
-
 		if !ok {
-			at := base.Channels[i]
-			l := &loss{f: checks.Finding{Rule: RuleChannelRemoved, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name},
-				what: fmt.Sprintf("channel %q of package %q is on the base branch and this change removes it", c.Name, pkg)}
-			order = append(order, l)
-			for _, n := range bg.Nodes {
-				if released(n.Name, "") {
-					l.strand(n.Label(), c.Name)
-				}
-				if !headBundles[n.Name] && baseVersions[n.Name] != "" {
-					b := removedBundle(n.Name)
-					if released(n.Name, "") {
-						b.strand(n.Label(), c.Name)
-					}
-				}
-			}
+			p.channelRemoved(i, c.Name, bg)
 			continue
 		}
+		entryLoss := p.entriesRemoved(i, c.Name, bg, hg)
+		p.edgesBroken(c.Name, bg, hg, entryLoss)
+	}
+	return p.findings()
+}
 
-		// Removed entries, each blamed on itself.
-		entryLoss := map[string]*loss{}
-		for _, n := range bg.Nodes {
-			if hg.Has(n.Name) {
-				continue
-			}
-			if !headBundles[n.Name] && baseVersions[n.Name] != "" {
-				entryLoss[n.Name] = removedBundle(n.Name)
-				continue
-			}
-			at := base.EntryPlace(i, n.Name)
-			l := &loss{f: checks.Finding{Rule: RuleEntryRemoved, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name, Bundle: n.Name},
-				what: fmt.Sprintf("entry %q of channel %q is on the base branch and this change removes it from the channel", n.Name, c.Name)}
-			entryLoss[n.Name] = l
-			order = append(order, l)
-		}
+// packageCheck is the judging of one package: the rules, one method each
+// (channelRemoved, entriesRemoved, bundleRemoved, edgesBroken), add to the
+// findings in the order they find them.
+type packageCheck struct {
+	base, head *fbc.Placed
+	pkg        string
+	// headBundles are the bundles of pkg the head defines, and
+	// baseVersions the versions of those the base defines.
+	headBundles  map[string]bool
+	baseVersions map[string]string
 
-		// What still upgrades: to the head's heads, except a bundle that
-		// had an upgrade on the base and has none now, which is the
-		// broken edge itself, not a head.
-		var targets []string
-		for _, h := range hg.Heads {
-			if !bg.Has(h) || slices.Contains(bg.Heads, h) {
-				targets = append(targets, h)
-			}
+	order []*loss
+	// bundleLoss is the finding of each removed bundle, and
+	// bundleChannels the judged base channels that had it.
+	bundleLoss     map[string]*loss
+	bundleChannels map[string][]string
+}
+
+func (p *packageCheck) add(l *loss) *loss {
+	p.order = append(p.order, l)
+	return l
+}
+
+// removedBundle says whether the change removes the bundle name: the
+// head no longer defines it, though the base does.
+func (p *packageCheck) removedBundle(name string) bool {
+	return !p.headBundles[name] && p.baseVersions[name] != ""
+}
+
+// bundleRemoved (RuleBundleRemoved) is the finding of a removed bundle met
+// in channel: one however many channels had it.
+func (p *packageCheck) bundleRemoved(name, channel string) *loss {
+	l := p.bundleLoss[name]
+	if l == nil {
+		at := bundlePlace(p.base, p.pkg, name)
+		l = p.add(&loss{f: checks.Finding{Rule: RuleBundleRemoved, File: at.File, Line: at.Line, Package: p.pkg, Bundle: name}})
+		p.bundleLoss[name] = l
+	}
+	if !slices.Contains(p.bundleChannels[name], channel) {
+		p.bundleChannels[name] = append(p.bundleChannels[name], channel)
+	}
+	return l
+}
+
+// channelRemoved (RuleChannelRemoved) reports base channel i, which the
+// head no longer has, stranding every released entry; the bundles that
+// went with it are removed bundles as well.
+func (p *packageCheck) channelRemoved(i int, channel string, bg *graph.Graph) {
+	released := bg.Reaches(bg.Heads)
+	at := p.base.Channels[i]
+	l := p.add(&loss{f: checks.Finding{Rule: RuleChannelRemoved, File: at.File, Line: at.Line, Package: p.pkg, Channel: channel},
+		what: fmt.Sprintf("channel %q of package %q is on the base branch and this change removes it", channel, p.pkg)})
+	for _, n := range bg.Nodes {
+		if released(n.Name, "") {
+			l.strand(n.Label(), channel)
 		}
-		reaches := hg.Reaches(targets)
-		headEdges := map[graph.Edge]bool{}
-		for _, e := range hg.Edges {
-			headEdges[e] = true
-		}
-		headIndex := slices.IndexFunc(head.Config.Channels, func(hc declcfg.Channel) bool { return hc.Package == pkg && hc.Name == c.Name })
-		edgeLoss := map[string]*loss{}
-		var channelLoss *loss
-		for _, n := range bg.Nodes {
-			if !released(n.Name, "") || reaches(n.Name, baseVersions[n.Name]) {
-				continue
-			}
-			label := n.Label()
-			if l := entryLoss[n.Name]; l != nil {
-				l.strand(label, c.Name)
-				continue
-			}
-			blamed := blame(bg, headEdges, n.Name)
-			for _, b := range blamed {
-				if l := entryLoss[b]; l != nil {
-					l.strand(label, c.Name)
-					continue
-				}
-				l := edgeLoss[b]
-				if l == nil {
-					at := head.EntryPlace(headIndex, b)
-					l = &loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name, Bundle: b},
-						what: fmt.Sprintf("entry %q of channel %q no longer upgrades from %s as it does on the base branch", b, c.Name, strings.Join(lostEdges(bg, headEdges, b), ", "))}
-					edgeLoss[b] = l
-					order = append(order, l)
-				}
-				l.strand(label, c.Name)
-			}
-			if len(blamed) == 0 {
-				if channelLoss == nil {
-					at := head.Channels[headIndex]
-					channelLoss = &loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: pkg, Channel: c.Name},
-						what: fmt.Sprintf("channel %q no longer leads every bundle it had on the base branch to its head", c.Name)}
-					order = append(order, channelLoss)
-				}
-				channelLoss.strand(label, c.Name)
+		if p.removedBundle(n.Name) {
+			b := p.bundleRemoved(n.Name, channel)
+			if released(n.Name, "") {
+				b.strand(n.Label(), channel)
 			}
 		}
 	}
-	for name, l := range bundleLoss {
-		v := shown(baseVersions[name])
-		l.what = fmt.Sprintf("bundle %q (version %s) is released on the base branch in %s and this change removes it", name, v, channelList(bundleChannels[name]))
+}
+
+// entriesRemoved (RuleEntryRemoved) reports each entry of base channel i
+// that the head's channel lacks, each blamed on itself, unless its bundle
+// is gone altogether: then it is that bundle's removal. It returns the
+// finding of each missing entry, for the stranded versions to be added.
+func (p *packageCheck) entriesRemoved(i int, channel string, bg, hg *graph.Graph) map[string]*loss {
+	entryLoss := map[string]*loss{}
+	for _, n := range bg.Nodes {
+		if hg.Has(n.Name) {
+			continue
+		}
+		if p.removedBundle(n.Name) {
+			entryLoss[n.Name] = p.bundleRemoved(n.Name, channel)
+			continue
+		}
+		at := p.base.EntryPlace(i, n.Name)
+		entryLoss[n.Name] = p.add(&loss{f: checks.Finding{Rule: RuleEntryRemoved, File: at.File, Line: at.Line, Package: p.pkg, Channel: channel, Bundle: n.Name},
+			what: fmt.Sprintf("entry %q of channel %q is on the base branch and this change removes it from the channel", n.Name, channel)})
 	}
-	out := make([]checks.Finding, 0, len(order))
-	for _, l := range order {
+	return entryLoss
+}
+
+// edgesBroken (RuleEdgeBroken) finds the released base entries of channel
+// that no longer reach its head. A stranded entry that is itself missing
+// is its removal's (entryLoss); otherwise each is blamed on the head
+// entries whose base edges are gone, or on the channel when no edge is.
+func (p *packageCheck) edgesBroken(channel string, bg, hg *graph.Graph, entryLoss map[string]*loss) {
+	released := bg.Reaches(bg.Heads)
+	// What still upgrades: to the head's heads, except a bundle that
+	// had an upgrade on the base and has none now, which is the
+	// broken edge itself, not a head.
+	var targets []string
+	for _, h := range hg.Heads {
+		if !bg.Has(h) || slices.Contains(bg.Heads, h) {
+			targets = append(targets, h)
+		}
+	}
+	reaches := hg.Reaches(targets)
+	headEdges := map[graph.Edge]bool{}
+	for _, e := range hg.Edges {
+		headEdges[e] = true
+	}
+	headIndex := slices.IndexFunc(p.head.Config.Channels, func(hc declcfg.Channel) bool { return hc.Package == p.pkg && hc.Name == channel })
+	edgeLoss := map[string]*loss{}
+	var channelLoss *loss
+	for _, n := range bg.Nodes {
+		if !released(n.Name, "") || reaches(n.Name, p.baseVersions[n.Name]) {
+			continue
+		}
+		label := n.Label()
+		if l := entryLoss[n.Name]; l != nil {
+			l.strand(label, channel)
+			continue
+		}
+		blamed := blame(bg, headEdges, n.Name)
+		for _, b := range blamed {
+			if l := entryLoss[b]; l != nil {
+				l.strand(label, channel)
+				continue
+			}
+			l := edgeLoss[b]
+			if l == nil {
+				at := p.head.EntryPlace(headIndex, b)
+				l = p.add(&loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: p.pkg, Channel: channel, Bundle: b},
+					what: fmt.Sprintf("entry %q of channel %q no longer upgrades from %s as it does on the base branch", b, channel, strings.Join(lostEdges(bg, headEdges, b), ", "))})
+				edgeLoss[b] = l
+			}
+			l.strand(label, channel)
+		}
+		if len(blamed) == 0 {
+			if channelLoss == nil {
+				at := p.head.Channels[headIndex]
+				channelLoss = p.add(&loss{f: checks.Finding{Rule: RuleEdgeBroken, File: at.File, Line: at.Line, Package: p.pkg, Channel: channel},
+					what: fmt.Sprintf("channel %q no longer leads every bundle it had on the base branch to its head", channel)})
+			}
+			channelLoss.strand(label, channel)
+		}
+	}
+}
+
+// findings turns the losses into findings, in the order they were found,
+// each saying what it strands and how to retire a release instead.
+func (p *packageCheck) findings() []checks.Finding {
+	for name, l := range p.bundleLoss {
+		v := shown(p.baseVersions[name])
+		l.what = fmt.Sprintf("bundle %q (version %s) is released on the base branch in %s and this change removes it", name, v, channelList(p.bundleChannels[name]))
+	}
+	out := make([]checks.Finding, 0, len(p.order))
+	for _, l := range p.order {
 		f := l.f
 		f.Severity = checks.SeverityError
 		lost := "no installed version loses its upgrade path, but users can no longer install the release"

@@ -67,7 +67,7 @@ func (r *Reader) Document(data []byte, what string) *yaml.Node {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
 		if !errors.Is(err, io.EOF) {
-			r.Report(SyntaxLine(err), Syntax, SyntaxMessage(err))
+			r.Report(SyntaxLine(err), Syntax, syntaxMessage(err))
 		}
 		return nil
 	}
@@ -75,7 +75,7 @@ func (r *Reader) Document(data []byte, what string) *yaml.Node {
 	if err := dec.Decode(&extra); err == nil {
 		r.reportf(extra.Line, Syntax, "a second YAML document; %s holds exactly one", what)
 	} else if !errors.Is(err, io.EOF) {
-		r.Report(SyntaxLine(err), Syntax, SyntaxMessage(err))
+		r.Report(SyntaxLine(err), Syntax, syntaxMessage(err))
 	}
 	root := Resolve(&doc)
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -119,7 +119,7 @@ func (r *Reader) Mapping(v *yaml.Node, prefix string, fields map[string]func(*ya
 	r.Fields(v, prefix, func(key string, k, val *yaml.Node) {
 		fn, ok := fields[key]
 		if !ok {
-			r.reportf(k.Line, UnknownKey, "unknown key %s%s; %s has %s", prefix, key, Where(prefix), KnownKeys(fields))
+			r.reportf(k.Line, UnknownKey, "unknown key %s%s; %s has %s", prefix, key, where(prefix), knownKeys(fields))
 			return
 		}
 		fn(val)
@@ -138,7 +138,7 @@ func (r *Reader) Bool(v *yaml.Node, field string) (bool, bool) {
 		// goyaml.v3 tags True and TRUE as booleans as well.
 		return strings.EqualFold(v.Value, "true"), true
 	}
-	if v.Kind == yaml.ScalarNode && IsPlain(v) && YAML11Bool(v.Value) {
+	if v.Kind == yaml.ScalarNode && isPlain(v) && yaml11Bool(v.Value) {
 		r.reportf(v.Line, YAML11, "%s is %s, which YAML 1.1 and 1.2 read differently; write true or false", field, v.Value)
 		return false, false
 	}
@@ -153,7 +153,7 @@ func (r *Reader) Str(v *yaml.Node, field string) (string, bool) {
 	v = Resolve(v)
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-		if IsPlain(v) && YAML11Bool(v.Value) {
+		if isPlain(v) && yaml11Bool(v.Value) {
 			if r.secret {
 				r.reportf(v.Line, YAML11, "%s is a word YAML 1.1 readers take for a boolean; quote it", field)
 			} else {

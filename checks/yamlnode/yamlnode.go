@@ -19,9 +19,9 @@ import (
 
 var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
-// YAML11Bool reports whether a plain scalar is one that YAML 1.1 reads as a
+// yaml11Bool reports whether a plain scalar is one that YAML 1.1 reads as a
 // boolean and YAML 1.2 (the parser here) as a string.
-func YAML11Bool(s string) bool { return yaml11Bools[s] }
+func yaml11Bool(s string) bool { return yaml11Bools[s] }
 
 var yaml11Bools = map[string]bool{
 	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
@@ -29,7 +29,7 @@ var yaml11Bools = map[string]bool{
 	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
 }
 
-// SyntaxLine and SyntaxMessage split a YAML syntax error into its line and
+// SyntaxLine and syntaxMessage split a YAML syntax error into its line and
 // the message without the "yaml: line N:" prefix, which the finding's
 // position already says.
 func SyntaxLine(err error) int {
@@ -40,7 +40,7 @@ func SyntaxLine(err error) int {
 	return 0
 }
 
-func SyntaxMessage(err error) string {
+func syntaxMessage(err error) string {
 	msg := syntaxLineRE.ReplaceAllString(err.Error(), "")
 	return "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
 }
@@ -53,8 +53,8 @@ func Resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// IsPlain reports whether a scalar was written without quotes or block style.
-func IsPlain(n *yaml.Node) bool {
+// isPlain reports whether a scalar was written without quotes or block style.
+func isPlain(n *yaml.Node) bool {
 	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
 }
 
@@ -88,18 +88,18 @@ func Describe(n *yaml.Node) string {
 	return "empty"
 }
 
-// Where names the mapping a dotted key prefix ("merge.") points into, for
+// where names the mapping a dotted key prefix ("merge.") points into, for
 // messages about its keys: "merge", or "the top level" for "".
-func Where(prefix string) string {
+func where(prefix string) string {
 	if prefix == "" {
 		return "the top level"
 	}
 	return strings.TrimSuffix(prefix, ".")
 }
 
-// KnownKeys lists the keys of a mapping's field table in words, sorted:
+// knownKeys lists the keys of a mapping's field table in words, sorted:
 // "a", "a and b", "a, b and c". An unknown-key message offers them.
-func KnownKeys[V any](fields map[string]V) string {
+func knownKeys[V any](fields map[string]V) string {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)

@@ -15,7 +15,7 @@ func TestSyntaxError(t *testing.T) {
 	if got := SyntaxLine(err); got != 2 {
 		t.Errorf("line %d, want 2 (%v)", got, err)
 	}
-	if got, want := SyntaxMessage(err), "invalid YAML: mapping values are not allowed in this context"; got != want {
+	if got, want := syntaxMessage(err), "invalid YAML: mapping values are not allowed in this context"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
 }
@@ -42,11 +42,11 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("alias resolved to %q", v.Value)
 			}
 		case "q":
-			if IsPlain(v) {
+			if isPlain(v) {
 				t.Errorf("a quoted scalar counted as plain")
 			}
 		case "p":
-			if !IsPlain(v) || !YAML11Bool(v.Value) {
+			if !isPlain(v) || !yaml11Bool(v.Value) {
 				t.Errorf("plain yes is a YAML 1.1 boolean")
 			}
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	imagespkg "github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -422,9 +422,9 @@ func TestFrontEndsAgree(t *testing.T) {
 			repo := gh.AddRepo("acme", "catalog", files)
 			head := sc.head
 			if sc.rateLimited {
-				reg := imagestest.New(t)
+				reg := registrytest.New(t)
 				// Retry-After: 0 spares the test the retries' waits.
-				reg.Fail(imagestest.Fault{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}})
+				reg.Fail(registrytest.Fault{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}})
 				head = map[string]string{}
 				for k, v := range sc.head {
 					head[k] = strings.ReplaceAll(v, rateLimitedHost, reg.Host)

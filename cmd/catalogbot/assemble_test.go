@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
@@ -16,11 +17,11 @@ import (
 func pushAssembleImages(t *testing.T) string {
 	t.Helper()
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	img := rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 		rendertest.Layer(t, append([]rendertest.Entry{{Name: "configs/"}},
 			rendertest.DirEntries(t, filepath.Join(repoRoot, catalogDir), "configs")...)...))
-	rendertest.Push(t, host+"/example/fbc-catalog:v1", img)
+	registrytest.Push(t, host+"/example/fbc-catalog:v1", img)
 	return host
 }
 

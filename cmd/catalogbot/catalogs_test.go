@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 // TestActionRootsCannotOverlay: the Action refuses a pull request that
@@ -52,7 +52,7 @@ func TestActionRootsCannotOverlay(t *testing.T) {
 // one; --image is refused where it would name several catalogs' image.
 func TestPublishRepoCatalogs(t *testing.T) {
 	isolateCredentials(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	r := changetest.NewRepo(t)
 	r.Commit("catalogs", map[string]string{
 		".catalogbot.yaml":                "catalogs:\n  - each: catalogs/v4.*\npublish:\n  image: \"" + host + "/acme/index:{catalog}\"\n  base: scratch\n",

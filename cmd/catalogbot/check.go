@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 
@@ -25,7 +24,7 @@ type checkFlags struct {
 	repo, base, head, author string
 	number                   int
 	approve                  []string
-	format                   checkFormat
+	format                   checks.Format
 	// images turns the images check on; allImages checks every reference
 	// rather than those the change adds or changes.
 	images, allImages bool
@@ -43,26 +42,8 @@ type checkFlags struct {
 	set map[string]bool
 }
 
-// checkFormat is the output format of check, a pflag.Value.
-type checkFormat string
-
-const (
-	formatText   checkFormat = "text"
-	formatJSON   checkFormat = "json"
-	formatSARIF  checkFormat = "sarif"
-	formatGitHub checkFormat = "github"
-)
-
-func (f *checkFormat) String() string { return string(*f) }
-func (f *checkFormat) Type() string   { return "format" }
-func (f *checkFormat) Set(s string) error {
-	switch checkFormat(s) {
-	case formatText, formatJSON, formatSARIF, formatGitHub:
-		*f = checkFormat(s)
-		return nil
-	}
-	return fmt.Errorf("unknown output format %q (want text, json, sarif, github)", s)
-}
+// checkFormats are the output formats of check.
+var checkFormats = checks.Formats{checks.FormatText, checks.FormatJSON, checks.FormatSARIF, checks.FormatGitHub}
 
 func newCheckCmd(a *app) *cobra.Command {
 	f := checkFlags{repo: ".", images: true, render: true}
@@ -137,9 +118,9 @@ each bound to the head it was given on.
 				f.set[name] = cmd.Flags().Changed(name)
 			}
 			if !f.set["output"] {
-				f.format = formatText
+				f.format = checks.FormatText
 				if os.Getenv("GITHUB_ACTIONS") == "true" {
-					f.format = formatGitHub
+					f.format = checks.FormatGitHub
 				}
 			}
 			return a.runCheck(cmd.Context(), cmd.CommandPath(), f)
@@ -158,7 +139,7 @@ each bound to the head it was given on.
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
-	fl.VarP(&f.format, "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
+	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
 	// flag splits it into the flags it holds.
@@ -194,7 +175,7 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	// Inside Actions the event supplies the change whatever the format,
 	// so that -o sarif or -o json in a workflow check the same commits.
 	var gh *ghapi.Actions
-	if f.format == formatGitHub || os.Getenv("GITHUB_ACTIONS") == "true" {
+	if f.format == checks.FormatGitHub || os.Getenv("GITHUB_ACTIONS") == "true" {
 		var err error
 		if gh, err = ghapi.ReadActions(os.Getenv); err != nil {
 			return err
@@ -294,7 +275,7 @@ func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error
 		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
 	}
 	if f.images || f.allImages {
-		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: "catalogbot/" + a.version, Log: a.log, Egress: rule}
+		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: a.userAgent(), Log: a.log, Egress: rule}
 	}
 	if f.render {
 		r, err := render.New(render.Options{RegistryOnly: true, InsecureRegistries: f.insecure, Keychain: keychain, Egress: rule})
@@ -306,15 +287,15 @@ func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error
 	return nil
 }
 
-func (a *app) writeCheck(format checkFormat, out *review.Outcome, d policy.Decision, gh *ghapi.Actions, repo string) error {
+func (a *app) writeCheck(format checks.Format, out *review.Outcome, d policy.Decision, gh *ghapi.Actions, repo string) error {
 	switch format {
-	case formatJSON:
+	case checks.FormatJSON:
 		return checks.WriteJSON(a.stdout, out.Doc(d))
-	case formatSARIF:
+	case checks.FormatSARIF:
 		// Findings name files relative to the repository root, which is
 		// where code scanning resolves %SRCROOT%.
 		return checks.WriteSARIF(a.stdout, "catalogbot", a.version, review.Rules(), out.Findings(), "")
-	case formatGitHub:
+	case checks.FormatGitHub:
 		return gh.Report(a.stdout, out, d, repo)
 	}
 	return out.WriteText(a.stdout, d, true)

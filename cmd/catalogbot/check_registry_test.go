@@ -7,7 +7,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -38,8 +38,8 @@ func resultOf(doc review.Document, name string) checks.Result {
 // image's line; the base's own images are not asked about.
 func TestCheckImagePolicy(t *testing.T) {
 	noActions(t)
-	reg := imagestest.New(t)
-	rendertest.Push(t, reg.Ref("example/foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	reg := registrytest.New(t)
+	registrytest.Push(t, reg.Ref("example/foo-bundle:v1.0.1"), registrytest.RandomImage(t))
 	catalog := strings.ReplaceAll(checkCatalog, "quay.io/example", reg.Host+"/example")
 	r := changetest.NewRepo(t)
 	base := r.Commit("base", map[string]string{
@@ -78,9 +78,9 @@ func TestCheckImagePolicy(t *testing.T) {
 // same change by someone else waits for that owner.
 func TestCheckReferenceList(t *testing.T) {
 	noActions(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	for _, tag := range []string{"v1", "v2"} {
-		rendertest.Push(t, host+"/example/foo-index:"+tag, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
+		registrytest.Push(t, host+"/example/foo-index:"+tag, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 			rendertest.Layer(t, rendertest.Entry{Name: "configs/foo/catalog.yaml", Body: checkCatalog})))
 	}
 	list := func(tag string) string {
@@ -170,9 +170,9 @@ func TestCheckOwnersCases(t *testing.T) {
 // output unset (a workflow testing it takes neither branch), and says in
 // its output and job summary that it could not judge, and why.
 func TestCheckGitHubCouldNotJudge(t *testing.T) {
-	limited := imagestest.New(t)
-	limited.Fail(imagestest.Fault{Status: 429})
-	down := imagestest.NewHangup(t)
+	limited := registrytest.New(t)
+	limited.Fail(registrytest.Fault{Status: 429})
+	down := registrytest.NewHangup(t)
 	for _, tt := range []struct{ name, host, why string }{
 		{"rate limited", limited.Host, "rate limited the requests"},
 		{"unreachable", down.Host, "did not answer in time or could not be reached"},

@@ -25,7 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 const (
@@ -75,7 +75,7 @@ func TestE2ECredentials(t *testing.T) {
 	if err := os.WriteFile(htpasswd, []byte(e2eUser+":"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	host := imagestest.StartDockerRegistryAuth(t, htpasswd)
+	host := registrytest.StartDockerRegistryAuth(t, htpasswd)
 	login := remote.WithAuth(&authn.Basic{Username: e2eUser, Password: e2ePassword})
 	for _, pkg := range []string{"cert-rotator", "kv-store-operator"} {
 		ref, err := name.ParseReference(host + "/" + pkg + ":v1")
@@ -180,7 +180,7 @@ func publishLineDigest(t *testing.T, stdout string) string {
 // skopeoDigest is the digest skopeo reads for ref, logging in itself.
 func skopeoDigest(t *testing.T, ref string) string {
 	t.Helper()
-	bin := imagestest.NeedProgram(t, "skopeo", "skopeo")
+	bin := registrytest.NeedProgram(t, "skopeo", "skopeo")
 	cmd := exec.Command(bin, "inspect", "--tls-verify=false", "--no-tags", "--raw", "--creds", e2eUser+":"+e2ePassword, "docker://"+ref)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -22,6 +22,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -45,7 +46,7 @@ type hostile struct {
 	allow, insecure     []string
 	tokens, internal    *egresstest.Server
 	attacker            *egresstest.Server
-	tarpit              *egresstest.Tarpit
+	tarpit              *registrytest.Tarpit
 	mu                  sync.Mutex
 	authsSeenByAttacker []string
 	// related is the relatedImages block of the pull request's bundle.
@@ -65,7 +66,7 @@ func newHostile(t *testing.T, slowImages int) *hostile {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="http://internal.corp.test:`+h.tokens.Port+`/token",service="x"`)
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
-	h.tarpit = egresstest.NewTarpit(t)
+	h.tarpit = registrytest.NewTarpit(t)
 	h.resolver = egresstest.Resolver{
 		"registry.attacker.test": {"127.0.0.1"},
 		"internal.corp.test":     {"127.0.0.1"},

@@ -16,7 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
@@ -169,8 +169,8 @@ func TestServeLogSpellsOutHidden(t *testing.T) {
 // registry and what to do; the library's text, with the registry's details
 // printed as Go values, is only in the debug log.
 func TestRenderRegistryFailureMessage(t *testing.T) {
-	reg := imagestest.New(t)
-	reg.Fail(imagestest.Fault{Repo: "team/catalog", Status: 404,
+	reg := registrytest.New(t)
+	reg.Fail(registrytest.Fault{Repo: "team/catalog", Status: 404,
 		Body: `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"v9"}}]}`})
 	r := cli(t, nil, "--log-level", "debug", "render", reg.Ref("team/catalog:v9"))
 	if r.code != exitInvalid {

@@ -34,18 +34,8 @@ func newImagesCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// imagesFormat is the output format of images verify, a pflag.Value.
-type imagesFormat string
-
-func (f *imagesFormat) String() string { return string(*f) }
-func (f *imagesFormat) Type() string   { return "format" }
-func (f *imagesFormat) Set(s string) error {
-	if s != "text" && s != "json" {
-		return fmt.Errorf("unknown output format %q (want text, json)", s)
-	}
-	*f = imagesFormat(s)
-	return nil
-}
+// imagesFormats are the output formats of images verify.
+var imagesFormats = checks.Formats{checks.FormatText, checks.FormatJSON}
 
 // imagesVerifyFlags are the command line of images verify.
 type imagesVerifyFlags struct {
@@ -56,11 +46,11 @@ type imagesVerifyFlags struct {
 	insecure      []string
 	platforms     []string
 	cacheDir      string
-	format        imagesFormat
+	format        checks.Format
 }
 
 func newImagesVerifyCmd(a *app) *cobra.Command {
-	f := imagesVerifyFlags{format: "text"}
+	f := imagesVerifyFlags{format: checks.FormatText}
 	cmd := &cobra.Command{
 		Use:   "verify [CATALOG_DIR]",
 		Short: "Verify that every image a catalog references exists and follows policy",
@@ -136,7 +126,7 @@ catalog.yaml has errors, 2 usage or I/O error, 130 interrupted.`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) catalog and base images must provide (repeatable)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep what was learnt about digest references in this directory across runs")
-	fl.VarP(&f.format, "output", "o", "output format: text or json")
+	fl.VarP(imagesFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
 }
 
@@ -151,7 +141,7 @@ func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f images
 		Policy:    policy,
 		Insecure:  f.insecure,
 		CacheDir:  f.cacheDir,
-		UserAgent: "catalogbot/" + a.version,
+		UserAgent: a.userAgent(),
 		Log:       a.log,
 	})
 	if err != nil {
@@ -197,7 +187,7 @@ func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f images
 	a.log.Debug("images verified", "references", len(results), "uses", len(uses), "took", time.Since(start))
 
 	write := images.WriteText
-	if f.format == "json" {
+	if f.format == checks.FormatJSON {
 		write = images.WriteJSON
 	}
 	if err := write(a.stdout, results, findings); err != nil {

@@ -1,7 +1,7 @@
 package main
 
 // These tests run images verify against an in-process registry on
-// 127.0.0.1 (checks/images/imagestest), seeded per test.
+// 127.0.0.1 (checks/registry/registrytest), seeded per test.
 
 import (
 	"encoding/base64"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 // isolateCredentials points every credential lookup at empty places, so that
@@ -36,14 +36,14 @@ func isolateCredentials(t *testing.T) string {
 // the catalog label, and a duplicate reference name. It returns the
 // catalog directory, the catalog.yaml path and a replacer that turns the
 // run's registry address, directory and digests into stable placeholders.
-func imagesFixture(t *testing.T, reg *imagestest.Registry) (dir, yamlPath string, stable *strings.Replacer) {
+func imagesFixture(t *testing.T, reg *registrytest.Registry) (dir, yamlPath string, stable *strings.Replacer) {
 	t.Helper()
 	bundle := reg.PushRandom(t, reg.Ref("team/foo-bundle:v1.0.0"))
 	operator := reg.PushRandom(t, reg.Ref("team/foo:v1"))
 	reg.PushRandom(t, reg.Ref("private/agent:v1"))
-	labelled := reg.Push(t, reg.Ref("team/foo-catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
-	unlabelled := reg.Push(t, reg.Ref("team/bar-catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", nil))
-	reg.Fail(imagestest.Fault{Repo: "private/agent", Status: 401})
+	labelled := reg.Push(t, reg.Ref("team/foo-catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
+	unlabelled := reg.Push(t, reg.Ref("team/bar-catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", nil))
+	reg.Fail(registrytest.Fault{Repo: "private/agent", Status: 401})
 
 	root := t.TempDir()
 	dir = filepath.Join(root, "catalog")
@@ -122,7 +122,7 @@ func TestImagesVerifyGolden(t *testing.T) {
 	isolateCredentials(t)
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			dir, yamlPath, stable := imagesFixture(t, reg)
 			r := cli(t, nil, "images", "verify", dir, "--catalog-yaml", yamlPath, "-o", format)
 			if r.code != exitInvalid {
@@ -140,7 +140,7 @@ func TestImagesVerifyGolden(t *testing.T) {
 // every reference once, with all its locations.
 func TestImagesVerifyJSONShape(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	dir, yamlPath, stable := imagesFixture(t, reg)
 	r := cli(t, nil, "images", "verify", dir, "--catalog-yaml", yamlPath, "-o", "json")
 	var doc images.Document
@@ -181,12 +181,32 @@ func TestImagesVerifyJSONShape(t *testing.T) {
 
 func TestImagesVerifyAllOK(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("a/b:v1"))
-	base := reg.Push(t, reg.Ref("a/opm:v1"), imagestest.CatalogImage(t, "linux/amd64", nil))
+	base := reg.Push(t, reg.Ref("a/opm:v1"), registrytest.CatalogImage(t, "linux/amd64", nil))
 	r := cli(t, nil, "images", "verify", "--base", reg.Ref("a/opm@"+base.String()), "--platform", "linux/amd64", "--require-digest")
 	if r.code != exitOK || r.stdout != "images: 1 reference: 1 ok\n" || r.stderr != "" {
 		t.Errorf("got %+v", r)
+	}
+}
+
+// TestImagesUserAgent: registries see which catalogbot release asks.
+func TestImagesUserAgent(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	reg.PushRandom(t, reg.Ref("a/b:v1"))
+	if r := cli(t, nil, "images", "verify", "--base", reg.Ref("a/b:v1")); r.code != exitOK {
+		t.Fatalf("got %+v", r)
+	}
+	reqs := reg.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request reached the registry")
+	}
+	for _, q := range reqs {
+		// go-containerregistry appends its own name after ours.
+		if !strings.HasPrefix(q.UserAgent, "catalogbot/dev") {
+			t.Errorf("%s %s: User-Agent %q; want it to start with catalogbot/dev", q.Method, q.Path, q.UserAgent)
+		}
 	}
 }
 
@@ -194,7 +214,7 @@ func TestImagesVerifyAllOK(t *testing.T) {
 // to pin to.
 func TestImagesRequireDigest(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	dir, _, stable := imagesFixture(t, reg)
 	r := cli(t, nil, "images", "verify", dir, "--require-digest")
 	if r.code != exitInvalid {
@@ -210,7 +230,7 @@ func TestImagesRequireDigest(t *testing.T) {
 // request to their registry.
 func TestImagesAllowRegistry(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	dir, _, _ := imagesFixture(t, reg)
 	reg.Reset()
 	r := cli(t, nil, "images", "verify", dir, "--allow-registry", "quay.io/example")
@@ -226,7 +246,7 @@ func TestImagesAllowRegistry(t *testing.T) {
 // about tags.
 func TestImagesCacheDir(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	d := reg.PushRandom(t, reg.Ref("a/b:v1"))
 	cache := t.TempDir()
 	args := []string{"images", "verify", "--cache-dir", cache, "--base", reg.Ref("a/b@" + d.String())}
@@ -256,7 +276,7 @@ func TestImagesCredentials(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			home := isolateCredentials(t)
-			reg := imagestest.New(t)
+			reg := registrytest.New(t)
 			reg.PushRandom(t, reg.Ref("private/app:v1"))
 			reg.RequireBasic(user, password)
 			auth := filepath.Join(home, "auth.json")
@@ -272,7 +292,7 @@ func TestImagesCredentials(t *testing.T) {
 			if !strings.Contains(r.stderr, "registry request") {
 				t.Errorf("no debug log of requests in %q", r.stderr)
 			}
-			for _, leak := range []string{password, b64, imagestest.BasicAuth(user, password)} {
+			for _, leak := range []string{password, b64, registrytest.BasicAuth(user, password)} {
 				if strings.Contains(r.stdout+r.stderr, leak) {
 					t.Errorf("output contains %q:\n%s\n%s", leak, r.stdout, r.stderr)
 				}
@@ -328,8 +348,8 @@ func TestImagesUsageErrors(t *testing.T) {
 // reported with their lines; the entries that are fine are still checked.
 func TestImagesInvalidCatalogYAML(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
-	reg.Push(t, reg.Ref("team/foo-catalog:v1"), imagestest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
+	reg := registrytest.New(t)
+	reg.Push(t, reg.Ref("team/foo-catalog:v1"), registrytest.CatalogImage(t, "linux/amd64", map[string]string{images.CatalogLabel: "/configs"}))
 	path := filepath.Join(t.TempDir(), "catalog.yaml")
 	os.WriteFile(path, []byte("name: demo\nreferences:\n- name: ../foo\n  image: "+reg.Ref("team/foo-catalog:v1")+"\n- name: bar\n  image: "+reg.Host+"/Team/Bar:v1\n"), 0o644)
 	r := cli(t, nil, "images", "verify", "--catalog-yaml", path)

@@ -36,22 +36,12 @@ func newOwnersCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// ownersFormat is the output format of the owners commands, a pflag.Value.
-type ownersFormat string
-
-func (f *ownersFormat) String() string { return string(*f) }
-func (f *ownersFormat) Type() string   { return "format" }
-func (f *ownersFormat) Set(s string) error {
-	if s != "text" && s != "json" {
-		return fmt.Errorf("unknown output format %q (want text, json)", s)
-	}
-	*f = ownersFormat(s)
-	return nil
-}
+// ownersFormats are the output formats of the owners commands.
+var ownersFormats = checks.Formats{checks.FormatText, checks.FormatJSON}
 
 func newOwnersExplainCmd(a *app) *cobra.Command {
 	repo, rev := ".", ""
-	format := ownersFormat("text")
+	format := checks.FormatText
 	src := sourcesFlags{roots: []string{"catalog"}}
 	cmd := &cobra.Command{
 		Use:   "explain [--repo DIR] [--rev REV] PATH...",
@@ -99,7 +89,7 @@ parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&repo, "repo", repo, "the repository: a directory, or with --rev a git repository")
 	fl.StringVar(&rev, "rev", "", "read the tree of this commit (branch, tag, commit id) instead of the files on disk")
-	fl.VarP(&format, "output", "o", "output format: text or json")
+	fl.VarP(ownersFormats.Value(&format), "output", "o", "output format: text or json")
 	src.register(cmd)
 	return cmd
 }
@@ -136,7 +126,7 @@ type explained struct {
 	Why string `json:"why"`
 }
 
-func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format ownersFormat, opts owners.LoadOptions) error {
+func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format checks.Format, opts owners.LoadOptions) error {
 	type target struct {
 		path  string // as given, for the output
 		clean string
@@ -184,7 +174,7 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format o
 	}
 
 	findings := repo.Findings()
-	if format == "json" {
+	if format == checks.FormatJSON {
 		doc := struct {
 			Paths    []explained      `json:"paths"`
 			Findings []checks.Finding `json:"findings"`
@@ -215,7 +205,7 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format o
 			return err
 		}
 	}
-	if hasErrorFinding(findings) {
+	if checks.HasErrors(findings) {
 		return errInvalid
 	}
 	return nil
@@ -243,15 +233,6 @@ func openTree(dir, rev string) (fs.FS, error) {
 	return change.TreeFS(repo, rev)
 }
 
-func hasErrorFinding(findings []checks.Finding) bool {
-	for _, f := range findings {
-		if f.Severity == checks.SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
 // ownersCheckFlags are the command line of owners check.
 type ownersCheckFlags struct {
 	repo, base, head, author string
@@ -260,11 +241,11 @@ type ownersCheckFlags struct {
 	noSelfApproval, sticky   bool
 	bots, referenceLists     []string
 	sourcesFlags
-	format ownersFormat
+	format checks.Format
 }
 
 func newOwnersCheckCmd(a *app) *cobra.Command {
-	f := ownersCheckFlags{repo: ".", format: "text", sourcesFlags: sourcesFlags{roots: []string{"catalog"}}}
+	f := ownersCheckFlags{repo: ".", format: checks.FormatText, sourcesFlags: sourcesFlags{roots: []string{"catalog"}}}
 	cmd := &cobra.Command{
 		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
 		Short: "Compute the approval state of a change between two commits",
@@ -332,7 +313,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
 	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml when it exists)")
 	f.sourcesFlags.register(cmd)
-	fl.VarP(&f.format, "output", "o", "output format: text or json")
+	fl.VarP(ownersFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
 }
 
@@ -416,7 +397,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	a.log.Debug("evaluated approvals", "base", c.BaseSHA, "head", c.HeadSHA, "files", len(c.Files),
 		"owners files", len(repo.Files()), "approved", st.Approved, "took", time.Since(start))
 
-	if f.format == "json" {
+	if f.format == checks.FormatJSON {
 		doc := struct {
 			*owners.State
 			BaseSHA string        `json:"baseSHA"`

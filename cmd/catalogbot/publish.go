@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
@@ -195,7 +196,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	opts.Build.Epoch = epoch
 	opts.InsecureRegistries = f.insecure
 	opts.Keychain = registry.DefaultKeychain()
-	opts.UserAgent = "catalogbot/" + a.version
+	opts.UserAgent = a.userAgent()
 	opts.Validate = a.validate
 	opts.Progress = assemble.LogProgress(a.stderr)
 	res, err := publish.Publish(ctx, src, opts)
@@ -354,7 +355,7 @@ func (a *app) reportPublish(res *publish.Result, what, image string, start time.
 			for _, fd := range res.ListFindings {
 				fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
 			}
-		} else if err := fbcreport.Write(a.stdout, fbcreport.Text, res.Findings, fbcreport.Options{Version: a.version}); err != nil {
+		} else if err := fbcreport.Write(a.stdout, checks.FormatText, res.Findings, fbcreport.Options{Version: a.version}); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stderr, "catalogbot: %s is invalid; not published\n", what)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
@@ -22,9 +22,9 @@ import (
 // published finds it unchanged.
 func TestPublishersAgree(t *testing.T) {
 	isolateCredentials(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	for _, pkg := range []string{"cert-rotator", "kv-store-operator"} {
-		rendertest.Push(t, host+"/"+pkg+":v1", fixtureCatalogImage(t, validDir, pkg, "1"))
+		registrytest.Push(t, host+"/"+pkg+":v1", fixtureCatalogImage(t, validDir, pkg, "1"))
 	}
 	list := fmt.Sprintf("name: demo\nreferences:\n- name: cert\n  image: %[1]s/cert-rotator:v1\n- name: kv\n  image: %[1]s/kv-store-operator:v1\n", host)
 	policy := fmt.Sprintf("publish:\n  image: %s/acme/catalog:app\n  base: scratch\n", host)

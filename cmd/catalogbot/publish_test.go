@@ -1,7 +1,7 @@
 package main
 
 // These tests publish the fixture catalogs to an in-process registry on
-// 127.0.0.1 (checks/images/imagestest) and to OCI layouts.
+// 127.0.0.1 (checks/registry/registrytest) and to OCI layouts.
 
 import (
 	"path/filepath"
@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -32,9 +32,9 @@ func publishOutput(t *testing.T, r result, status string) string {
 
 func TestPublishRegistry(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
-	opm := reg.PushIndex(t, reg.Ref("operator-framework/opm:v1"), imagestest.Index(t, func(p string) v1.Image {
-		return imagestest.CatalogImage(t, p, nil)
+	reg := registrytest.New(t)
+	opm := reg.PushIndex(t, reg.Ref("operator-framework/opm:v1"), registrytest.Index(t, func(p string) v1.Image {
+		return registrytest.CatalogImage(t, p, nil)
 	}, "linux/amd64", "linux/arm64"))
 	target := reg.Ref("team/catalog:latest")
 	args := []string{"publish", "--catalog", validDir, "--image", target, "--opm-image", reg.Ref("operator-framework/opm:v1"), "--insecure-registry", reg.Host}

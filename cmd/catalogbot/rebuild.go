@@ -123,7 +123,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		CacheDir:           f.cacheDir,
 		InsecureRegistries: f.insecure,
 		Keychain:           registry.DefaultKeychain(),
-		UserAgent:          "catalogbot/" + a.version,
+		UserAgent:          a.userAgent(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
 	})

@@ -15,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -54,10 +55,10 @@ func registryDigest(t *testing.T, ref string) string {
 
 func TestRebuild(t *testing.T) {
 	isolateCredentials(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	cert, kv := host+"/cert-rotator:v1", host+"/kv-store-operator:v1"
-	rendertest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "1"))
-	rendertest.Push(t, kv, fixtureCatalogImage(t, validDir, "kv-store-operator", "1"))
+	registrytest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "1"))
+	registrytest.Push(t, kv, fixtureCatalogImage(t, validDir, "kv-store-operator", "1"))
 	config := filepath.Join(t.TempDir(), "catalog.yaml")
 	data := fmt.Sprintf("name: demo\nrepo: %s/team/catalog\ntag: latest\nreferences:\n- name: cert\n  image: %s\n- name: kv\n  image: %s\n", host, cert, kv)
 	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
@@ -77,7 +78,7 @@ func TestRebuild(t *testing.T) {
 	}
 
 	was := registryDigest(t, cert)
-	rendertest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "2"))
+	registrytest.Push(t, cert, fixtureCatalogImage(t, validDir, "cert-rotator", "2"))
 	r = cli(t, nil, args...)
 	third := rebuildOutput(t, r, "published")
 	wantDrift := fmt.Sprintf("drift: reference %s moved: %s -> %s\n", cert, was, registryDigest(t, cert))
@@ -88,7 +89,7 @@ func TestRebuild(t *testing.T) {
 		t.Errorf("moved reference: published %s (first %s), target %s", third, first, registryDigest(t, target))
 	}
 
-	rendertest.Push(t, kv, fixtureCatalogImage(t, brokenDir, "kv-store-operator", "1"))
+	registrytest.Push(t, kv, fixtureCatalogImage(t, brokenDir, "kv-store-operator", "1"))
 	r = cli(t, nil, args...)
 	if r.code != exitInvalid || !strings.Contains(r.stdout, "kv-store-operatr") || !strings.Contains(r.stderr, "not published") {
 		t.Fatalf("invalid catalog: exit %d, stdout %q, stderr %q; want 1, findings, not published", r.code, r.stdout, r.stderr)
@@ -101,9 +102,9 @@ func TestRebuild(t *testing.T) {
 // An OCI layout target needs no registry for the output.
 func TestRebuildLayoutTarget(t *testing.T) {
 	isolateCredentials(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	for _, pkg := range []string{"cert-rotator", "kv-store-operator"} {
-		rendertest.Push(t, host+"/"+pkg+":v1", fixtureCatalogImage(t, validDir, pkg, "1"))
+		registrytest.Push(t, host+"/"+pkg+":v1", fixtureCatalogImage(t, validDir, pkg, "1"))
 	}
 	config := filepath.Join(t.TempDir(), "catalog.yaml")
 	data := fmt.Sprintf("name: demo\nreferences:\n- name: cert\n  image: %[1]s/cert-rotator:v1\n- name: kv\n  image: %[1]s/kv-store-operator:v1\n", host)
@@ -157,7 +158,7 @@ func TestRebuildUsage(t *testing.T) {
 // catalog, with its class, and nothing is published.
 func TestRebuildMissingReference(t *testing.T) {
 	isolateCredentials(t)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	config := filepath.Join(t.TempDir(), "catalog.yaml")
 	if err := os.WriteFile(config, []byte("name: demo\nreferences:\n- name: gone\n  image: "+host+"/gone:v1\n"), 0o644); err != nil {
 		t.Fatal(err)

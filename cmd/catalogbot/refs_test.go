@@ -10,7 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 )
 
@@ -19,9 +19,9 @@ import (
 // registry is contacted: the registry records no request.
 func TestFlagChecks(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
-	reg.PushIndex(t, reg.Ref("operator-framework/opm:v1"), imagestest.Index(t, func(p string) v1.Image {
-		return imagestest.CatalogImage(t, p, nil)
+	reg := registrytest.New(t)
+	reg.PushIndex(t, reg.Ref("operator-framework/opm:v1"), registrytest.Index(t, func(p string) v1.Image {
+		return registrytest.CatalogImage(t, p, nil)
 	}, "linux/amd64"))
 	base := reg.Ref("operator-framework/opm:v1")
 	yamlPath := writeCatalogYAML(t, "name: c\nreferences:\n- name: one\n  image: "+reg.Ref("example/catalog:v1")+"\n")
@@ -105,7 +105,7 @@ func TestFlagChecksAccept(t *testing.T) {
 // use instead.
 func TestImagesBaseImageDeprecated(t *testing.T) {
 	isolateCredentials(t)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	d := reg.PushRandom(t, reg.Ref("a/b:v1"))
 	ref := reg.Ref("a/b@" + d.String())
 	for _, flag := range []string{"--base", "--base-image"} {
@@ -126,19 +126,19 @@ func TestImagesBaseImageDeprecated(t *testing.T) {
 func TestRequireDigest(t *testing.T) {
 	isolateCredentials(t)
 	t.Setenv(timeout.EnvTimeout, "200ms")
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	d := reg.PushRandom(t, reg.Ref("team/foo:v1"))
 	silent, _ := silentRegistry(t)
 	tests := []struct {
 		name  string
 		image string
-		fault *imagestest.Fault
+		fault *registrytest.Fault
 		// want is in the reference's message.
 		want string
 	}{
 		{"reachable", reg.Ref("team/foo:v1"), nil, "it is not pinned by digest; pin it as " + reg.Ref("team/foo@"+d.String())},
 		{"not found", reg.Ref("team/gone:v1"), nil, "it is not pinned by digest; pin it as " + reg.Ref("team/gone") + "@sha256:... (the tag could not be resolved to suggest the digest: not_found"},
-		{"unauthorized", reg.Ref("team/private:v1"), &imagestest.Fault{Repo: "team/private", Status: http.StatusUnauthorized},
+		{"unauthorized", reg.Ref("team/private:v1"), &registrytest.Fault{Repo: "team/private", Status: http.StatusUnauthorized},
 			"(the tag could not be resolved to suggest the digest: unauthorized"},
 		{"silent registry", silent + "/team/foo:v1", nil, "(the tag could not be resolved to suggest the digest: transport"},
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -36,11 +37,11 @@ func pushRenderImages(t *testing.T) string {
 	// An empty docker config: the CLI's default keychain then reads no
 	// credentials of this machine and runs none of its helpers.
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	bundle := rendertest.Image(t, rendertest.BundleLabels("foo", "stable,fast"),
 		rendertest.Layer(t, rendertest.DirEntries(t, filepath.Join(repoRoot, bundleDir), "")...))
-	rendertest.Push(t, host+"/example/foo-bundle:v0.2.0", bundle)
-	rendertest.Push(t, host+"/example/unlabeled:latest", rendertest.Image(t, map[string]string{"foo": "bar"}))
+	registrytest.Push(t, host+"/example/foo-bundle:v0.2.0", bundle)
+	registrytest.Push(t, host+"/example/unlabeled:latest", rendertest.Image(t, map[string]string{"foo": "bar"}))
 	return host
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
 
@@ -15,7 +15,7 @@ import (
 // formats, and the failures with their exit statuses.
 func TestRenderTemplate(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, false,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
 	dir := t.TempDir()

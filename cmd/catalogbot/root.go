@@ -25,6 +25,11 @@ type app struct {
 	resolver egress.Resolver
 }
 
+// userAgent is what every registry request of catalogbot says it comes
+// from: the product and its version, so a registry's logs tell releases
+// apart.
+func (a *app) userAgent() string { return "catalogbot/" + a.version }
+
 func newRootCmd(a *app) *cobra.Command {
 	logLevel := "info"
 	cmd := &cobra.Command{

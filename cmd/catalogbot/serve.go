@@ -120,8 +120,9 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	}
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
-		Images:   &images.Options{Keychain: anonymous, UserAgent: "catalogbot/" + a.version, Log: log, Egress: rule},
-		Renderer: renderer,
+		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule},
+		Renderer:  renderer,
+		UserAgent: a.userAgent(),
 	})
 	if err != nil {
 		return err

@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 )
 
 func newValidateCmd(a *app) *cobra.Command {
-	format := fbcreport.Text
+	format := checks.FormatText
 	cmd := &cobra.Command{
 		Use:   "validate DIR",
 		Short: "Validate a File-Based Catalog directory as opm validate would",
@@ -42,11 +43,11 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 			return a.runValidate(cmd.Context(), args[0], format)
 		},
 	}
-	cmd.Flags().VarP(&format, "output", "o", "output format: text, json, sarif or opm")
+	cmd.Flags().VarP(fbcreport.Formats.Value(&format), "output", "o", "output format: text, json, sarif or opm")
 	return cmd
 }
 
-func (a *app) runValidate(ctx context.Context, dir string, format fbcreport.Format) error {
+func (a *app) runValidate(ctx context.Context, dir string, format checks.Format) error {
 	// Stat first: os.DirFS does not fail on a missing directory, and a
 	// catalog that is not there must not pass as an empty, valid one.
 	info, err := os.Stat(dir)
@@ -65,7 +66,7 @@ func (a *app) runValidate(ctx context.Context, dir string, format fbcreport.Form
 		"files", res.Stats.Files, "bytes", res.Stats.Bytes, "took", time.Since(start))
 
 	opts := fbcreport.Options{Version: a.version}
-	if format == fbcreport.SARIF {
+	if format == checks.FormatSARIF {
 		wd, err := os.Getwd()
 		if err != nil {
 			return err

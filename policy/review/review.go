@@ -100,7 +100,9 @@ type Outcome struct {
 	// graph the change changed; MoreGraphs counts those left out.
 	Graphs     []pipeline.Graph `json:"-"`
 	MoreGraphs int              `json:"-"`
-	// Sources says where the approvals came from, for the reader.
+	// eventsRead is how many reviews and comments the approvals were
+	// read from, -1 when the conversation was not read; noEventsWhy
+	// then says why. The rendered notes tell the reader.
 	eventsRead  int
 	noEventsWhy string
 }

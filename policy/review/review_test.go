@@ -15,7 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -438,13 +438,13 @@ func imageEdit(image string) *PR {
 // says what it waits for, and leaves the valid output unset; a refusal
 // and a failure are judged.
 func TestCouldNotJudge(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("foo-bundle:v1.0.1"))
-	limited := imagestest.New(t)
-	limited.Fail(imagestest.Fault{Status: 429})
-	locked := imagestest.New(t)
+	limited := registrytest.New(t)
+	limited.Fail(registrytest.Fault{Status: 429})
+	locked := registrytest.New(t)
 	locked.RequireBasic("u", "p")
-	down := imagestest.NewHangup(t)
+	down := registrytest.NewHangup(t)
 
 	cases := []struct {
 		name    string
@@ -505,8 +505,8 @@ func TestCouldNotJudge(t *testing.T) {
 // TestPendingRun: the App's run of a pending verdict stays pending while
 // tries are left, saying when it tries again, and fails after the last.
 func TestPendingRun(t *testing.T) {
-	limited := imagestest.New(t)
-	limited.Fail(imagestest.Fault{Status: 429})
+	limited := registrytest.New(t)
+	limited.Fail(registrytest.Fault{Status: 429})
 	o, err := Evaluate(context.Background(), imageEdit(limited.Ref("foo-bundle:v1.0.1")))
 	if err != nil {
 		t.Fatal(err)

@@ -355,7 +355,7 @@ func (a *Assembler) renderAll(ctx context.Context, refs []catalogyaml.Reference)
 	var failures []Failure
 	for i, err := range errs {
 		if err != nil {
-			class, msg := Classify(err)
+			class, msg := classify(err)
 			failures = append(failures, Failure{Name: refs[i].Name, Image: refs[i].Image, Line: refs[i].Line, Class: class, Message: msg, Err: err})
 		}
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -267,7 +267,7 @@ func TestCache(t *testing.T) {
 	sameTree(t, tree(t, out), first)
 
 	// Move ref-2's tag to a new image.
-	rendertest.Push(t, f.References[2].Image, catalogImage(t, "ref-2", "2.0.0"))
+	registrytest.Push(t, f.References[2].Image, catalogImage(t, "ref-2", "2.0.0"))
 	reg.reset()
 	res, err = a.Assemble(ctx, f, out)
 	if err != nil {
@@ -361,7 +361,7 @@ func TestClassify(t *testing.T) {
 		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, ClassInvalid},
 	}
 	for _, tt := range tests {
-		if got, _ := Classify(tt.err); got != tt.want {
+		if got, _ := classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
@@ -448,7 +448,7 @@ func TestClassifyMessage(t *testing.T) {
 		{&render.RefError{Ref: "x", Kind: render.KindCatalogImage, Err: errors.New("invalid package")}, `render reference "x": invalid package`},
 	}
 	for _, tt := range tests {
-		if _, got := Classify(tt.err); got != tt.want {
+		if _, got := classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) message\n  %q, want\n  %q", tt.err, got, tt.want)
 		}
 	}

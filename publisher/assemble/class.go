@@ -21,13 +21,13 @@ type Class = registry.Class
 // such as a catalog that does not load. The fix is in the image.
 const ClassInvalid Class = "invalid"
 
-// Classify puts a reference's failure into its class. Access is decided
+// classify puts a reference's failure into its class. Access is decided
 // before existence, as in checks/registry: a registry that answers 404 for
 // a private repository together with DENIED is refusing access, and the
 // image may well exist. A registry's failure is worded by
 // registry.Explain, which names the host and what to do and leaves out the
 // library's text (Failure.Err keeps it, for the log).
-func Classify(err error) (Class, string) {
+func classify(err error) (Class, string) {
 	if class, msg, ok := registry.Explain(err); ok {
 		return class, msg
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
@@ -44,7 +45,7 @@ func TestCorpusLayout(t *testing.T) {
 		}
 		img := rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 			rendertest.Layer(t, append([]rendertest.Entry{{Name: "configs/"}}, rendertest.DirEntries(t, dir, "configs/"+ref.Name)...)...))
-		rendertest.Push(t, ref.Image, img)
+		registrytest.Push(t, ref.Image, img)
 	}
 	want["./"], want[f.Name+"/"] = "", ""
 

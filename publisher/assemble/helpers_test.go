@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
@@ -128,7 +129,7 @@ func pushCatalogs(t testing.TB, reg *testRegistry, n int) *catalogyaml.File {
 	for i := range n {
 		pkg := fmt.Sprintf("ref-%d", i)
 		image := fmt.Sprintf("%s/example/%s-catalog:latest", reg.host, pkg)
-		rendertest.Push(t, image, catalogImage(t, pkg, "1.0.0"))
+		registrytest.Push(t, image, catalogImage(t, pkg, "1.0.0"))
 		fmt.Fprintf(&sb, "- name: %s\n  image: %s\n", pkg, image)
 	}
 	return parse(t, sb.String())

@@ -67,7 +67,7 @@ func finished(e Event) string {
 		if errors.Is(e.Err, context.Canceled) {
 			return "interrupted"
 		}
-		class, _ := Classify(e.Err)
+		class, _ := classify(e.Err)
 		return fmt.Sprintf("failed (%s)", class)
 	}
 	return ""

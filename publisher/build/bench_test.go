@@ -107,7 +107,7 @@ func BenchmarkPublish100MB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			got, err := build.Push(ctx, res, reg.ref(fmt.Sprintf("bench/new%d:latest", i)), build.PushOptions{})
+			got, err := build.Push(ctx, res, reg.Ref(fmt.Sprintf("bench/new%d:latest", i)), build.PushOptions{})
 			if err != nil || got.Unchanged {
 				b.Fatalf("%+v %v", got, err)
 			}
@@ -115,7 +115,7 @@ func BenchmarkPublish100MB(b *testing.B) {
 	})
 	b.Run("unchanged", func(b *testing.B) {
 		b.SetBytes(size)
-		target := reg.ref("bench/same:latest")
+		target := reg.Ref("bench/same:latest")
 		res, err := build.Build(ctx, dir, opts)
 		if err != nil {
 			b.Fatal(err)

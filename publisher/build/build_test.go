@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -148,8 +149,8 @@ func TestLayerRefusesDirectoryLink(t *testing.T) {
 
 func TestBases(t *testing.T) {
 	reg := newRegistry(t)
-	opmDigest := push(t, reg.ref("operator-framework/opm:v1"), baseImage(t, "linux/amd64"))
-	otherDigest := push(t, reg.ref("example/base:v2"), baseImage(t, "linux/s390x"))
+	opmDigest := registrytest.Push(t, reg.Ref("operator-framework/opm:v1"), baseImage(t, "linux/amd64"))
+	otherDigest := registrytest.Push(t, reg.Ref("example/base:v2"), baseImage(t, "linux/s390x"))
 	refs := map[string]string{"quay.io/example/foo-bundle:v0.1.0": "sha256:1111"}
 
 	tests := []struct {
@@ -163,7 +164,7 @@ func TestBases(t *testing.T) {
 		anns       map[string]string
 	}{{
 		name:       "opm",
-		opts:       build.Options{Base: build.BaseOPM, OPMImage: reg.ref("operator-framework/opm:v1"), References: refs},
+		opts:       build.Options{Base: build.BaseOPM, OPMImage: reg.Ref("operator-framework/opm:v1"), References: refs},
 		entrypoint: []string{"/bin/opm"},
 		// The base has no opm to build the cache with (TestServeCache).
 		cmd:      []string{"serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"},
@@ -171,9 +172,9 @@ func TestBases(t *testing.T) {
 		layers:   2,
 		platform: "linux/amd64",
 		anns: map[string]string{
-			build.AnnBaseName:                      reg.ref("operator-framework/opm:v1"),
+			build.AnnBaseName:                      reg.Ref("operator-framework/opm:v1"),
 			build.AnnBaseDigest:                    opmDigest.String(),
-			"org.opencontainers.image.base.name":   reg.ref("operator-framework/opm:v1"),
+			"org.opencontainers.image.base.name":   reg.Ref("operator-framework/opm:v1"),
 			"org.opencontainers.image.base.digest": opmDigest.String(),
 			build.AnnReferences:                    `{"quay.io/example/foo-bundle:v0.1.0":"sha256:1111"}`,
 		},
@@ -185,15 +186,15 @@ func TestBases(t *testing.T) {
 		platform: "linux/amd64",
 	}, {
 		name:       "image",
-		opts:       build.Options{Base: reg.ref("example/base:v2")},
+		opts:       build.Options{Base: reg.Ref("example/base:v2")},
 		entrypoint: []string{"/bin/sh"},
 		labels:     map[string]string{"vendor": "base", build.ConfigsLabel: "/configs"},
 		layers:     2,
 		platform:   "linux/s390x",
 		anns: map[string]string{
-			build.AnnBaseName:                      reg.ref("example/base:v2"),
+			build.AnnBaseName:                      reg.Ref("example/base:v2"),
 			build.AnnBaseDigest:                    otherDigest.String(),
-			"org.opencontainers.image.base.name":   reg.ref("example/base:v2"),
+			"org.opencontainers.image.base.name":   reg.Ref("example/base:v2"),
 			"org.opencontainers.image.base.digest": otherDigest.String(),
 		},
 	}}
@@ -247,8 +248,8 @@ func TestBases(t *testing.T) {
 
 func TestIndexBase(t *testing.T) {
 	reg := newRegistry(t)
-	base := reg.ref("operator-framework/opm:multi")
-	baseDigest := push(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
+	base := reg.Ref("operator-framework/opm:multi")
+	baseDigest := registrytest.PushIndex(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
 
 	tests := []struct {
 		name      string
@@ -324,8 +325,8 @@ func TestIndexBase(t *testing.T) {
 
 func TestSingleBasePlatform(t *testing.T) {
 	reg := newRegistry(t)
-	base := reg.ref("example/base:amd64")
-	push(t, base, baseImage(t, "linux/amd64"))
+	base := reg.Ref("example/base:amd64")
+	registrytest.Push(t, base, baseImage(t, "linux/amd64"))
 	if _, err := build.Build(context.Background(), fixture, build.Options{Base: base, Platforms: []string{"linux/amd64"}}); err != nil {
 		t.Errorf("matching platform: %v", err)
 	}

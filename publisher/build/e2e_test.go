@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -34,7 +34,7 @@ type skopeoInspect struct {
 
 func skopeo(t *testing.T, args ...string) []byte {
 	t.Helper()
-	bin := imagestest.NeedProgram(t, "skopeo", "skopeo")
+	bin := registrytest.NeedProgram(t, "skopeo", "skopeo")
 	cmd := exec.Command(bin, append([]string{"inspect", "--tls-verify=false", "--no-tags"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -46,10 +46,10 @@ func skopeo(t *testing.T, args ...string) []byte {
 }
 
 func TestE2EPublish(t *testing.T) {
-	host := imagestest.StartDockerRegistry(t)
+	host := registrytest.StartDockerRegistry(t)
 	ctx := context.Background()
 	base := host + "/operator-framework/opm:v1"
-	push(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
+	registrytest.PushIndex(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
 
 	tests := []struct {
 		name   string

@@ -5,70 +5,43 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
-// countingRegistry is an in-memory registry on 127.0.0.1 that counts the
-// requests it serves, so tests can tell what a push wrote.
-type countingRegistry struct {
-	host string
-	mu   sync.Mutex
-	reqs []string // "METHOD /path"
-}
+// countingRegistry is registrytest's registry, asked what a push wrote.
+type countingRegistry struct{ *registrytest.Registry }
 
-func newRegistry(t testing.TB) *countingRegistry {
+func newRegistry(t testing.TB) countingRegistry {
 	t.Helper()
-	r := &countingRegistry{}
-	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.reqs = append(r.reqs, req.Method+" "+req.URL.Path)
-		r.mu.Unlock()
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	r.host = strings.TrimPrefix(srv.URL, "http://")
-	return r
+	return countingRegistry{registrytest.New(t)}
 }
 
-// reset forgets the requests counted so far.
-func (r *countingRegistry) reset() {
-	r.mu.Lock()
-	r.reqs = nil
-	r.mu.Unlock()
-}
-
-// writes are the requests that changed something: uploads and puts.
-func (r *countingRegistry) writes() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// writes are the requests that changed something, "METHOD /path": uploads
+// and puts.
+func (r countingRegistry) writes() []string {
 	var w []string
-	for _, q := range r.reqs {
-		if !strings.HasPrefix(q, "GET ") && !strings.HasPrefix(q, "HEAD ") {
-			w = append(w, q)
+	for _, q := range r.Requests() {
+		if q.Method != http.MethodGet && q.Method != http.MethodHead {
+			w = append(w, q.Method+" "+q.Path)
 		}
 	}
 	return w
 }
 
 // blobUploads are the blob upload requests.
-func (r *countingRegistry) blobUploads() []string {
+func (r countingRegistry) blobUploads() []string {
 	var b []string
 	for _, q := range r.writes() {
 		if strings.Contains(q, "/blobs/") {
@@ -77,8 +50,6 @@ func (r *countingRegistry) blobUploads() []string {
 	}
 	return b
 }
-
-func (r *countingRegistry) ref(s string) string { return r.host + "/" + s }
 
 // baseImage is a random one-layer image for platform p, in Docker media
 // types as most bases are, with a label and an entrypoint of its own.
@@ -131,31 +102,6 @@ func baseIndex(t testing.TB, platforms ...string) v1.ImageIndex {
 	return mutate.AppendManifests(idx, mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
 		Platform: &v1.Platform{OS: "unknown", Architecture: "unknown"},
 	}})
-}
-
-func push(t testing.TB, ref string, x any) v1.Hash {
-	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d v1.Hash
-	switch x := x.(type) {
-	case v1.Image:
-		err = remote.Write(r, x)
-		if err == nil {
-			d, err = x.Digest()
-		}
-	case v1.ImageIndex:
-		err = remote.WriteIndex(r, x)
-		if err == nil {
-			d, err = x.Digest()
-		}
-	}
-	if err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	return d
 }
 
 // copyTree copies the directory src to dst.

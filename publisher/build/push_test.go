@@ -14,13 +14,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
 func TestPushRegistry(t *testing.T) {
 	reg := newRegistry(t)
-	base := reg.ref("operator-framework/opm:multi")
-	push(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
+	base := reg.Ref("operator-framework/opm:multi")
+	registrytest.PushIndex(t, base, baseIndex(t, "linux/amd64", "linux/arm64"))
 
 	tests := []struct {
 		name string
@@ -31,10 +32,10 @@ func TestPushRegistry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			target := reg.ref("catalogs/" + tt.name + ":latest")
+			target := reg.Ref("catalogs/" + tt.name + ":latest")
 			res := mustBuild(t, fixture, tt.opts)
 
-			reg.reset()
+			reg.Reset()
 			got, err := build.Push(context.Background(), res, target, build.PushOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -52,7 +53,7 @@ func TestPushRegistry(t *testing.T) {
 
 			// A rebuild is the same image: one HEAD, nothing written.
 			again := mustBuild(t, fixture, tt.opts)
-			reg.reset()
+			reg.Reset()
 			got, err = build.Push(context.Background(), again, target, build.PushOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -71,7 +72,7 @@ func TestPushRegistry(t *testing.T) {
 // the tag moves: the tag PUT is the last request.
 func TestPushMovesTagLast(t *testing.T) {
 	reg := newRegistry(t)
-	target := reg.ref("catalogs/order:v1")
+	target := reg.Ref("catalogs/order:v1")
 	res := mustBuild(t, fixture, build.Options{Base: build.BaseScratch})
 	if _, err := build.Push(context.Background(), res, target, build.PushOptions{}); err != nil {
 		t.Fatal(err)
@@ -89,11 +90,11 @@ func TestPushMovesTagLast(t *testing.T) {
 func TestPushDigestReference(t *testing.T) {
 	reg := newRegistry(t)
 	res := mustBuild(t, fixture, build.Options{Base: build.BaseScratch})
-	ok := reg.ref("catalogs/d@" + res.Digest.String())
+	ok := reg.Ref("catalogs/d@" + res.Digest.String())
 	if got, err := build.Push(context.Background(), res, ok, build.PushOptions{}); err != nil || got.Unchanged {
 		t.Fatalf("push by digest: %+v %v", got, err)
 	}
-	other := reg.ref("catalogs/e@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	other := reg.Ref("catalogs/e@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	if _, err := build.Push(context.Background(), res, other, build.PushOptions{}); err == nil {
 		t.Error("pushed under another digest")
 	}

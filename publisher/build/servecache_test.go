@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -241,16 +242,16 @@ func TestServeCache(t *testing.T) {
 				layers = append(layers, tarLayer(t, l...))
 			}
 			platforms := strings.Split(cmp.Or(tt.platform, hostPlatform), ",")
-			ref := reg.ref("opm/case" + string(rune('a'+i)) + ":v1")
+			ref := reg.Ref("opm/case" + string(rune('a'+i)) + ":v1")
 			if len(platforms) == 1 {
-				push(t, ref, opmBase(t, platforms[0], layers...))
+				registrytest.Push(t, ref, opmBase(t, platforms[0], layers...))
 			} else {
 				idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 				for _, p := range platforms {
 					pl, _ := v1.ParsePlatform(p)
 					idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: opmBase(t, p, layers...), Descriptor: v1.Descriptor{Platform: pl}})
 				}
-				push(t, ref, idx)
+				registrytest.PushIndex(t, ref, idx)
 			}
 			dir := fixture
 			log := filepath.Join(t.TempDir(), "opm.log")
@@ -317,8 +318,8 @@ func TestCacheLayer(t *testing.T) {
 	}
 	opm, _ := fakeOPMBinaries(t)
 	reg := newRegistry(t)
-	ref := reg.ref("opm/layer:v1")
-	push(t, ref, opmBase(t, hostPlatform, tarLayer(t, entry{name: "bin/opm", data: opm})))
+	ref := reg.Ref("opm/layer:v1")
+	registrytest.Push(t, ref, opmBase(t, hostPlatform, tarLayer(t, entry{name: "bin/opm", data: opm})))
 	res := mustBuild(t, fixture, build.Options{OPMImage: ref})
 	layers, err := res.Image.Layers()
 	if err != nil {
@@ -372,7 +373,7 @@ func TestServeCacheReadError(t *testing.T) {
 	}))
 	defer srv.Close()
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/opm/flaky:v1"
-	push(t, ref, opmBase(t, hostPlatform, layer))
+	registrytest.Push(t, ref, opmBase(t, hostPlatform, layer))
 	fail.Store(true)
 	res, err := build.Build(context.Background(), fixture, build.Options{OPMImage: ref})
 	if err == nil || !strings.Contains(err.Error(), "serve cache ("+hostPlatform+")") {

@@ -74,7 +74,7 @@ LABEL "{{ $key }}"="{{ $value }}"
 `))
 
 // Generate returns the Dockerfile that builds the catalog in dir. The
-// Dockerfile is meant to sit next to dir (see Path), so only dir's base name
+// Dockerfile is meant to sit next to dir (see dockerfilePath), so only dir's base name
 // appears in it. Labels are written sorted by key, quoted but not escaped,
 // as opm writes them.
 func Generate(dir, baseImage, builderImage string, labels map[string]string) ([]byte, error) {
@@ -101,10 +101,10 @@ func Generate(dir, baseImage, builderImage string, labels map[string]string) ([]
 	return buf.Bytes(), nil
 }
 
-// Path is where the Dockerfile for dir goes: beside dir, named after it, so
+// dockerfilePath is where the Dockerfile for dir goes: beside dir, named after it, so
 // `catalog/` gets `catalog.Dockerfile` and the ADD line can name the
 // directory relative to the build context.
-func Path(dir string) string {
+func dockerfilePath(dir string) string {
 	parent, name := filepath.Split(filepath.Clean(dir))
 	return filepath.Join(parent, name+".Dockerfile")
 }
@@ -123,7 +123,7 @@ func ParseLabels(kvs []string) (map[string]string, error) {
 	return labels, nil
 }
 
-// Write generates the Dockerfile for dir and creates it at Path(dir). Like
+// Write generates the Dockerfile for dir and creates it at dockerfilePath(dir). Like
 // opm it never overwrites: an existing file is an error wrapping
 // fs.ErrExist, and so is one that appears while generating. It returns the
 // path written.
@@ -132,7 +132,7 @@ func Write(dir, baseImage, builderImage string, labels map[string]string) (strin
 	if err != nil {
 		return "", err
 	}
-	path := Path(dir)
+	path := dockerfilePath(dir)
 	if _, err := os.Stat(path); err == nil {
 		return "", fmt.Errorf("path %q: %w", path, os.ErrExist)
 	} else if !os.IsNotExist(err) {

@@ -108,7 +108,7 @@ func TestPath(t *testing.T) {
 		"../up/catalog/./": "../up/catalog.Dockerfile",
 	}
 	for in, want := range tests {
-		if got := Path(in); got != want {
+		if got := dockerfilePath(in); got != want {
 			t.Errorf("Path(%q) = %q, want %q", in, got, want)
 		}
 	}

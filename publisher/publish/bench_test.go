@@ -19,9 +19,9 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/fbcgen"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 func benchCatalog(b *testing.B, spec fbcgen.Spec) string {
@@ -61,7 +61,7 @@ func BenchmarkPublish100MB(b *testing.B) {
 		b.Skip("100 MB catalog")
 	}
 	dir := benchCatalog(b, fbcgen.SpecForSize(100<<20, "yaml"))
-	host := rendertest.NewRegistry(b)
+	host := registrytest.New(b).Host
 	ctx := context.Background()
 	opts := func(target string) publish.Options {
 		return publish.Options{Image: host + "/" + target, Build: build.Options{Base: build.BaseScratch}, Keychain: authn.NewMultiKeychain(), Validate: valid}

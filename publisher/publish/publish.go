@@ -277,7 +277,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	res.BaseName, res.BaseDigest = img.BaseName, img.BaseDigest
 
 	// The previous image is read before the push replaces it.
-	prev, err := ReadPublished(ctx, o.Image, o.InsecureRegistries, ropts)
+	prev, err := readPublished(ctx, o.Image, o.InsecureRegistries, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("read the published image %s: %w", o.Image, err)
 	}
@@ -290,7 +290,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 			anns = maps.Clone(anns)
 			delete(anns, build.AnnReferences)
 		}
-		res.Drift = Compare(anns, refs, img.BaseName, img.BaseDigest)
+		res.Drift = compare(anns, refs, img.BaseName, img.BaseDigest)
 		if prev.Digest == res.Digest {
 			res.Status = Unchanged
 			return res, nil
@@ -374,9 +374,9 @@ type Image struct {
 	Annotations map[string]string
 }
 
-// ReadPublished reads the image the target names now, or nil when there is
+// readPublished reads the image the target names now, or nil when there is
 // none. Only the manifest is read.
-func ReadPublished(ctx context.Context, target string, insecure []string, ropts []remote.Option) (*Image, error) {
+func readPublished(ctx context.Context, target string, insecure []string, ropts []remote.Option) (*Image, error) {
 	var raw []byte
 	var digest string
 	if spec, ok := strings.CutPrefix(target, build.LayoutPrefix); ok {
@@ -434,11 +434,11 @@ func ReadPublished(ctx context.Context, target string, insecure []string, ropts 
 	return &Image{Digest: digest, Annotations: m.Annotations}, nil
 }
 
-// Compare lists what moved between the annotations of a published image
+// compare lists what moved between the annotations of a published image
 // and the current inputs, references first (sorted), then the base. An
 // image without catalogbot's annotations gives no drift: there is nothing
 // to compare against.
-func Compare(anns map[string]string, refs map[string]string, baseName, baseDigest string) []Drift {
+func compare(anns map[string]string, refs map[string]string, baseName, baseDigest string) []Drift {
 	var drift []Drift
 	if s, ok := anns[build.AnnReferences]; ok {
 		var was map[string]string

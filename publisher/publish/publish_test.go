@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -73,10 +74,10 @@ func options(target string) publish.Options {
 // a reference that turned invalid.
 func TestPublishRegistry(t *testing.T) {
 	ctx := context.Background()
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	certRef, kvRef := host+"/cert-rotator:v1", host+"/kv-store-operator:v1"
-	rendertest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", nil))
-	rendertest.Push(t, kvRef, catalogImage(t, "valid", "kv-store-operator", nil))
+	registrytest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", nil))
+	registrytest.Push(t, kvRef, catalogImage(t, "valid", "kv-store-operator", nil))
 	f := parse(t, host)
 	target := host + "/catalog:latest"
 	o := options(target)
@@ -115,7 +116,7 @@ func TestPublishRegistry(t *testing.T) {
 	}
 
 	wasCert := want[certRef]
-	rendertest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", map[string]string{"revision": "2"}))
+	registrytest.Push(t, certRef, catalogImage(t, "valid", "cert-rotator", map[string]string{"revision": "2"}))
 	third, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestPublishRegistry(t *testing.T) {
 		t.Fatalf("target is %s, want the republished %s", got, third.Digest)
 	}
 
-	rendertest.Push(t, kvRef, catalogImage(t, "broken", "kv-store-operator", nil))
+	registrytest.Push(t, kvRef, catalogImage(t, "broken", "kv-store-operator", nil))
 	fourth, err := publish.Publish(ctx, publish.Source{List: f}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -147,9 +148,9 @@ func TestPublishRegistry(t *testing.T) {
 // TestRebuildLayout publishes to an OCI layout, the offline target.
 func TestPublishLayout(t *testing.T) {
 	ctx := context.Background()
-	host := rendertest.NewRegistry(t)
-	rendertest.Push(t, host+"/cert-rotator:v1", catalogImage(t, "valid", "cert-rotator", nil))
-	rendertest.Push(t, host+"/kv-store-operator:v1", catalogImage(t, "valid", "kv-store-operator", nil))
+	host := registrytest.New(t).Host
+	registrytest.Push(t, host+"/cert-rotator:v1", catalogImage(t, "valid", "cert-rotator", nil))
+	registrytest.Push(t, host+"/kv-store-operator:v1", catalogImage(t, "valid", "kv-store-operator", nil))
 	f := parse(t, host)
 	target := "oci:" + filepath.Join(t.TempDir(), "out") + ":v1"
 
@@ -174,7 +175,7 @@ func TestPublishLayout(t *testing.T) {
 }
 
 func TestReadPublishedMissing(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	for _, target := range []string{
 		host + "/nothing:latest",
 		"oci:" + filepath.Join(t.TempDir(), "absent"),

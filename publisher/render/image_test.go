@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -79,9 +80,9 @@ func TestInsecureRegistry(t *testing.T) {
 // An image labelled as a bundle without the bundle layout fails as opm's
 // bundle parser does, naming the bundle's directory, not a temporary one.
 func TestBundleImageWithoutManifests(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	ref := host + "/example/empty-bundle:v1"
-	rendertest.Push(t, ref, rendertest.Image(t, rendertest.BundleLabels("foo", "stable"),
+	registrytest.Push(t, ref, rendertest.Image(t, rendertest.BundleLabels("foo", "stable"),
 		rendertest.Layer(t, rendertest.Entry{Name: "metadata/annotations.yaml", Body: "annotations: {}\n"})))
 	_, err := render(t, Options{}, ref)
 	want := `render reference "` + ref + `": open manifests: no such file or directory`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -32,9 +33,9 @@ func TestRegistryOnly(t *testing.T) {
 // registry the rule does not allow, and renders from one it does.
 func TestEgressRule(t *testing.T) {
 	internal := egresstest.Serve(t, http.NotFoundHandler())
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	ref := host + "/example/bundle:v1"
-	rendertest.Push(t, ref, rendertest.Image(t, rendertest.BundleLabels("foo", "stable"), rendertest.Layer(t,
+	registrytest.Push(t, ref, rendertest.Image(t, rendertest.BundleLabels("foo", "stable"), rendertest.Layer(t,
 		rendertest.DirEntries(t, filepath.Join("testdata", "foo-bundle"), "")...)))
 	res := egresstest.Resolver{"registry.internal.test": {"127.0.0.1"}}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -70,14 +71,14 @@ func render(t *testing.T, opts Options, refs ...string) (*declcfg.DeclarativeCon
 // golden's was, plus an image whose only label says nothing about its type.
 func pushImages(t *testing.T) string {
 	t.Helper()
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	bundle := rendertest.Image(t, rendertest.BundleLabels("foo", "stable,fast"),
 		rendertest.Layer(t, rendertest.DirEntries(t, bundleFixture, "")...))
-	rendertest.Push(t, host+"/example/foo-bundle:v0.2.0", bundle)
+	registrytest.Push(t, host+"/example/foo-bundle:v0.2.0", bundle)
 	unlabeled := rendertest.Image(t, map[string]string{"foo": "bar"},
 		rendertest.Layer(t, rendertest.Entry{Name: "hello.txt", Body: "hi\n"}))
-	rendertest.Push(t, host+"/example/unlabeled:latest", unlabeled)
-	rendertest.Push(t, host+"/example/nolabels:latest", rendertest.Image(t, nil))
+	registrytest.Push(t, host+"/example/unlabeled:latest", unlabeled)
+	registrytest.Push(t, host+"/example/nolabels:latest", rendertest.Image(t, nil))
 	return host
 }
 
@@ -215,7 +216,7 @@ func copyDir(t *testing.T, src, dst string) {
 // directory that must not appear. The result must be exactly what opm
 // renders for the fixture directory.
 func TestCatalogImage(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	a, _ := os.ReadFile(filepath.Join(fbcFixture, "a.yaml"))
 	b, _ := os.ReadFile(filepath.Join(fbcFixture, "sub/b.yaml"))
 	stale := "schema: olm.package\nname: stale\n"
@@ -243,7 +244,7 @@ func TestCatalogImage(t *testing.T) {
 	img := rendertest.Image(t, map[string]string{ConfigsLabel: "/configs"},
 		rendertest.Layer(t, layers...), rendertest.Layer(t, second...), rendertest.Layer(t, third...))
 	ref := host + "/example/catalog:v1"
-	rendertest.Push(t, ref, img)
+	registrytest.Push(t, ref, img)
 
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
@@ -261,7 +262,7 @@ func TestCatalogImage(t *testing.T) {
 		gone := rendertest.Image(t, map[string]string{ConfigsLabel: "/configs"},
 			rendertest.Layer(t, layers...), rendertest.Layer(t, rendertest.Entry{Name: ".wh.configs"}))
 		ref := host + "/example/catalog:gone"
-		rendertest.Push(t, ref, gone)
+		registrytest.Push(t, ref, gone)
 		_, err := render(t, Options{}, ref)
 		var re *RefError
 		if !errors.As(err, &re) || re.Kind != KindCatalogImage {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/template"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
@@ -22,7 +22,7 @@ const demoRepo = "../../testdata/demo/template"
 // the outputs the demo commits are what the templates render. Run with
 // -update to write them.
 func TestDemoFixture(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/example/widget-bundle:v" + b.Version }, true,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0", Description: "Widgets for everyone."},
 		templatetest.Bundle{Package: "widget", Version: "1.0.1", Description: "Widgets for everyone."},

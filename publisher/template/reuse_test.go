@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/publisher/template"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
@@ -16,7 +16,7 @@ import (
 // taken from Known when it has them; tags are always pulled, and a known
 // bundle whose image is not the reference is not taken.
 func TestReuse(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	ref := func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }
 	pinned := templatetest.Push(t, ref, true, templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
 	tagged := templatetest.Push(t, ref, false, templatetest.Bundle{Package: "widget", Version: "1.2.0"})
@@ -82,7 +82,7 @@ func TestReuse(t *testing.T) {
 // TestMaxPulls: a template that needs more pulls than allowed is a finding
 // and pulls nothing; bundles taken from Known do not count.
 func TestMaxPulls(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
 	text := []byte("schema: olm.semver\nstable:\n  bundles:\n  - image: " + refs[0] + "\n  - image: " + refs[1] + "\n")
@@ -119,7 +119,7 @@ func (ruledError) Rule() string  { return "LIMIT" }
 // pulled and the refusal is a finding, under its rule, at the first
 // bundle left out.
 func TestBudget(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
 	text := []byte("schema: olm.semver\nstable:\n  bundles:\n  - image: " + refs[0] + "\n  - image: " + refs[1] + "\n")

@@ -503,9 +503,6 @@ type Cache struct {
 	m  map[string]Known
 }
 
-// NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{m: map[string]Known{}} }
-
 func cacheKey(r *render.Renderer, ref string) string { return r.MigrateLevel() + "\x00" + ref }
 
 func (c *Cache) get(r *render.Renderer, ref string) (Known, bool) {

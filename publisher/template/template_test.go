@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/publisher/template"
@@ -20,7 +21,7 @@ import (
 // loopback registry, tagged by version, and returns the host.
 func seed(t *testing.T, versions ...string) string {
 	t.Helper()
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	var bundles []templatetest.Bundle
 	for _, v := range versions {
 		bundles = append(bundles, templatetest.Bundle{Package: "widget", Version: v,
@@ -123,7 +124,7 @@ func TestFindings(t *testing.T) {
 		templatetest.Bundle{Package: "other", Version: "2.0.0"})
 	templatetest.Push(t, func(templatetest.Bundle) string { return host + "/bad-bundle:v1" }, false,
 		templatetest.Bundle{Package: "widget", Version: "not-a-version", Name: "widget.bad"})
-	rendertest.Push(t, host+"/catalog:v1", rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
+	registrytest.Push(t, host+"/catalog:v1", rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 		rendertest.Layer(t, rendertest.Entry{Name: "configs/"})))
 	for _, tc := range []struct {
 		name, typ, text string

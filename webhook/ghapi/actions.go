@@ -244,11 +244,11 @@ func SplitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// AppendStepFile appends what write writes to the step file at path
+// appendStepFile appends what write writes to the step file at path
 // ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT), which the runner created for the
 // step, and names it (by its variable) on failure.
 // The text is built in memory first, so a failure leaves no half entry.
-func AppendStepFile(path, name string, write func(io.Writer) error) error {
+func appendStepFile(path, name string, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return fmt.Errorf("%s (%s): %w", name, path, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -132,7 +133,7 @@ func Events(ctx context.Context, c *github.Client, owner, repo string, number in
 				ev.CommitSHA = headSHA
 			default:
 				ev.Unbound = fmt.Sprintf("commented before the head %s became this pull request's head (%s); a push after an approval needs a fresh one",
-					shortSHA(headSHA), since.UTC().Format(time.RFC3339))
+					change.ShortSHA(headSHA), since.UTC().Format(time.RFC3339))
 			}
 			if edited && edits != nil {
 				ev.EditedBy, _ = edits.CommentEditor(cm.GetID(), cm.GetUpdatedAt().Time)
@@ -229,21 +230,14 @@ func headSince(timeline []*github.Timeline, head string, pushed *time.Time) (sin
 		return last.GetCreatedAt().Time, true, ""
 	case last != nil:
 		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after a force-push, and %s; %s",
-			shortSHA(head), unknown, push)
+			change.ShortSHA(head), unknown, push)
 	case len(commits) == 1 && strings.EqualFold(commits[0], head):
 		return time.Time{}, true, ""
 	case slices.ContainsFunc(commits, func(s string) bool { return strings.EqualFold(s, head) }):
 		return time.Time{}, false, fmt.Sprintf("the head %s was pushed after the pull request was opened, and %s; %s",
-			shortSHA(head), unknown, push)
+			change.ShortSHA(head), unknown, push)
 	}
-	return time.Time{}, false, fmt.Sprintf("the head %s is not in the pull request's timeline; %s", shortSHA(head), push)
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
+	return time.Time{}, false, fmt.Sprintf("the head %s is not in the pull request's timeline; %s", change.ShortSHA(head), push)
 }
 
 // login is a user's login, with the "[bot]" suffix that marks a bot to

@@ -187,7 +187,7 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := "commented before the head 1111111 became this pull request's head (2024-05-01T10:00:00Z); a push after an approval needs a fresh one"
+	before := "commented before the head 111111111111 became this pull request's head (2024-05-01T10:00:00Z); a push after an approval needs a fresh one"
 	want := []owners.Event{
 		// A review binds to the commit it names, even an old one.
 		{User: "dave", ReviewState: "APPROVED", Time: evAt("09:30"), CommitSHA: evOld},
@@ -398,7 +398,7 @@ func TestEventsHeads(t *testing.T) {
 		why   string // the reason of the unbound ones
 	}{
 		{name: "the push delivered", heads: heads{"7/" + evHead: evAt("10:00")},
-			want: "[bob carol catalogbot[bot] helper[bot] gina hank]", why: "before the head 1111111 became this pull request's head"},
+			want: "[bob carol catalogbot[bot] helper[bot] gina hank]", why: "before the head 111111111111 became this pull request's head"},
 		{name: "another pull request's push of the head", heads: heads{"8/" + evHead: evAt("10:00")},
 			want: "[]", why: "no push delivery for it has reached the App"},
 		{name: "a push of another head", heads: heads{"7/" + evOld: evAt("10:00")},

@@ -24,7 +24,7 @@ func (a *Actions) Report(stdout io.Writer, out *review.Outcome, d policy.Decisio
 		return err
 	}
 	if a.SummaryFile != "" {
-		err := AppendStepFile(a.SummaryFile, "$GITHUB_STEP_SUMMARY", func(w io.Writer) error { return out.JobSummary(w, d, dir) })
+		err := appendStepFile(a.SummaryFile, "$GITHUB_STEP_SUMMARY", func(w io.Writer) error { return out.JobSummary(w, d, dir) })
 		if err != nil {
 			return err
 		}
@@ -49,5 +49,5 @@ func (a *Actions) Report(stdout io.Writer, out *review.Outcome, d policy.Decisio
 			checks.GitHubOutput{Name: "merge-enabled", Value: strconv.FormatBool(out.Policy.Merge.Enabled)},
 			checks.GitHubOutput{Name: "merge-method", Value: out.Policy.Merge.Method})
 	}
-	return AppendStepFile(a.OutputFile, "$GITHUB_OUTPUT", func(w io.Writer) error { return checks.WriteGitHubOutputs(w, outputs) })
+	return appendStepFile(a.OutputFile, "$GITHUB_OUTPUT", func(w io.Writer) error { return checks.WriteGitHubOutputs(w, outputs) })
 }

@@ -1,14 +1,3 @@
-// Package ghapi is the plumbing between catalogbot and the GitHub REST API:
-// an http.RoundTripper that retries what is safe to retry, honours GitHub's
-// rate limits and makes conditional requests; the App and installation
-// clients built on go-github with ghinstallation; and the paginated reads
-// the reconciler needs, such as a pull request's files. For the Action it
-// reads the workflow's environment (Actions), writes the report where a
-// workflow reads it, and lists the token permissions it needs
-// (ActionsPermissions).
-//
-// The package knows nothing of the service around it: metrics arrive as
-// hooks, so that package webhook can import this one and not the reverse.
 package ghapi
 
 import (

@@ -43,6 +43,9 @@ type AppOptions struct {
 	// registry-only with an egress rule, since those entries are the pull
 	// request's data.
 	Renderer *render.Renderer
+	// UserAgent is sent with the registry requests of publishing; ""
+	// leaves go-containerregistry's own.
+	UserAgent string
 	// Now is the clock of check runs and retries, for tests; nil is
 	// time.Now.
 	Now func() time.Time
@@ -61,6 +64,8 @@ type App struct {
 	cache    *gitcache.Cache
 	images   *images.Options
 	renderer *render.Renderer
+	// userAgent is AppOptions.UserAgent.
+	userAgent string
 	// tmpCache is the cache directory made when Config.CacheDir is "",
 	// removed by Close.
 	tmpCache string
@@ -133,7 +138,7 @@ func NewApp(o AppOptions) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, done: make(map[prKey]fingerprint), clock: o.Now}
+	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now}
 	if a.clock == nil {
 		a.clock = time.Now
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // StatusMarker is the hidden line that marks the one status comment the
@@ -25,7 +27,7 @@ const maxComment = 65536
 // bot's comment with the marker is taken: editing another App's comment
 // fails, and then a comment of our own is created.
 func (r *prRun) syncComment(ctx context.Context, text string) (changed bool, err error) {
-	body := truncate(StatusMarker+"\n"+text, maxComment, "\n…\n")
+	body := checks.Truncate(StatusMarker+"\n"+text, maxComment, checks.Bytes, "\n…\n")
 	login := r.a.botLogin()
 	var mine *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
@@ -26,8 +26,8 @@ import (
 // where skopeo, a client that shares no code with catalogbot, finds it
 // with the digest the publish check run reports and the catalog label.
 func TestE2EPublishToDockerRegistry(t *testing.T) {
-	skopeo := imagestest.NeedProgram(t, "skopeo", "skopeo")
-	host := imagestest.StartDockerRegistry(t)
+	skopeo := registrytest.NeedProgram(t, "skopeo", "skopeo")
+	host := registrytest.StartDockerRegistry(t)
 	image := host + "/acme/catalog:latest"
 
 	e := newEnv(t, catalogRepo(publishPolicy(image)))
@@ -80,7 +80,7 @@ func TestE2EPublishToDockerRegistry(t *testing.T) {
 // check run fails as unauthorized and shows no secret.
 func TestE2EPublishWithAuthFile(t *testing.T) {
 	const user, password = "publisher", "app-Pa55w0rd-not-to-be-printed"
-	skopeo := imagestest.NeedProgram(t, "skopeo", "skopeo")
+	skopeo := registrytest.NeedProgram(t, "skopeo", "skopeo")
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "DOCKER_CONFIG": filepath.Join(home, ".docker"), "REGISTRY_AUTH_FILE": "",
 		"XDG_RUNTIME_DIR": filepath.Join(home, "run"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")} {
@@ -94,7 +94,7 @@ func TestE2EPublishWithAuthFile(t *testing.T) {
 	if err := os.WriteFile(htpasswd, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	host := imagestest.StartDockerRegistryAuth(t, htpasswd)
+	host := registrytest.StartDockerRegistryAuth(t, htpasswd)
 	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 	authFile := filepath.Join(home, "registry", "config.json")
 	if err := os.MkdirAll(filepath.Dir(authFile), 0o700); err != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
@@ -52,9 +52,9 @@ func (e *env) processCollect(job webhook.Job) []webhook.Job {
 func TestCouldNotJudgeStaysInProgress(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	e := pendingEnv(t, &now)
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	reg.PushRandom(t, reg.Ref("foo-bundle:v1.0.1"))
-	reg.Fail(imagestest.Fault{Status: 429})
+	reg.Fail(registrytest.Fault{Status: 429})
 	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fooCatalog, "quay.io/example/foo-bundle:v1.0.0", reg.Ref("foo-bundle:v1.0.1"), 1)})
 	head := pr.HeadSHA()
 
@@ -119,7 +119,7 @@ func TestCouldNotJudgeStaysInProgress(t *testing.T) {
 func TestUnreachableRegistryStaysInProgress(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	e := pendingEnv(t, &now)
-	down := imagestest.NewHangup(t)
+	down := registrytest.NewHangup(t)
 	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fooCatalog, "quay.io/example/foo-bundle:v1.0.0", down.Ref("foo-bundle:v1.0.1"), 1)})
 	queued := e.processCollect(e.job(pr, "pull_request"))
 	run := e.run(pr.HeadSHA(), CheckRunName)

@@ -179,7 +179,7 @@ func (a *App) buildAndPush(ctx context.Context, in policy.PublishTarget, sha str
 	opts.CacheDir = filepath.Join(a.cache.Dir(), ".render")
 	opts.InsecureRegistries = a.cfg.Publish.Insecure
 	opts.Keychain = registry.Keychain(a.cfg.Publish.AuthFile)
-	opts.UserAgent = "catalogbot"
+	opts.UserAgent = a.userAgent
 	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		var aerr *assemble.Error

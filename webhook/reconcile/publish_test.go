@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/webhook"
 )
@@ -43,9 +42,7 @@ func (e *env) pushJob(branch, before, sha string) webhook.Job {
 // registryRef starts an in-process registry and returns a tag in it.
 func registryRef(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://") + "/acme/catalog:latest"
+	return registrytest.New(t).Ref("acme/catalog:latest")
 }
 
 func publishPolicy(image string) string {

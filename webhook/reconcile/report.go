@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
 
@@ -84,29 +83,16 @@ func annotations(findings []checks.Finding) (anns []*github.CheckRunAnnotation, 
 			StartLine:       github.Int(a.Line),
 			EndLine:         github.Int(a.Line),
 			AnnotationLevel: github.String(level),
-			Message:         github.String(truncate(a.Message, maxAnnotationMessage, "…")),
+			Message:         github.String(checks.Truncate(a.Message, maxAnnotationMessage, checks.Bytes, "…")),
 			Title:           github.String(a.Title),
 		})
 	}
 	return anns, left
 }
 
-// truncate cuts s to at most n bytes on a character boundary, ending it
-// with tail when it was cut.
-func truncate(s string, n int, tail string) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len(tail)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + tail
-}
-
 // capSummary keeps a summary within GitHub's limit, saying it was cut.
 func capSummary(s string) string {
-	return truncate(s, MaxSummary, "\n\n… (truncated: the full report is longer than a check run can hold)\n")
+	return checks.Truncate(s, MaxSummary, checks.Bytes, "\n\n… (truncated: the full report is longer than a check run can hold)\n")
 }
 
 // externalID fingerprints a run's annotations. GitHub only ever appends
@@ -226,7 +212,7 @@ func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo,
 	// quotes the errors of registries a catalog.yaml names. Visible
 	// changes nothing that is spelled out.
 	summary = capSummary(checks.Visible(summary))
-	title := truncate(checks.VisibleLine(out.Title), 255, "…")
+	title := checks.Truncate(checks.VisibleLine(out.Title), 255, checks.Bytes, "…")
 	ext := externalID(anns)
 
 	run, err := a.findCheckRun(ctx, gh, owner, repo, sha, runName)

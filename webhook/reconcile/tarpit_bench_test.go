@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -28,7 +29,7 @@ import (
 // deadline whatever the count, and the run should be left in progress,
 // naming the registry.
 func BenchmarkReconcileTarpit(b *testing.B) {
-	tarpit := egresstest.NewTarpit(b)
+	tarpit := registrytest.NewTarpit(b)
 	// The tarpit's name resolves to loopback, which the operator allows
 	// as it would an internal mirror; nothing else resolves.
 	rule, err := egress.New([]string{"slow.test"}, egresstest.Resolver{"slow.test": {"127.0.0.1"}})

@@ -24,8 +24,8 @@ import (
 	"github.com/operator-framework/operator-registry/pkg/image/containerdregistry"
 	"github.com/sirupsen/logrus"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/publisher/template"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
@@ -162,7 +162,7 @@ func tagBundle(ref string) templatetest.Bundle {
 // refuse too.
 func TestTemplateParity(t *testing.T) {
 	logrus.SetOutput(io.Discard)
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 
 	texts := moduleTemplates(t, moduleDir(t, operatorRegistry))
 	if len(texts) == 0 {

@@ -4,9 +4,9 @@
 // channel's heads are its entries that no entry replaces or skips; OLM
 // upgrades every installed bundle along the edges until it reaches one.
 //
-// Build makes the graph of one channel of a declcfg; Compare says what a
-// change did to it (added and removed bundles and edges, and the installed
-// versions that can no longer reach a head); Mermaid and Markdown draw it
+// Build makes the graph of one channel of a declcfg; Mermaid and Markdown
+// draw it, with what a change did to it (added and removed bundles and
+// edges, and the installed versions that can no longer reach a head),
 // as a Mermaid flowchart, collapsed to the changed neighbourhood when the
 // channel is large. The graph reads a declcfg from any source (a catalog
 // tree, a rendered template), so every command draws the same picture.

@@ -185,7 +185,7 @@ func TestEscape(t *testing.T) {
 		{"line\u2028sep", "line#8232;sep"},
 	}
 	for _, tt := range tests {
-		if got := Escape(tt.in); got != tt.want {
+		if got := escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

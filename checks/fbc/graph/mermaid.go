@@ -47,8 +47,8 @@ type Picture struct {
 	shown map[string]bool
 }
 
-// Compare pictures head against base (nil: no base, nothing marked).
-func Compare(head, base *Graph) *Picture {
+// compare pictures head against base (nil: no base, nothing marked).
+func compare(head, base *Graph) *Picture {
 	p := &Picture{Graph: head, Added: map[string]bool{}, AddedEdges: map[Edge]bool{}}
 	if base == nil {
 		return p
@@ -197,7 +197,7 @@ func (d *drawing) body(p *Picture, id, indent string) {
 		if n.Deprecated != "" {
 			label += " (deprecated)"
 		}
-		fmt.Fprintf(&d.b, "%s%s[\"%s\"]\n", indent, nid, Escape(label))
+		fmt.Fprintf(&d.b, "%s%s[\"%s\"]\n", indent, nid, escape(label))
 		switch {
 		case p.Added[n.Name]:
 			classes = append(classes, [2]string{nid, "added"})
@@ -222,7 +222,7 @@ func (d *drawing) body(p *Picture, id, indent string) {
 		if v := g.versions[e.From]; v != "" {
 			label = v
 		}
-		fmt.Fprintf(&d.b, "%s%s[\"%s\"]\n", indent, nid, Escape(label+" (not in channel)"))
+		fmt.Fprintf(&d.b, "%s%s[\"%s\"]\n", indent, nid, escape(label+" (not in channel)"))
 		classes = append(classes, [2]string{nid, "outside"})
 	}
 	for _, e := range g.Edges {
@@ -292,7 +292,7 @@ func WriteMermaid(w io.Writer, pics []*Picture) error {
 			d.body(p, "", "  ")
 		} else {
 			id := "c" + strconv.Itoa(i)
-			fmt.Fprintf(&d.b, "  subgraph %s[\"%s\"]\n", id, Escape(g.Package+" / "+g.Channel))
+			fmt.Fprintf(&d.b, "  subgraph %s[\"%s\"]\n", id, escape(g.Package+" / "+g.Channel))
 			d.body(p, id, "    ")
 			d.b.WriteString("  end\n")
 		}
@@ -355,7 +355,7 @@ func Pictures(cfg *declcfg.DeclarativeConfig, opts Options) ([]*Picture, error) 
 		if opts.Base != nil {
 			base, _ = Build(opts.Base, c.Package, c.Name)
 		}
-		p := Compare(head, base)
+		p := compare(head, base)
 		p.NewChannel = opts.Base != nil && base == nil
 		if max > 0 {
 			p.collapse(max)
@@ -375,11 +375,11 @@ func Pictures(cfg *declcfg.DeclarativeConfig, opts Options) ([]*Picture, error) 
 	return pics, nil
 }
 
-// Escape makes s safe inside a quoted Mermaid label: quotes, the entity
+// escape makes s safe inside a quoted Mermaid label: quotes, the entity
 // sign and angle brackets become Mermaid's #code; entities, and line
 // breaks become spaces, so that no name from a catalog can end the label
 // or inject markup.
-func Escape(s string) string {
+func escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch r {

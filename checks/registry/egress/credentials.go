@@ -37,7 +37,7 @@ type credentials struct {
 }
 
 func (c *credentials) RoundTrip(req *http.Request) (*http.Response, error) {
-	if SameOwner(c.registry, req.URL.Host) {
+	if sameOwner(c.registry, req.URL.Host) {
 		return c.next.RoundTrip(req)
 	}
 	if req.Header.Get("Authorization") != "" {
@@ -96,11 +96,11 @@ func withoutSecrets(req *http.Request) (*http.Request, error) {
 	return req, nil
 }
 
-// SameOwner reports whether the hosts a and b (host or host:port) are one
+// sameOwner reports whether the hosts a and b (host or host:port) are one
 // host, or hosts of one registrable domain (eTLD+1 by the public suffix
 // list, its private section included, so two customers of one hosting
 // domain are not one owner).
-func SameOwner(a, b string) bool {
+func sameOwner(a, b string) bool {
 	ha, hb := hostname(a), hostname(b)
 	if ha == hb {
 		return true

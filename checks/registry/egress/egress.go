@@ -61,11 +61,11 @@ var (
 	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
 )
 
-// Classify says whether ip is an address pull request data must not reach,
+// classify says whether ip is an address pull request data must not reach,
 // and which kind it is. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are
 // judged as the IPv4 address they carry, as the kernel dials them, and so
 // are NAT64 addresses (64:ff9b::10.0.0.1), as the gateway dials them.
-func Classify(ip netip.Addr) (Kind, bool) {
+func classify(ip netip.Addr) (Kind, bool) {
 	ip = ip.Unmap()
 	if nat64Prefix.Contains(ip) {
 		b := ip.As16()
@@ -121,10 +121,10 @@ func (e *RefusedError) Error() string {
 		e.Host, what, e.Kind, e.Host)
 }
 
-// ErrRefused matches every *RefusedError with errors.Is.
-var ErrRefused = errors.New("refused by the egress rule")
+// errRefused matches every *RefusedError with errors.Is.
+var errRefused = errors.New("refused by the egress rule")
 
-func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+func (e *RefusedError) Is(target error) bool { return target == errRefused }
 
 // Rule decides which addresses may be dialled. A nil *Rule allows every
 // address: commands that work on their user's own input (images verify,
@@ -195,7 +195,7 @@ func (r *Rule) Allowed(addr string) bool {
 }
 
 // Timeouts bound the steps of one request. Zero fields take
-// DefaultTimeouts' values.
+// defaultTimeouts' values.
 type Timeouts struct {
 	// Connect bounds the TCP connection, TLS bounds the handshake, and
 	// Header the wait for the response headers once the request is sent.
@@ -206,8 +206,8 @@ type Timeouts struct {
 	Idle time.Duration
 }
 
-// DefaultTimeouts are the bounds of every request of a pull request check.
-var DefaultTimeouts = Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second}
+// defaultTimeouts are the bounds of every request of a pull request check.
+var defaultTimeouts = Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second}
 
 func (t Timeouts) orDefault() Timeouts {
 	pick := func(v, d time.Duration) time.Duration {
@@ -217,10 +217,10 @@ func (t Timeouts) orDefault() Timeouts {
 		return d
 	}
 	return Timeouts{
-		Connect: pick(t.Connect, DefaultTimeouts.Connect),
-		TLS:     pick(t.TLS, DefaultTimeouts.TLS),
-		Header:  pick(t.Header, DefaultTimeouts.Header),
-		Idle:    pick(t.Idle, DefaultTimeouts.Idle),
+		Connect: pick(t.Connect, defaultTimeouts.Connect),
+		TLS:     pick(t.TLS, defaultTimeouts.TLS),
+		Header:  pick(t.Header, defaultTimeouts.Header),
+		Idle:    pick(t.Idle, defaultTimeouts.Idle),
 	}
 }
 
@@ -268,7 +268,7 @@ func (d *dialer) proxy(req *http.Request) (*url.URL, error) {
 			return nil, err
 		}
 		for _, ip := range ips {
-			if kind, bad := Classify(ip); bad {
+			if kind, bad := classify(ip); bad {
 				return nil, &RefusedError{Host: req.URL.Hostname(), Kind: kind}
 			}
 		}
@@ -307,7 +307,7 @@ func lookup(ctx context.Context, res Resolver, host string) ([]netip.Addr, error
 
 // Confine returns a transport for the requests about registry's images:
 // the operator's allowlist lets them reach an allowed internal host only
-// when it is that registry or of its owner (SameOwner). An allowed host is
+// when it is that registry or of its owner (sameOwner). An allowed host is
 // trusted for the images on it; a token realm or redirect that another
 // registry names there would have the service fetch from an internal host
 // what that registry then receives (a token, a manifest), so it is judged
@@ -326,11 +326,11 @@ type confined struct {
 }
 
 func (c *confined) RoundTrip(req *http.Request) (*http.Response, error) {
-	if c.rule.Allowed(req.URL.Host) && !SameOwner(c.registry, req.URL.Host) {
+	if c.rule.Allowed(req.URL.Host) && !sameOwner(c.registry, req.URL.Host) {
 		ips, err := lookup(req.Context(), c.rule.resolver, req.URL.Hostname())
 		if err == nil {
 			for _, ip := range ips {
-				if kind, bad := Classify(ip); bad {
+				if kind, bad := classify(ip); bad {
 					err = &RefusedError{Host: req.URL.Hostname(), Kind: kind, Registry: c.registry}
 					break
 				}
@@ -401,7 +401,7 @@ func (r *Rule) control(host string) func(network, address string, _ syscall.RawC
 		if err != nil {
 			return &RefusedError{Host: host, Kind: KindUnspecified}
 		}
-		if kind, bad := Classify(ap.Addr()); bad {
+		if kind, bad := classify(ap.Addr()); bad {
 			return &RefusedError{Host: host, Kind: kind}
 		}
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 )
 
 func TestClassify(t *testing.T) {
@@ -194,7 +195,7 @@ func TestNilRuleContactsAnything(t *testing.T) {
 // header timeout, and one that stops in the middle of a body fails the
 // read on the idle timeout; a body that keeps moving is read whole.
 func TestTimeouts(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
 	s := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

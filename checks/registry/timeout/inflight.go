@@ -10,7 +10,7 @@ import (
 type Request struct {
 	Host   string
 	Method string
-	What   string // Describe of the path
+	What   string // describe of the path
 	Since  time.Time
 }
 
@@ -27,7 +27,7 @@ func track(req *http.Request) (done func()) {
 	}
 	id := inflight.next
 	inflight.next++
-	inflight.reqs[id] = Request{Host: req.URL.Host, Method: req.Method, What: Describe(req.URL.Path), Since: time.Now()}
+	inflight.reqs[id] = Request{Host: req.URL.Host, Method: req.Method, What: describe(req.URL.Path), Since: time.Now()}
 	inflight.Unlock()
 	return func() {
 		inflight.Lock()

@@ -106,7 +106,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var ne net.Error
 	if errors.As(e.Err, &ne) && ne.Timeout() {
-		return fmt.Sprintf("transport: registry %s did not answer %s %s within %s: %v", e.Host, e.Method, Describe(e.Path), e.Wait, e.Err)
+		return fmt.Sprintf("transport: registry %s did not answer %s %s within %s: %v", e.Host, e.Method, describe(e.Path), e.Wait, e.Err)
 	}
 	return fmt.Sprintf("transport: registry %s: %v", e.Host, e.Err)
 }
@@ -131,10 +131,10 @@ func (e *Error) Temporary() bool {
 	return errors.As(e.Err, &te) && te.Temporary()
 }
 
-// Describe names what a registry API path asks for ("manifest
+// describe names what a registry API path asks for ("manifest
 // team/catalog:v1", "blob team/catalog@sha256:…", "ping"), for messages a
 // person reads.
-func Describe(path string) string {
+func describe(path string) string {
 	rest, ok := strings.CutPrefix(path, "/v2/")
 	if !ok {
 		return path

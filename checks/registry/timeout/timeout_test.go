@@ -20,7 +20,7 @@ func TestDescribe(t *testing.T) {
 		{"/token", "/token"},
 	}
 	for _, tt := range tests {
-		if got := Describe(tt.path); got != tt.want {
+		if got := describe(tt.path); got != tt.want {
 			t.Errorf("Describe(%q) = %q, want %q", tt.path, got, tt.want)
 		}
 	}

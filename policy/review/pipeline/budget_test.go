@@ -12,9 +12,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 // spyFS records the files read from it (opened or read whole).
@@ -50,9 +49,9 @@ func bigBlob(n int) string {
 // names the limit and its key, where the content is, and what a limit
 // keeps out is never read.
 func TestLimits(t *testing.T) {
-	reg := imagestest.New(t)
-	rendertest.Push(t, reg.Ref("a:v1"), imagestest.RandomImage(t))
-	rendertest.Push(t, reg.Ref("b:v1"), imagestest.RandomImage(t))
+	reg := registrytest.New(t)
+	registrytest.Push(t, reg.Ref("a:v1"), registrytest.RandomImage(t))
+	registrytest.Push(t, reg.Ref("b:v1"), registrytest.RandomImage(t))
 	twoImages := strings.ReplaceAll(withBundle(reg.Ref("a:v1")), "quay.io/example/foo-bundle:v1.0.0", reg.Ref("b:v1"))
 
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -21,7 +22,7 @@ import (
 // one deadline whatever the count; without it, 16 images cost 4 rounds of
 // the registry's concurrency and 160 cost 40.
 func BenchmarkTarpit(b *testing.B) {
-	tarpit := egresstest.NewTarpit(b)
+	tarpit := registrytest.NewTarpit(b)
 	rule, err := egress.New([]string{"slow.test"}, egresstest.Resolver{"slow.test": {"127.0.0.1"}})
 	if err != nil {
 		b.Fatal(err)

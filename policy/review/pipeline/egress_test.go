@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -24,7 +25,7 @@ import (
 // answers cost one per-reference deadline (the policy's), the later ones
 // failing at once with a finding that names the registry.
 func TestReferencesEgressAndDeadline(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	internal := egresstest.Serve(t, http.NotFoundHandler())
 	res := egresstest.Resolver{"slow.test": {"127.0.0.1"}, "internal.test": {"127.0.0.1"}}
 	rule, err := egress.New([]string{"slow.test"}, res)
@@ -74,7 +75,7 @@ func TestReferencesEgressAndDeadline(t *testing.T) {
 // registry, the references check of the same pass does not wait on it
 // again.
 func TestBreakerSharedByThePass(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	res := egresstest.Resolver{"slow.test": {"127.0.0.1"}}
 	rule, err := egress.New([]string{"slow.test"}, res)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -20,7 +20,7 @@ import (
 // one budget, an image contacted by two checks is counted once, and past
 // the limit a check fails with LM1 at the first reference left out.
 func TestImagesCapIsOnePerPass(t *testing.T) {
-	reg := imagestest.New(t)
+	reg := registrytest.New(t)
 	ref := func(i int) string { return reg.Ref(fmt.Sprintf("r%d:v1", i)) }
 	entries := func(from, n int) string {
 		var e []string

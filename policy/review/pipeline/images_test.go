@@ -10,9 +10,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
 // withBundle adds bundle foo.v1.0.1 with image to fooCatalog, replacing
@@ -33,8 +32,8 @@ properties:
 }
 
 func TestImages(t *testing.T) {
-	reg := imagestest.New(t)
-	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	reg := registrytest.New(t)
+	registrytest.Push(t, reg.Ref("foo-bundle:v1.0.1"), registrytest.RandomImage(t))
 	// The base's image, quay.io/example/foo-bundle:v1.0.0, is not in any
 	// reachable registry: only what the change adds may be asked for.
 	base := map[string]string{
@@ -107,8 +106,8 @@ func TestImages(t *testing.T) {
 }
 
 func TestImagesAll(t *testing.T) {
-	reg := imagestest.New(t)
-	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
+	reg := registrytest.New(t)
+	registrytest.Push(t, reg.Ref("foo-bundle:v1.0.1"), registrytest.RandomImage(t))
 	cat := map[string]string{"catalog/foo/catalog.yaml": strings.ReplaceAll(withBundle(reg.Ref("foo-bundle:v1.0.1")),
 		"quay.io/example/foo-bundle:v1.0.0", reg.Ref("foo-bundle:v1.0.0"))}
 	// Nothing changed, yet every image is checked, and the one that was
@@ -142,11 +141,11 @@ func TestImagesOffIsLeftOut(t *testing.T) {
 // reached, leaves the images check pending with what it waits for, never
 // passing; a failure found meanwhile stands.
 func TestImagesPending(t *testing.T) {
-	reg := imagestest.New(t)
-	rendertest.Push(t, reg.Ref("foo-bundle:v1.0.1"), imagestest.RandomImage(t))
-	limited := imagestest.New(t)
-	limited.Fail(imagestest.Fault{Status: 429, Body: `{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}`})
-	down := imagestest.NewHangup(t)
+	reg := registrytest.New(t)
+	registrytest.Push(t, reg.Ref("foo-bundle:v1.0.1"), registrytest.RandomImage(t))
+	limited := registrytest.New(t)
+	limited.Fail(registrytest.Fault{Status: 429, Body: `{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}`})
+	down := registrytest.NewHangup(t)
 
 	base := map[string]string{"catalog/foo/catalog.yaml": fooCatalog}
 	tests := []struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -21,19 +21,19 @@ import (
 // ...]]") and a body that names an internal host.
 var registryFaults = []struct {
 	name string
-	imagestest.Fault
+	registrytest.Fault
 }{
-	{"manifest unknown", imagestest.Fault{Repo: "foo-index", Status: 404,
+	{"manifest unknown", registrytest.Fault{Repo: "foo-index", Status: 404,
 		Body: `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"v9"}}]}`}},
-	{"name unknown", imagestest.Fault{Repo: "foo-index", Status: 404,
+	{"name unknown", registrytest.Fault{Repo: "foo-index", Status: 404,
 		Body: `{"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry","detail":{"name":"foo-index"}}]}`}},
-	{"unauthorized", imagestest.Fault{Repo: "foo-index", Status: 401,
+	{"unauthorized", registrytest.Fault{Repo: "foo-index", Status: 401,
 		Body: `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[{"Type":"repository","Name":"foo-index","Action":"pull"}]}]}`}},
-	{"denied", imagestest.Fault{Repo: "foo-index", Status: 403,
+	{"denied", registrytest.Fault{Repo: "foo-index", Status: 403,
 		Body: `{"errors":[{"code":"DENIED","message":"requested access to the resource is denied","detail":[{"Type":"repository","Name":"foo-index","Action":"pull"}]}]}`}},
-	{"server error", imagestest.Fault{Repo: "foo-index", Status: 500,
+	{"server error", registrytest.Fault{Repo: "foo-index", Status: 500,
 		Body: `<html>upstream internal-db.corp:5432 refused</html>`}},
-	{"bad gateway with details", imagestest.Fault{Repo: "foo-index", Status: 502,
+	{"bad gateway with details", registrytest.Fault{Repo: "foo-index", Status: 502,
 		Body: `{"errors":[{"code":"UNKNOWN","message":"proxy","detail":{"upstream":["10.0.0.7:8080"]}}]}`}},
 }
 
@@ -49,7 +49,7 @@ func unanswered(status int) bool { return status >= 500 }
 func TestReferenceRegistryFailureMessages(t *testing.T) {
 	var b strings.Builder
 	for _, tt := range registryFaults {
-		reg := imagestest.New(t)
+		reg := registrytest.New(t)
 		reg.Fail(tt.Fault)
 		renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 		if err != nil {

@@ -9,8 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/images/imagestest"
-	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -25,10 +24,10 @@ func refList(entries ...string) string {
 }
 
 func TestReferences(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	push := func(tag, catalog string) string {
 		ref := host + "/foo-index:" + tag
-		rendertest.Push(t, ref, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
+		registrytest.Push(t, ref, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 			rendertest.Layer(t, rendertest.Entry{Name: "configs/foo/catalog.yaml", Body: catalog})))
 		return ref
 	}
@@ -121,9 +120,9 @@ func TestReferencesOwnedPerEntry(t *testing.T) {
 // reached is not rendered yet, which leaves the check pending, saying
 // what it waits for, with no finding against the entry.
 func TestReferencesPending(t *testing.T) {
-	limited := imagestest.New(t)
-	limited.Fail(imagestest.Fault{Status: 429})
-	down := imagestest.NewHangup(t)
+	limited := registrytest.New(t)
+	limited.Fail(registrytest.Fault{Status: 429})
+	down := registrytest.NewHangup(t)
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +163,7 @@ func TestReferencesPending(t *testing.T) {
 func TestReferencesAllowlist(t *testing.T) {
 	// A registry that cannot be asked, and a witness of whether anything
 	// tried.
-	down := imagestest.NewHangup(t)
+	down := registrytest.NewHangup(t)
 	host := down.Host
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
@@ -222,7 +221,7 @@ func TestReferencesAllowlist(t *testing.T) {
 // however long a registry it names keeps it waiting, and what was cut
 // short says so and is pending, never a pass.
 func TestCheckDeadline(t *testing.T) {
-	host := egresstest.NewTarpit(t).Addr
+	host := registrytest.NewTarpit(t).Addr
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

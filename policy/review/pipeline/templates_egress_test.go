@@ -13,8 +13,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress/egresstest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
 
@@ -104,7 +104,7 @@ func TestTemplatesJudgeAnswers(t *testing.T) {
 // out, the registry is not asked again in the pass, and the check waits
 // on it, naming it.
 func TestTemplatesDeadlineAndBreaker(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	host := "127.0.0.1:" + tarpit.Port
 	var bundles []string
 	for i := range 24 {
@@ -137,7 +137,7 @@ func TestTemplatesDeadlineAndBreaker(t *testing.T) {
 // TestTemplatesShareTheBreaker: a registry another check of the pass has
 // waited out is not asked again for a template's bundles.
 func TestTemplatesShareTheBreaker(t *testing.T) {
-	tarpit := egresstest.NewTarpit(t)
+	tarpit := registrytest.NewTarpit(t)
 	host := "127.0.0.1:" + tarpit.Port
 	base, head := templateChange([]string{host + "/widget-bundle:v1.0.0"})
 	breaker := &registry.Breaker{}
@@ -158,7 +158,7 @@ func TestTemplatesShareTheBreaker(t *testing.T) {
 // out no further than limits.catalogBytes; past it the bundle is a finding
 // that names the limit, and nothing waits.
 func TestRenderBoundByCatalogBytes(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0"})
 	base, head := templateChange(refs)

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 	"github.com/catalogbot/catalogbot/publisher/template"
 	"github.com/catalogbot/catalogbot/publisher/template/templatetest"
 )
@@ -57,7 +57,7 @@ func renderTemplate(t *testing.T, r *render.Renderer, text string) string {
 }
 
 func TestTemplates(t *testing.T) {
-	host := rendertest.NewRegistry(t)
+	host := registrytest.New(t).Host
 	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
 		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"},
 		templatetest.Bundle{Package: "widget", Version: "1.2.0"})

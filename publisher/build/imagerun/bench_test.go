@@ -31,14 +31,15 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/fbcgen"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
 func BenchmarkPublishCache(b *testing.B) {
 	dir := benchCatalog(b, fbcgen.SpecForSize(100<<20, "yaml"))
-	host := startRegistry(b)
+	host := registrytest.New(b).Host
 	base := host + "/operator-framework/opm:bench"
-	push(b, base, opmBaseImage(b))
+	registrytest.Push(b, base, opmBaseImage(b))
 	ctx := context.Background()
 
 	b.Run("build-no-cache", func(b *testing.B) {

@@ -4,8 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path"
@@ -15,12 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -63,25 +58,6 @@ func runMain(m *testing.M) int {
 
 // catalogDir is the main module's valid catalog.
 const catalogDir = "../../../testdata/catalogs/valid"
-
-// startRegistry is an in-process registry on 127.0.0.1; it returns its host.
-func startRegistry(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
-func push(t testing.TB, ref string, img v1.Image) {
-	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-}
 
 // opmBaseImage is an opm image made from opmBin the way the opm release
 // images are made: /bin/opm as the entrypoint, a world-writable /tmp, and

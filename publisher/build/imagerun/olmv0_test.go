@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthv1 "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -40,7 +41,7 @@ const serveDeadline = 90 * time.Second
 // image: opm, with the cache the build made and its integrity enforced,
 // must answer with the catalog's packages and channel heads.
 func TestOLMv0Serves(t *testing.T) {
-	host := startRegistry(t)
+	host := registrytest.New(t).Host
 	img, res := publishOPM(t, host, build.Options{})
 	want := "opm serve cache built with the base's own opm"
 	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], want) {
@@ -66,7 +67,7 @@ func TestOLMv0Serves(t *testing.T) {
 // built before (no cache, integrity enforced) exits at once with opm's
 // integrity error, and the fallback command serves.
 func TestOLMv0WithoutCache(t *testing.T) {
-	img, res := publishOPM(t, startRegistry(t), build.Options{NoServeCache: true})
+	img, res := publishOPM(t, registrytest.New(t).Host, build.Options{NoServeCache: true})
 	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "--cache-enforce-integrity=false") {
 		t.Fatalf("notes %q, want the fallback", res.Notes)
 	}
@@ -102,7 +103,7 @@ func TestOLMv0WithoutCache(t *testing.T) {
 func publishOPM(t *testing.T, host string, o build.Options) (v1.Image, *build.Result) {
 	t.Helper()
 	base := host + "/operator-framework/opm:v1.65.0"
-	push(t, base, opmBaseImage(t))
+	registrytest.Push(t, base, opmBaseImage(t))
 	o.OPMImage = base
 	res, err := build.Build(context.Background(), catalogDir, o)
 	if err != nil {
@@ -314,7 +315,7 @@ func TestOLMv0Platforms(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
 		other = "amd64"
 	}
-	host := startRegistry(t)
+	host := registrytest.New(t).Host
 	base := host + "/operator-framework/opm:multi"
 	native := opmBaseImage(t)
 	cfg, err := native.ConfigFile()

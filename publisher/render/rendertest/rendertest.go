@@ -1,6 +1,6 @@
-// Package rendertest builds small container images and serves them from an
-// in-process registry on the loopback interface, for tests of code that
-// renders or inspects bundle and catalog images.
+// Package rendertest builds small bundle and catalog images from tar
+// entries, files on disk and labels, for tests of code that renders or
+// inspects them. Tests serve and push them with registrytest.
 package rendertest
 
 import (
@@ -8,8 +8,6 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,12 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -36,16 +31,6 @@ func BundleLabels(pkg, channels string) map[string]string {
 		"operators.operatorframework.io.bundle.package.v1":   pkg,
 		"operators.operatorframework.io.bundle.channels.v1":  channels,
 	}
-}
-
-// NewRegistry starts an in-memory registry on 127.0.0.1 for the test and
-// returns its host:port. go-containerregistry talks plain HTTP to loopback
-// addresses, so no TLS setup is needed.
-func NewRegistry(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 // Entry is one tar entry of a layer. A Name ending in "/" is a directory;
@@ -148,16 +133,4 @@ func Image(t testing.TB, labels map[string]string, layers ...v1.Layer) v1.Image 
 		t.Fatal(err)
 	}
 	return img
-}
-
-// Push writes img to the registry reference ref.
-func Push(t testing.TB, ref string, img v1.Image) {
-	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
 }

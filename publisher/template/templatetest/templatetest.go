@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -115,7 +116,7 @@ func Push(t testing.TB, ref func(Bundle) string, pin bool, bundles ...Bundle) []
 	for _, b := range bundles {
 		img := Image(t, b)
 		r := ref(b)
-		rendertest.Push(t, r, img)
+		registrytest.Push(t, r, img)
 		if pin {
 			d, err := img.Digest()
 			if err != nil {

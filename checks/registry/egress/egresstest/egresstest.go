@@ -1,7 +1,7 @@
 // Package egresstest holds the stand-ins of the egress tests: a resolver
 // that maps names to fixed addresses (so that no test resolves an external
-// name), loopback servers that count the connections they accept, and a
-// tarpit that accepts connections and never answers.
+// name) and loopback servers that count the connections they accept. A
+// host that never answers is registrytest.Tarpit.
 package egresstest
 
 import (
@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -58,48 +57,4 @@ func Serve(t testing.TB, h http.Handler) *Server {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return s
-}
-
-// Tarpit accepts connections on 127.0.0.1 and never sends a byte: a
-// registry behind a hung proxy, or one that stalls on purpose.
-type Tarpit struct {
-	Addr, Port string
-	conns      atomic.Int64
-}
-
-// Conns is how many connections the tarpit accepted.
-func (tp *Tarpit) Conns() int { return int(tp.conns.Load()) }
-
-// NewTarpit starts a tarpit for the test.
-func NewTarpit(t testing.TB) *Tarpit {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := &Tarpit{Addr: ln.Addr().String()}
-	_, tp.Port, _ = net.SplitHostPort(tp.Addr)
-	var mu sync.Mutex
-	var open []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			tp.conns.Add(1)
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range open {
-			c.Close()
-		}
-	})
-	return tp
 }

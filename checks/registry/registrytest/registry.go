@@ -1,8 +1,20 @@
-// Package imagestest runs an in-process registry for tests of image checks:
-// go-containerregistry's registry on 127.0.0.1, behind a handler that counts
-// requests by method and kind, can require basic auth, and injects faults
-// (error statuses, Retry-After, slow answers) per repository.
-package imagestest
+// Package registrytest holds the registries that tests of registry clients
+// talk to, all on 127.0.0.1:
+//
+//   - Registry: go-containerregistry's in-memory registry behind a handler
+//     that counts requests by method and kind, can require basic auth, and
+//     injects faults (error statuses, Retry-After, slow answers) per
+//     repository; New, and NewTLS for one reachable only as insecure.
+//   - Hangup: a host that resets every connection, a registry that cannot
+//     be reached.
+//   - Tarpit: a host that accepts connections and never answers.
+//   - StartDockerRegistry: Debian's docker-registry (the CNCF distribution
+//     registry) as a process, for the end-to-end tests (build tag e2e).
+//
+// It also builds what tests push: RandomImage, CatalogImage and Index, and
+// pushes them over the network with Push and PushIndex, to any of these
+// registries or another one on loopback.
+package registrytest
 
 import (
 	"encoding/base64"
@@ -18,11 +30,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Registry is a registry served on 127.0.0.1 for one test.
@@ -49,6 +57,8 @@ type Request struct {
 	Kind string
 	// Repo is the repository named in the path, "" for a ping.
 	Repo string
+	// UserAgent is the request's User-Agent header.
+	UserAgent string
 }
 
 // Fault makes the registry misbehave for matching requests.
@@ -194,7 +204,7 @@ func classifyPath(p string) (kind, repo string) {
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	kind, repo := classifyPath(req.URL.Path)
 	r.mu.Lock()
-	r.requests = append(r.requests, Request{Method: req.Method, Path: req.URL.Path, Kind: kind, Repo: repo})
+	r.requests = append(r.requests, Request{Method: req.Method, Path: req.URL.Path, Kind: kind, Repo: repo, UserAgent: req.UserAgent()})
 	r.inflight++
 	r.peak = max(r.peak, r.inflight)
 	var fault *Fault
@@ -237,7 +247,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	if user != "" {
 		u, p, ok := req.BasicAuth()
 		if !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="imagestest"`)
+			w.Header().Set("WWW-Authenticate", `Basic realm="registrytest"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`)
@@ -309,58 +319,45 @@ func (r *Registry) PushRandom(t testing.TB, ref string) v1.Hash {
 	return r.Push(t, ref, RandomImage(t))
 }
 
-// RandomImage is a small random image (one 64-byte layer).
-func RandomImage(t testing.TB) v1.Image {
-	t.Helper()
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
-// CatalogImage is a random image for platform ("linux/amd64") with the
-// given labels, such as the File-Based Catalog label.
-func CatalogImage(t testing.TB, platform string, labels map[string]string) v1.Image {
-	t.Helper()
-	p, err := v1.ParsePlatform(platform)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := RandomImage(t)
-	cf, err := base.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
-	cf.Config.Labels = labels
-	img, err := mutate.ConfigFile(base, cf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
-// Index is an OCI index of one image per platform, each made by mk.
-func Index(t testing.TB, mk func(platform string) v1.Image, platforms ...string) v1.ImageIndex {
-	t.Helper()
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, pl := range platforms {
-		p, err := v1.ParsePlatform(pl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        mk(pl),
-			Descriptor: v1.Descriptor{Platform: p},
-		})
-	}
-	return idx
-}
-
 // BasicAuth is the value of an Authorization header for user and password,
 // for tests that look for it where it must not be.
 func BasicAuth(user, password string) string {
 	return base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+}
+
+// Push writes img to ref over the network, with go-containerregistry's
+// defaults (plain HTTP for a loopback registry), and returns its digest.
+// Unlike Registry.Push, it works with any registry and its requests pass
+// the faults and show in the counts.
+func Push(t testing.TB, ref string, img v1.Image) v1.Hash {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// PushIndex is Push for an index.
+func PushIndex(t testing.TB, ref string, idx v1.ImageIndex) v1.Hash {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(r, idx); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -1,4 +1,6 @@
-package imagestest
+//go:build e2e
+
+package registrytest
 
 import (
 	"bytes"

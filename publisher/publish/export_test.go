@@ -1,0 +1,7 @@
+package publish
+
+// Names the external tests use; nothing outside the package needs them.
+var (
+	Compare       = compare
+	ReadPublished = readPublished
+)
