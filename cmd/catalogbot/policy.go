@@ -51,7 +51,11 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 			return a.runPolicyValidate(args[0])
 		},
 	})
-	var show struct{ repo, rev, format, policy string }
+	var show struct {
+		repo, rev, policy string
+		format            checks.Format
+	}
+	show.format = checks.FormatText
 	showCmd := &cobra.Command{
 		Use:   "show",
 		Short: "Print the effective policy of a repository, with where each value came from",
@@ -69,15 +73,12 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
   catalogbot policy show -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if show.format != "text" && show.format != "json" {
-				return usageErrorf(cmd.CommandPath(), "invalid -o %q: want text or json", show.format)
-			}
 			return a.runPolicyShow(show.repo, show.rev, show.policy, show.format)
 		},
 	}
 	showCmd.Flags().StringVar(&show.repo, "repo", ".", "the repository")
 	showCmd.Flags().StringVar(&show.rev, "rev", "", "the commit to read the policy from; empty reads the directory as it is")
-	showCmd.Flags().StringVarP(&show.format, "output", "o", "text", "output format: text or json")
+	showCmd.Flags().VarP(ownersFormats.Value(&show.format), "output", "o", "output format: text or json")
 	showCmd.Flags().StringVar(&show.policy, "policy", "", "a policy file to read in place of the repository's own, to try it before committing it")
 	cmd.AddCommand(showCmd)
 	return cmd
@@ -92,7 +93,7 @@ type shownPolicy struct {
 	Notes    []checks.Finding `json:"notes,omitempty"`
 }
 
-func (a *app) runPolicyShow(dir, rev, file, format string) error {
+func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 	tree, err := openTree(dir, rev)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (a *app) runPolicyShow(dir, rev, file, format string) error {
 			out.Findings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
 		}
 	}
-	if format == "json" {
+	if format == checks.FormatJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
