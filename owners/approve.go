@@ -65,12 +65,18 @@ type Policy struct {
 	// OWNERS files alone. Load reads them (LoadOptions.Sources), so this
 	// is the policy's word that callers hand to it.
 	Sources []string
+	// Maintainers approve every path besides the sources' approvers
+	// (LoadOptions.Maintainers); nil for none.
+	Maintainers *Maintainers `json:",omitempty"`
 }
 
 // Owner sources.
 const (
 	SourceOwners = "owners"
 	SourceCIYAML = "ci.yaml"
+	// SourceMaintainers marks the root grant of LoadOptions.Maintainers
+	// in resolutions; it is not a value of owners.sources.
+	SourceMaintainers = "maintainers"
 )
 
 // Input is what Evaluate needs to know about a change.

@@ -49,6 +49,20 @@ type LoadOptions struct {
 	// reviewers of operators/<package>/ci.yaml own <root>/<package>/ under
 	// each of them, besides operators/<package>/.
 	CatalogRoots []string
+	// Maintainers approve every path, as a root OWNERS file's approvers
+	// do: operator-pipelines' config.yaml maintainers, in a repository
+	// whose packages' ci.yaml files name every other approver.
+	Maintainers *Maintainers
+}
+
+// Maintainers are logins that approve every path of a repository, read
+// from a file that is not an OWNERS file.
+type Maintainers struct {
+	// File and Line say where the list is, for explanations.
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	// Logins are the maintainers as written.
+	Logins []string `json:"logins"`
 }
 
 // Repo is the OWNERS data of one tree, ready to answer who owns a path.
@@ -130,6 +144,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 		if err := r.loadCIYAML(fsys); err != nil {
 			return nil, err
 		}
+		r.addMaintainers(opts.Maintainers)
 		return r, nil
 	}
 	if err := r.loadAliases(fsys); err != nil {
@@ -179,7 +194,30 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 			return nil, err
 		}
 	}
+	r.addMaintainers(opts.Maintainers)
 	return r, nil
+}
+
+// addMaintainers makes m approvers of the root, beside a root OWNERS
+// file's own.
+func (r *Repo) addMaintainers(m *Maintainers) {
+	if m == nil || len(m.Logins) == 0 {
+		return
+	}
+	logins := make([]string, 0, len(m.Logins))
+	for _, l := range m.Logins {
+		if n := NormLogin(l); n != "" {
+			logins = append(logins, n)
+		}
+	}
+	e := entry{Entry: Entry{Line: m.Line}, approvers: sortedUnique(logins)}
+	if od := r.dirs["."]; od != nil && !od.broken {
+		od.entries = append(od.entries, e)
+		return
+	}
+	if r.dirs["."] == nil {
+		r.dirs["."] = &ownersDir{dir: ".", file: m.File, source: SourceMaintainers, entries: []entry{e}}
+	}
 }
 
 func orDefault(s, def string) string {

@@ -245,6 +245,14 @@ func (p *Policy) overlap(base, touched []string) []string {
 // path itself.
 func (p *Policy) unit(s string) string {
 	s = path.Clean(strings.TrimPrefix(s, "/"))
+	for _, t := range p.resolvedTargets() {
+		// A catalog of several roots is validated whole, so a change
+		// anywhere in it touches every package of it.
+		if _, ok := TargetOf([]Target{t}, s); ok && len(t.Roots) > 1 {
+			roots := slices.Sorted(slices.Values(t.Roots))
+			return "the catalog of " + strings.Join(roots, ", ")
+		}
+	}
 	for _, root := range p.Catalog.Roots {
 		if root == "." {
 			pkg, _, _ := strings.Cut(s, "/")

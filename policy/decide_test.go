@@ -284,7 +284,21 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"extra/catalog/bar/c.yaml", "operators/food/a.yaml", "operators/foo/OWNERS"}
 			},
 			recheck: true,
-			reasons: []string{"the base branch changed extra/catalog/bar, operators/foo since the check"},
+			reasons: []string{"the base branch changed the catalog of extra/catalog, operators since the check"},
+		},
+		{
+			// The roots are one catalog, validated whole: a package added
+			// to one root on the base may clash with the pull request's
+			// in another.
+			name:   "a catalog of several roots is one unit",
+			policy: func(p *Policy) { p.Catalog.Roots = []string{"catalog", "incubator"} },
+			change: func(_ *Report, pr *PRState) {
+				pr.BaseMoved = true
+				pr.TouchedPaths = []string{"catalog/bar/catalog.yaml"}
+				pr.BaseChangedPaths = []string{"incubator/bar/catalog.yaml"}
+			},
+			recheck: true,
+			reasons: []string{"the base branch changed the catalog of catalog, incubator since the check"},
 		},
 		{
 			name:   "everything at once",

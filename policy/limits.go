@@ -117,6 +117,18 @@ func (p *parser) release(v *yaml.Node, r *Release) {
 				r.Prunable = list
 			}
 		},
+		"continuity": func(v *yaml.Node) {
+			s, ok := p.Str(v, "release.continuity")
+			if !ok {
+				return
+			}
+			switch s {
+			case ContinuityWarning, ContinuityError, ContinuityIgnore:
+				r.Continuity = s
+			default:
+				p.errorf(yamlnode.Resolve(v).Line, RuleValue, "release.continuity is %q; want %s, %s or %s", s, ContinuityWarning, ContinuityError, ContinuityIgnore)
+			}
+		},
 	})
 }
 
@@ -133,7 +145,7 @@ func (p *parser) templates(v *yaml.Node, c *Catalog) {
 	}
 	var out []Template
 	ok := true
-	seen := map[string]bool{}
+	seen := map[Template]bool{}
 	for i, item := range v.Content {
 		at := fmt.Sprintf("catalog.templates[%d]", i)
 		var t Template
@@ -164,12 +176,14 @@ func (p *parser) templates(v *yaml.Node, c *Catalog) {
 			ok = false
 			continue
 		}
-		if seen[t.Template] {
-			p.errorf(item.Line, RuleValue, "%s: template %q is listed twice", at, t.Template)
+		// One template may feed several catalogs; the same pair twice
+		// is a mistake.
+		if seen[t] {
+			p.errorf(item.Line, RuleValue, "%s: template %q to %q is listed twice", at, t.Template, t.Output)
 			ok = false
 			continue
 		}
-		seen[t.Template] = true
+		seen[t] = true
 		out = append(out, t)
 	}
 	if ok {

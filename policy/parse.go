@@ -77,6 +77,10 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 	pol := Default()
 
 	root := p.Document(data, name)
+	rootsLine := 0
+	if root != nil && root.Kind == yaml.MappingNode {
+		rootsLine = keyLine(root, "catalog", "roots")
+	}
 	if root == nil {
 		return pol, p.findings
 	}
@@ -88,14 +92,35 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		return pol, p.findings
 	}
 	p.Mapping(root, "", map[string]func(*yaml.Node){
-		"catalog": func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
-		"owners":  func(v *yaml.Node) { p.owners(v, pol) },
-		"images":  func(v *yaml.Node) { p.images(v, pol) },
-		"merge":   func(v *yaml.Node) { p.merge(v, &pol.Merge) },
-		"publish": func(v *yaml.Node) { p.publish(v, &pol.Publish) },
-		"limits":  func(v *yaml.Node) { p.limits(v, &pol.Limits) },
-		"release": func(v *yaml.Node) { p.release(v, &pol.Release) },
+		"catalog":  func(v *yaml.Node) { p.catalog(v, &pol.Catalog) },
+		"catalogs": func(v *yaml.Node) { p.catalogs(v, pol) },
+		"owners":   func(v *yaml.Node) { p.owners(v, pol) },
+		"images":   func(v *yaml.Node) { p.images(v, pol) },
+		"merge":    func(v *yaml.Node) { p.merge(v, &pol.Merge) },
+		"publish":  func(v *yaml.Node) { p.publish(v, &pol.Publish) },
+		"limits":   func(v *yaml.Node) { p.limits(v, &pol.Limits) },
+		"release":  func(v *yaml.Node) { p.release(v, &pol.Release) },
+		"conventions": func(v *yaml.Node) {
+			s, ok := p.Str(v, "conventions")
+			if !ok {
+				return
+			}
+			if s != ConventionsOperatorPipelines {
+				p.errorf(v.Line, RuleValue, "conventions is %q; want %s", s, ConventionsOperatorPipelines)
+				return
+			}
+			pol.Conventions = s
+		},
 	})
+	if o := origins(root, name); len(o) > 0 {
+		pol.Origins = o
+	}
+	if len(pol.CatalogSets) > 0 && rootsLine > 0 {
+		p.errorf(rootsLine, RuleValue, "catalog.roots and catalogs are both given; with a catalogs list, each catalog names its roots")
+	}
+	if len(pol.CatalogSets) == 0 && strings.Contains(pol.Publish.Image, NamePlaceholder) {
+		p.errorf(keyLine(root, "publish", "image"), RuleValue, "publish.image %q names %s, but there is no catalogs list to name", pol.Publish.Image, NamePlaceholder)
+	}
 	slices.SortStableFunc(p.findings, func(a, b checks.Finding) int { return cmp.Compare(a.Line, b.Line) })
 	return pol, p.findings
 }
@@ -138,10 +163,10 @@ func (p *parser) catalog(v *yaml.Node, c *Catalog) {
 				return
 			}
 			switch s {
-			case LayoutPackageDirs, LayoutFree:
+			case LayoutPackageDirs, LayoutFree, LayoutDirectories:
 				c.Layout = s
 			default:
-				p.errorf(v.Line, RuleValue, "catalog.layout is %q; want %s or %s", s, LayoutPackageDirs, LayoutFree)
+				p.errorf(v.Line, RuleValue, "catalog.layout is %q; want %s, %s or %s", s, LayoutPackageDirs, LayoutDirectories, LayoutFree)
 			}
 		},
 		"referenceList": func(v *yaml.Node) {
@@ -198,24 +223,13 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 			p.Mapping(v, "images.pin.", fields)
 		},
 		"allowRegistries": func(v *yaml.Node) {
-			list, ok := p.Strs(v, "images.allowRegistries")
-			for i, a := range list {
-				if a == "" {
-					continue // reported by strs
-				}
-				host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
-				_, err := name.NewRegistry(host)
-				if err == nil && prefix != "" {
-					_, err = name.NewRepository(host + "/" + prefix)
-				}
-				if err != nil || host == "" {
-					p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue,
-						"images.allowRegistries[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", i, a)
-					ok = false
-				}
-			}
-			if ok {
+			if list, ok := p.registries(v, "images.allowRegistries"); ok {
 				ip.AllowRegistries = list
+			}
+		},
+		"bundleRegistries": func(v *yaml.Node) {
+			if list, ok := p.registries(v, "images.bundleRegistries"); ok {
+				ip.BundleRegistries = list
 			}
 		},
 		"singleManifestBundles": func(v *yaml.Node) {
@@ -367,11 +381,7 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 	p.Mapping(v, "publish.", map[string]func(*yaml.Node){
 		"image": func(v *yaml.Node) {
 			s, ok := p.Str(v, "publish.image")
-			if !ok {
-				return
-			}
-			if _, err := name.ParseReference(s); err != nil {
-				p.errorf(v.Line, RuleValue, "publish.image %q is not a valid image reference", s)
+			if !ok || !p.target(v.Line, "publish.image", s) {
 				return
 			}
 			pub.Image = s
@@ -439,4 +449,75 @@ func (p *parser) relPath(line int, field, s string) (string, bool) {
 		return clean, true
 	}
 	return "", false
+}
+
+// keyLine returns the line of the value at the path of keys in a mapping,
+// 0 when it is absent.
+func keyLine(m *yaml.Node, keys ...string) int {
+	for _, k := range keys {
+		m = yamlnode.Resolve(m)
+		if m.Kind != yaml.MappingNode {
+			return 0
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				next = m.Content[i+1]
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		m = next
+	}
+	return m.Line
+}
+
+// registries reads a list of registry hosts, each optionally followed by
+// a repository prefix.
+func (p *parser) registries(v *yaml.Node, field string) ([]string, bool) {
+	list, ok := p.Strs(v, field)
+	for i, a := range list {
+		if a == "" {
+			continue // reported by strs
+		}
+		if !validRegistry(a) {
+			p.errorf(yamlnode.Resolve(v).Content[i].Line, RuleValue,
+				"%s[%d] %q: want a registry host, optionally followed by a repository prefix, such as quay.io/example", field, i, a)
+			ok = false
+		}
+	}
+	return list, ok
+}
+
+// validRegistry says whether s is a registry host, optionally followed by
+// a repository prefix.
+func validRegistry(s string) bool {
+	host, prefix, _ := strings.Cut(strings.TrimSuffix(s, "/"), "/")
+	_, err := name.NewRegistry(host)
+	if err == nil && prefix != "" {
+		_, err = name.NewRepository(host + "/" + prefix)
+	}
+	return err == nil && host != ""
+}
+
+// origins records, for every key the policy file gives, where it gives it:
+// sections' keys by their dotted path ("merge.enabled"), lists and scalars
+// at the top level by their name.
+func origins(root *yaml.Node, file string) map[string]string {
+	out := map[string]string{}
+	if root.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], yamlnode.Resolve(root.Content[i+1])
+		if v.Kind != yaml.MappingNode {
+			out[k.Value] = fmt.Sprintf("%s:%d", file, k.Line)
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			out[k.Value+"."+v.Content[j].Value] = fmt.Sprintf("%s:%d", file, v.Content[j].Line)
+		}
+	}
+	return out
 }

@@ -58,6 +58,9 @@ func TestParseGolden(t *testing.T) {
 		{file: "anchors.yaml", rules: []string{RuleUnknownKey}},
 		{file: "requiredchecks.yaml", valid: true},
 		{file: "requiredchecksbad.yaml", rules: []string{RuleValue, RuleType, RuleUnknownKey}},
+		{file: "catalogs.yaml", valid: true},
+		{file: "catalogsbad.yaml", rules: []string{RuleValue, RuleType}},
+		{file: "placeholder.yaml", rules: []string{RuleValue}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -54,6 +54,12 @@ const DefaultHoldLabel = "do-not-merge/hold"
 // Policy is a repository's policy, defaults filled in.
 type Policy struct {
 	Catalog Catalog
+	// CatalogSets are the catalogs list, when the repository holds
+	// several catalogs; empty means one catalog, Catalog.Roots. Targets
+	// resolves them against a tree.
+	CatalogSets []CatalogSet `json:",omitempty"`
+	// targets are the catalogs Resolved found.
+	targets []Target
 	// Owners are the approval options. Its ReferenceLists are left
 	// nil: which file is the reference list depends on the trees
 	// (Catalog.ReferenceListIn), and the review fills them in.
@@ -66,6 +72,17 @@ type Policy struct {
 	Limits Limits
 	// Release says which releases a pull request may take away.
 	Release Release
+
+	// Conventions names a repository layout whose own files fill in
+	// what the policy file leaves unsaid ("" for none): see
+	// ConventionsOperatorPipelines.
+	Conventions string `json:",omitempty"`
+	// Origins say where each value that is not a default came from, by
+	// dotted key ("publish.image"): "file:line", or OriginConventions.
+	Origins map[string]string `json:"-"`
+	// Notes are warnings about files the conventions read, which leave
+	// the policy valid.
+	Notes []checks.Finding `json:"-"`
 }
 
 // Catalog says where the catalog lives in the repository.
@@ -92,6 +109,9 @@ type Template struct {
 	// repository root.
 	Template string
 	Output   string
+	// Type is the template's schema as the mapping names it
+	// (olm.template.basic, olm.semver), "" when it does not.
+	Type string `json:",omitempty"`
 }
 
 // Catalog layouts.
@@ -103,6 +123,12 @@ const (
 	// its package's directory is a warning. Ownership still follows the
 	// package.
 	LayoutFree = "free"
+	// LayoutDirectories makes each directory directly below a root the
+	// home of one package, whatever the package's name, as operator
+	// repositories name them by operator (catalogs/v4.22/konflux holds
+	// konflux-operator). A directory of two packages, or a package in
+	// two directories, is an error on the head of a change.
+	LayoutDirectories = "directories"
 )
 
 // FreeLayout says whether the policy lets blobs sit outside their
@@ -195,7 +221,7 @@ func Default() *Policy {
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
 		Publish: Publish{Base: BaseOPM},
 		Limits:  defaultLimits(),
-		Release: Release{Prunable: slices.Clone(defaultPrunable)},
+		Release: Release{Prunable: slices.Clone(defaultPrunable), Continuity: ContinuityWarning},
 	}
 }
 
@@ -210,8 +236,19 @@ func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
-	p, findings := Parse(FileName, data)
+	p, findings := LoadWith(fsys, FileName, data)
 	return p, findings, nil
+}
+
+// LoadWith is Load with the policy file's content given, and named name in
+// findings, in place of the tree's own: to try a policy on a repository
+// before committing it. The conventions it names still read fsys.
+func LoadWith(fsys fs.FS, name string, data []byte) (*Policy, []checks.Finding) {
+	p, findings := Parse(name, data)
+	if len(findings) == 0 && p.Conventions == ConventionsOperatorPipelines {
+		findings = p.applyOperatorPipelines(fsys)
+	}
+	return p, findings
 }
 
 // Limits bound what one pull request check may read and wait for. The
@@ -254,11 +291,23 @@ func defaultLimits() Limits {
 
 // Release says which channels are pre-releases that a pull request may
 // prune. Everything else that the base has released stays, unless the
-// root approvers approve.
+// root approvers approve. It also says how much a bundle stranded between
+// two consecutive catalogs of a versioned series matters.
 type Release struct {
 	// Prunable are path.Match patterns of channel names.
 	Prunable []string
+	// Continuity is how a bundle stranded between consecutive catalogs
+	// of a versioned series is reported: ContinuityWarning,
+	// ContinuityError or ContinuityIgnore.
+	Continuity string
 }
+
+// The values of release.continuity.
+const (
+	ContinuityWarning = "warning"
+	ContinuityError   = "error"
+	ContinuityIgnore  = "ignore"
+)
 
 // defaultPrunable are the channel names that are pre-releases by
 // convention.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"testing/fstest"
@@ -8,7 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
-func TestPublishInput(t *testing.T) {
+func TestPublishInputs(t *testing.T) {
 	roots := fstest.MapFS{"catalog/foo/index.yaml": &fstest.MapFile{}}
 	withList := fstest.MapFS{"catalog.yaml": &fstest.MapFile{}, "catalog/foo/index.yaml": &fstest.MapFile{}}
 	ready := func() *Policy {
@@ -29,9 +30,9 @@ func TestPublishInput(t *testing.T) {
 		want   func(*want)
 	}{
 		{"the catalog roots", roots, func(*Policy) {}, func(*want) {}},
-		{"catalog.yaml at the root", withList, func(*Policy) {}, func(w *want) { w.list = "catalog.yaml" }},
+		{"catalog.yaml at the root", withList, func(*Policy) {}, func(w *want) { w.list, w.roots = "catalog.yaml", nil }},
 		{"the policy's reference list", roots, func(p *Policy) { p.Catalog.ReferenceList = "lists/catalog.yaml" },
-			func(w *want) { w.list = "lists/catalog.yaml" }},
+			func(w *want) { w.list, w.roots = "lists/catalog.yaml", nil }},
 		{"other roots", roots, func(p *Policy) { p.Catalog.Roots = []string{"v4.16", "v4.17"} },
 			func(w *want) { w.roots = []string{"v4.16", "v4.17"} }},
 		{"no image", roots, func(p *Policy) { p.Publish.Image = "" }, func(w *want) { w.image = "" }},
@@ -46,8 +47,13 @@ func TestPublishInput(t *testing.T) {
 			tc.change(p)
 			w := base
 			w.roots = append([]string(nil), base.roots...)
+			// A reference list is the catalog; the roots play no part.
 			tc.want(&w)
-			src, opts := p.PublishInput(tc.tree)
+			inputs, err := p.PublishInputs(tc.tree)
+			if err != nil || len(inputs) != 1 {
+				t.Fatalf("PublishInputs: %+v, %v; want one catalog", inputs, err)
+			}
+			src, opts := inputs[0].Source, inputs[0].Options
 			if !reflect.DeepEqual(src.Tree, tc.tree) || src.Dir != "" || src.List != nil {
 				t.Errorf("the source is not the tree alone: %+v", src)
 			}
@@ -58,5 +64,43 @@ func TestPublishInput(t *testing.T) {
 				t.Errorf("options: image %q, build %+v; want %q, %+v", opts.Image, opts.Build, w.image, w.build)
 			}
 		})
+	}
+}
+
+// TestPublishInputsCatalogs: each catalog of a catalogs list is published
+// from its own roots to its own target.
+func TestPublishInputsCatalogs(t *testing.T) {
+	tree := fstest.MapFS{
+		"catalogs/v4.17/foo/index.yaml": &fstest.MapFile{},
+		"catalogs/v4.18/foo/index.yaml": &fstest.MapFile{},
+		"incubator/bar/index.yaml":      &fstest.MapFile{},
+	}
+	p, findings := Parse(FileName, []byte(`catalogs:
+  - each: catalogs/v4.*
+  - name: incubator
+    roots: [incubator]
+    image: quay.io/acme/incubator:latest
+publish:
+  image: "quay.io/acme/index:{catalog}"
+  base: scratch
+`))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	inputs, err := p.PublishInputs(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range inputs {
+		got = append(got, fmt.Sprintf("%s %v %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base))
+	}
+	want := []string{
+		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch",
+		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch",
+		"incubator [incubator] quay.io/acme/incubator:latest scratch",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("PublishInputs:\n got %q\nwant %q", got, want)
 	}
 }

@@ -238,7 +238,8 @@ func (fr *fileResult) fastDeprecation(at pos, n *ynode) bool {
 
 // fastProperties checks a properties list. For a bundle (parse set) each
 // value must also decode for its type, as opm's loader and converter
-// require, and rec receives the olm.package values and the object count.
+// require, and rec receives the olm.package values, the object count and
+// the olm.maxOpenShiftVersion.
 func fastProperties(n *ynode, parse bool, rec *bundleRec) bool {
 	items, ok := list(n, "properties")
 	if !ok {
@@ -296,6 +297,12 @@ func fastProperties(n *ynode, parse bool, rec *bundleRec) bool {
 				return false
 			}
 			rec.objects++
+		case property.TypeMaxOpenShiftVersion:
+			// Any value loads; a scalar is kept as property.Parse
+			// keeps it (the fast path has only strings and booleans).
+			if rec.maxOCP == "" && (v.kind == 's' || v.kind == 'b') {
+				rec.maxOCP = string(v.str)
+			}
 		case property.TypeCSVMetadata:
 			if csvMetadataShape.fits(v) {
 				continue

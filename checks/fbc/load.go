@@ -59,6 +59,8 @@ type bundleRec struct {
 	// propErr is the C11 failure of property.Parse, if any.
 	propErr  error
 	packages []property.Package
+	// maxOCP is the olm.maxOpenShiftVersion, as property.Parsed has it.
+	maxOCP string
 	// objects counts olm.bundle.object properties that decoded at load time.
 	objects int
 }
@@ -369,6 +371,7 @@ func (fr *fileResult) add(at pos, m *meta) (string, error) {
 			rec.propErr = err
 		} else {
 			rec.packages = parsed.Packages
+			rec.maxOCP = parsed.MaxOpenShiftVersion
 		}
 		fr.bundles = append(fr.bundles, rec)
 		if fr.config != nil {

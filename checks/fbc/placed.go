@@ -13,8 +13,9 @@ import (
 
 // Placed is a catalog loaded for its upgrade graphs: the packages,
 // channels, bundles and deprecations that loaded, each with the place of
-// its blob. Bundles keep their name, package, image and olm.package
-// properties only, which is what a graph needs; reading a large catalog
+// its blob. Bundles keep their name, package, image, and olm.package and
+// olm.maxOpenShiftVersion properties only, which is what a graph and the
+// rules that follow clusters across versions need; reading a large catalog
 // this way costs what validating it costs.
 type Placed struct {
 	Config declcfg.DeclarativeConfig
@@ -62,6 +63,10 @@ func LoadPlaced(ctx context.Context, fsys fs.FS) (*Placed, error) {
 			for _, pk := range r.packages {
 				v, _ := json.Marshal(pk)
 				b.Properties = append(b.Properties, property.Property{Type: property.TypePackage, Value: v})
+			}
+			if r.maxOCP != "" {
+				v, _ := json.Marshal(r.maxOCP)
+				b.Properties = append(b.Properties, property.Property{Type: property.TypeMaxOpenShiftVersion, Value: v})
 			}
 			p.Config.Bundles = append(p.Config.Bundles, b)
 			p.Bundles = append(p.Bundles, r.place())

@@ -31,6 +31,14 @@ type Policy struct {
 	// outside the list are never contacted.
 	AllowRegistries []string
 
+	// BundleRegistries, when not empty, lists the registries (and
+	// optionally repository prefixes, as AllowRegistries) that bundle
+	// images must come from; other images may come from anywhere the
+	// allowlist admits. This is operator-pipelines' allowed bundle
+	// registries: a bundle is what the pipeline built and pushed itself,
+	// while related images are the operator's own business.
+	BundleRegistries []string `json:",omitempty"`
+
 	// SingleManifestBundles requires bundle images to be a single image
 	// manifest, not an index: OLM unpacks the bundle and expects one.
 	SingleManifestBundles bool
@@ -62,6 +70,7 @@ func PinAll() map[Kind]bool {
 type compiled struct {
 	Policy
 	allow     []allowEntry
+	bundles   []allowEntry
 	platforms []v1.Platform
 }
 
@@ -72,18 +81,12 @@ type allowEntry struct {
 
 func compilePolicy(p Policy) (*compiled, error) {
 	c := &compiled{Policy: p}
-	for _, a := range p.AllowRegistries {
-		host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
-		reg, err := name.NewRegistry(host)
-		if err != nil || host == "" {
-			return nil, fmt.Errorf("allowed registry %q: want a registry host, optionally followed by a repository prefix", a)
-		}
-		if prefix != "" {
-			if _, err := name.NewRepository(host + "/" + prefix); err != nil {
-				return nil, fmt.Errorf("allowed registry %q: %q is not a repository prefix", a, prefix)
-			}
-		}
-		c.allow = append(c.allow, allowEntry{registry: reg.RegistryStr(), prefix: prefix})
+	var err error
+	if c.allow, err = compileAllow(p.AllowRegistries); err != nil {
+		return nil, err
+	}
+	if c.bundles, err = compileAllow(p.BundleRegistries); err != nil {
+		return nil, err
 	}
 	for _, s := range p.Platforms {
 		pl, err := platform.Parse(s)
@@ -95,12 +98,46 @@ func compilePolicy(p Policy) (*compiled, error) {
 	return c, nil
 }
 
+// compileAllow parses a list of registries with optional repository
+// prefixes.
+func compileAllow(list []string) ([]allowEntry, error) {
+	var out []allowEntry
+	for _, a := range list {
+		host, prefix, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
+		reg, err := name.NewRegistry(host)
+		if err != nil || host == "" {
+			return nil, fmt.Errorf("allowed registry %q: want a registry host, optionally followed by a repository prefix", a)
+		}
+		if prefix != "" {
+			if _, err := name.NewRepository(host + "/" + prefix); err != nil {
+				return nil, fmt.Errorf("allowed registry %q: %q is not a repository prefix", a, prefix)
+			}
+		}
+		out = append(out, allowEntry{registry: reg.RegistryStr(), prefix: prefix})
+	}
+	return out, nil
+}
+
 // allowed reports whether the allowlist admits the repository.
 func (c *compiled) allowed(repo name.Repository) bool {
-	if len(c.allow) == 0 {
+	return admits(c.allow, repo)
+}
+
+// bundleRefusal says why a bundle image's repository is outside the
+// bundle registries, "" when it is inside or the policy names none.
+func (c *compiled) bundleRefusal(repo name.Repository) string {
+	if admits(c.bundles, repo) {
+		return ""
+	}
+	return fmt.Sprintf("bundle image repository %s is outside the allowed bundle registries (%s)", repo.Name(), strings.Join(c.BundleRegistries, ", "))
+}
+
+// admits reports whether list, empty for anything, holds the repository.
+func admits(list []allowEntry, repo name.Repository) bool {
+	if len(list) == 0 {
 		return true
 	}
-	for _, a := range c.allow {
+	for _, a := range list {
 		if repo.RegistryStr() != a.registry {
 			continue
 		}

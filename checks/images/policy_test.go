@@ -75,6 +75,13 @@ func TestPolicy(t *testing.T) {
 		{name: "allowlist: other registry", policy: func(p *images.Policy) { p.AllowRegistries = []string{"quay.io"} },
 			image: "team/bundle:v9", kind: images.KindBundle, class: registry.ClassPolicy,
 			msg: "repository " + reg.Ref("team/bundle") + " is outside the allowed registries (quay.io); it was not contacted"},
+		{name: "bundle registries: a bundle inside", policy: func(p *images.Policy) { p.BundleRegistries = []string{reg.Host + "/team/"} },
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassOK, heads: 1},
+		{name: "bundle registries: a bundle outside is refused uncontacted", policy: func(p *images.Policy) { p.BundleRegistries = []string{"quay.io/community-operator-pipeline-prod/"} },
+			image: "team/bundle:v1", kind: images.KindBundle, class: registry.ClassPolicy,
+			msg: "bundle image repository " + reg.Ref("team/bundle") + " is outside the allowed bundle registries (quay.io/community-operator-pipeline-prod/)"},
+		{name: "bundle registries: a related image may come from anywhere", policy: func(p *images.Policy) { p.BundleRegistries = []string{"quay.io"} },
+			image: "team/bundle:v1", kind: images.KindRelated, class: registry.ClassOK, heads: 1},
 
 		{name: "catalog label", image: "team/catalog:v1", kind: images.KindReference, class: registry.ClassOK, heads: 1, gets: 2},
 		{name: "catalog label missing", image: "team/unlabelled:v1", kind: images.KindReference, class: registry.ClassPolicy,

@@ -314,6 +314,12 @@ func (v *Verifier) precheck(r Reference) (ref name.Reference, res Result, ok boo
 		res.Message = why
 		return nil, res, false
 	}
+	if kinds(r.Locations)[KindBundle] {
+		if why := v.policy.bundleRefusal(ref.Context()); why != "" {
+			res.Message = why
+			return nil, res, false
+		}
+	}
 	return ref, res, true
 }
 

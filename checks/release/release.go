@@ -8,6 +8,11 @@
 // away strands them. The documented way to retire a release is an
 // olm.deprecations entry, which keeps the edges and tells users.
 //
+// Where a repository holds one catalog per platform version (v4.17,
+// v4.18, ...), Continuity judges the step from one catalog to the next: a
+// cluster upgraded from OpenShift 4.17 to 4.18 keeps what it installed from
+// catalog v4.17 and must find it, or an upgrade from it, in catalog v4.18.
+//
 // Channels the caller calls prunable (pre-release channels by policy) are
 // not judged. Whether an approval lifts the guard is the caller's
 // decision: Check only reports.
@@ -41,6 +46,7 @@ var Rules = []checks.Rule{
 	{ID: RuleEntryRemoved, Name: "ChannelEntryRemoved", Description: "An entry that a base channel has is removed from the channel."},
 	{ID: RuleChannelRemoved, Name: "ChannelRemoved", Description: "A channel that the base has is removed."},
 	{ID: RuleEdgeBroken, Name: "UpgradeEdgeBroken", Description: "A bundle of a base channel can no longer upgrade to the channel's head."},
+	{ID: RuleStranded, Name: "UpgradeStranded", Description: "A bundle of a catalog of a versioned series has neither itself nor an upgrade in the next catalog: a cluster upgraded between the two platform versions strands it."},
 }
 
 // Hint is how every finding ends: what to do instead.

@@ -388,7 +388,7 @@ func communityOperators() map[string]string {
 	if err != nil {
 		panic(err)
 	}
-	files[".catalogbot.yaml"] = agreePolicy + "  sources: [ci.yaml]\ncatalog:\n  roots: [catalogs/v4.15, catalogs/v4.16, catalogs/v4.17, catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]\n"
+	files[".catalogbot.yaml"] = agreePolicy + "  sources: [ci.yaml]\ncatalogs:\n  - each: catalogs/v4.*\n"
 	return files
 }
 

@@ -371,7 +371,7 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, opts.CatalogRoots)
+	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, opts.CatalogRoots, "")
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -20,7 +25,7 @@ func newPolicyCmd(a *app) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErrorf(cmd.CommandPath(), "policy needs a subcommand: validate")
+			return usageErrorf(cmd.CommandPath(), "policy needs a subcommand: validate or show")
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -46,7 +51,132 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 			return a.runPolicyValidate(args[0])
 		},
 	})
+	var show struct {
+		repo, rev, policy string
+		format            checks.Format
+	}
+	show.format = checks.FormatText
+	showCmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective policy of a repository, with where each value came from",
+		Long: `Print the policy a pull request against the repository would be judged by:
+every value, and where it came from (the policy file and line, the files a
+conventions line reads, or the default), then the catalogs the policy finds
+in the tree with their publish targets, and notes about files the conventions
+read.
+
+The policy is read from the commit --rev names (the base of the next pull
+request), or from the directory as it is when --rev is not given.
+
+Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
+		Example: `  catalogbot policy show --repo . --rev origin/main
+  catalogbot policy show -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runPolicyShow(show.repo, show.rev, show.policy, show.format)
+		},
+	}
+	showCmd.Flags().StringVar(&show.repo, "repo", ".", "the repository")
+	showCmd.Flags().StringVar(&show.rev, "rev", "", "the commit to read the policy from; empty reads the directory as it is")
+	showCmd.Flags().VarP(ownersFormats.Value(&show.format), "output", "o", "output format: text or json")
+	showCmd.Flags().StringVar(&show.policy, "policy", "", "a policy file to read in place of the repository's own, to try it before committing it")
+	cmd.AddCommand(showCmd)
 	return cmd
+}
+
+// shownPolicy is policy show's JSON output.
+type shownPolicy struct {
+	Valid    bool             `json:"valid"`
+	Findings []checks.Finding `json:"findings,omitempty"`
+	Settings []policy.Setting `json:"settings,omitempty"`
+	Catalogs []policy.Target  `json:"catalogs,omitempty"`
+	Notes    []checks.Finding `json:"notes,omitempty"`
+}
+
+func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
+	tree, err := openTree(dir, rev)
+	if err != nil {
+		return err
+	}
+	var pol *policy.Policy
+	var findings []checks.Finding
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		pol, findings = policy.LoadWith(tree, file, data)
+	} else if pol, findings, err = policy.Load(tree); err != nil {
+		return err
+	}
+	out := shownPolicy{Valid: len(findings) == 0, Findings: findings}
+	if out.Valid {
+		out.Settings = pol.Settings()
+		out.Notes = pol.Notes
+		if out.Catalogs, err = pol.Targets(tree); err != nil {
+			out.Valid = false
+			out.Findings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+		}
+	}
+	if format == checks.FormatJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		writePolicy(a.stdout, out)
+	}
+	if !out.Valid {
+		return errInvalid
+	}
+	return nil
+}
+
+// writePolicy prints policy show's text: a table of settings, the
+// catalogs, and the notes.
+func writePolicy(w io.Writer, p shownPolicy) {
+	if !p.Valid {
+		for _, f := range p.Findings {
+			fmt.Fprintf(w, "%s\n", checks.Visible(formatFinding(f)))
+		}
+		fmt.Fprintf(w, "invalid policy: %s\n", checks.Plural(len(p.Findings), "problem"))
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
+	for _, s := range p.Settings {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, checks.Visible(s.Value), s.Origin)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%s:\n", checks.Plural(len(p.Catalogs), "catalog"))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range p.Catalogs {
+		name := c.Name
+		if name == "" {
+			name = "(the catalog)"
+		}
+		image := c.Image
+		if image == "" {
+			image = "(not published)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.Visible(name), strings.Join(c.Roots, ", "), checks.Visible(image))
+	}
+	tw.Flush()
+	if len(p.Notes) > 0 {
+		fmt.Fprintf(w, "\n%s:\n", checks.Plural(len(p.Notes), "note"))
+		for _, f := range p.Notes {
+			fmt.Fprintf(w, "  %s\n", checks.Visible(formatFinding(f)))
+		}
+	}
+}
+
+// formatFinding says a finding as file:line: message.
+func formatFinding(f checks.Finding) string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule)
+	}
+	return fmt.Sprintf("%s: %s (%s)", f.File, f.Message, f.Rule)
 }
 
 func (a *app) runPolicyValidate(file string) error {

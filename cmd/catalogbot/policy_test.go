@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,34 @@ func TestPolicyValidate(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", r.stderr, c.stderr)
 			}
 		})
+	}
+}
+
+// TestPolicyShow: the effective policy of a real repository's files, each
+// value with where it came from, the catalogs and their targets.
+func TestPolicyShow(t *testing.T) {
+	dir := filepath.Join("policy", "testdata", "conventions", "community-operators-prod")
+	res := cli(t, nil, "policy", "show", "--repo", dir)
+	if res.code != exitOK || res.stderr != "" {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	checkstest.Golden(t, filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "policy", "show.golden"), []byte(res.stdout))
+
+	js := cli(t, nil, "policy", "show", "--repo", dir, "-o", "json")
+	var out struct {
+		Valid    bool
+		Settings []struct{ Key, Value, Origin string }
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || !out.Valid || len(out.Settings) == 0 {
+		t.Fatalf("json: %v %+v\n%s", err, out, js.stdout)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("conventions: jenkins\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv := cli(t, nil, "policy", "show", "--repo", dir, "--policy", bad)
+	if inv.code != exitInvalid || !strings.Contains(inv.stdout, bad+`:1: conventions is "jenkins"; want operator-pipelines (P6)`) {
+		t.Errorf("an invalid policy: exit %d\n%s%s", inv.code, inv.stdout, inv.stderr)
 	}
 }

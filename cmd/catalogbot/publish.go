@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,7 @@ type publishFlags struct {
 	catalog   string
 	config    string
 	repo      string
+	rev       string
 	image     string
 	base      string
 	opmImage  string
@@ -40,7 +42,7 @@ type publishFlags struct {
 func newPublishCmd(a *app) *cobra.Command {
 	f := publishFlags{base: build.BaseOPM, opmImage: build.DefaultOPMImage}
 	cmd := &cobra.Command{
-		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF | publish --repo DIR",
+		Use:   "publish (--catalog DIR | --config CATALOG_YAML) --image REF | publish --repo DIR [--rev REV] [--catalog NAME]",
 		Short: "Build the catalog image and push it, without a container daemon",
 		Long: `Validate the File-Based Catalog in DIR, build its catalog image and push it
 to REF, a fully qualified registry reference (its registry host has a dot
@@ -48,12 +50,15 @@ or a port, or is localhost), or to oci:LAYOUT_DIR[:TAG], an OCI image
 layout directory (created if missing; the tag defaults to latest). With
 --config, the catalog is first assembled from a catalog.yaml reference list
 and the digest of every reference is recorded, as rebuild does. With
---repo, the repository work tree DIR is published as its policy
-(.catalogbot.yaml) says, exactly as the GitHub App publishes a push to the
-default branch: its reference list when it has one, else its catalog
-roots, to the policy's publish.image on its publish.base, opmImage and
-platforms; --image, --base, --opm-image and --platform, when given, take
-the place of the policy's.
+--repo, the repository DIR is published as its policy (.catalogbot.yaml)
+says, exactly as the GitHub App publishes a push to the default branch:
+its reference list when it has one, else every catalog of the policy from
+the roots the pull request check validated as that catalog, each to its
+own publish target, on the policy's publish.base, opmImage and platforms.
+--rev publishes the commit REV of the repository rather than its work
+tree; --catalog NAME publishes that one catalog of the policy. --image,
+--base, --opm-image and --platform, when given, take the place of the
+policy's; --image only where one catalog is published.
 --image, --base, --opm-image and --platform (a platform Go knows, such as
 linux/amd64 or linux/arm64/v8) are checked before anything is fetched.
 
@@ -103,14 +108,18 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 		Example: `  catalogbot publish --catalog catalog --image quay.io/example/catalog:latest
   catalogbot publish --catalog catalog --image oci:out:v1 --base scratch
   catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64
-  catalogbot publish --repo .`,
+  catalogbot publish --repo .
+  catalogbot publish --repo . --rev origin/main --catalog v4.17`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf(cmd.CommandPath(), "publish takes no arguments, got %q; name the catalog with --catalog", args[0])
 			}
+			if f.rev != "" && f.repo == "" {
+				return usageErrorf(cmd.CommandPath(), "--rev is for --repo")
+			}
 			if f.repo != "" {
-				if f.catalog != "" || f.config != "" {
-					return usageErrorf(cmd.CommandPath(), "publish takes one of --catalog, --config and --repo")
+				if f.config != "" {
+					return usageErrorf(cmd.CommandPath(), "publish takes one of --catalog, --config and --repo; with --repo, --catalog names one of the policy's catalogs")
 				}
 				if len(f.refs) > 0 {
 					return usageErrorf(cmd.CommandPath(), "--reference-digest is for --catalog; a repository's catalog.yaml records the digests its references resolve to")
@@ -130,9 +139,10 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.catalog, "catalog", "", "the catalog `DIR` to publish")
+	fl.StringVar(&f.catalog, "catalog", "", "the catalog `DIR` to publish; with --repo, the name of the one catalog of the policy to publish")
 	fl.StringVar(&f.config, "config", "", "assemble the catalog from this catalog.yaml reference list (`CATALOG_YAML`) instead")
-	fl.StringVar(&f.repo, "repo", "", "publish the repository work tree `DIR` as its policy says")
+	fl.StringVar(&f.repo, "repo", "", "publish the repository `DIR` as its policy says")
+	fl.StringVar(&f.rev, "rev", "", "with --repo, publish this commit of the repository rather than its work tree")
 	fl.StringVar(&f.image, "image", "", "where to publish: an image `REF`erence or oci:LAYOUT_DIR[:TAG]")
 	fl.StringVar(&f.base, "base", f.base, "base image: opm, scratch or an image reference")
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
@@ -161,10 +171,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	what := f.catalog
 	switch {
 	case f.repo != "":
-		if src, opts, err = a.repoPublishInput(cmdPath, f); err != nil {
-			return err
-		}
-		what = "the catalog of " + f.repo
+		return a.publishRepo(ctx, cmdPath, f, epoch)
 	case f.config != "":
 		if len(f.refs) > 0 {
 			return usageErrorf(cmdPath, "--reference-digest is for --catalog; a catalog.yaml records the digests its references resolve to")
@@ -199,46 +206,109 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	return a.reportPublish(res, what, opts.Image, start)
 }
 
-// repoPublishInput reads the policy of the repository work tree f.repo and
-// translates it as the App does (policy.Policy.PublishInput); the build
-// flags given on the command line take the place of the policy's.
-func (a *app) repoPublishInput(cmdPath string, f publishFlags) (publish.Source, publish.Options, error) {
-	info, err := os.Stat(f.repo)
+// publishRepo publishes the catalogs of the repository f.repo as its
+// policy says, translated as the App translates it
+// (policy.Policy.PublishInputs), one after another. Every catalog is
+// tried; the outcome is the worst of them.
+func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, epoch time.Time) error {
+	inputs, err := a.repoPublishInputs(cmdPath, f)
 	if err != nil {
-		return publish.Source{}, publish.Options{}, err
+		return err
 	}
-	if !info.IsDir() {
-		return publish.Source{}, publish.Options{}, fmt.Errorf("%q is not a directory", f.repo)
+	var worst error
+	for _, in := range inputs {
+		what := "the catalog of " + f.repo
+		if in.Catalog != "" {
+			what = "catalog " + in.Catalog + " of " + f.repo
+		}
+		start := time.Now()
+		opts := in.Options
+		opts.Build.Epoch = epoch
+		opts.InsecureRegistries = f.insecure
+		opts.Keychain = registry.DefaultKeychain()
+		opts.UserAgent = "catalogbot/" + a.version
+		opts.Validate = a.validate
+		opts.Progress = assemble.LogProgress(a.stderr)
+		if in.Catalog != "" {
+			fmt.Fprintf(a.stdout, "%s: %s\n", in.Catalog, opts.Image)
+		}
+		res, err := publish.Publish(ctx, in.Source, opts)
+		if err == nil {
+			err = a.reportPublish(res, what, opts.Image, start)
+		} else {
+			err = a.publishError(ctx, err)
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if err != nil && (worst == nil || errors.Is(worst, errInvalid)) {
+			worst = err
+		}
 	}
-	tree := os.DirFS(f.repo)
+	return worst
+}
+
+// repoPublishInputs reads the policy of the repository f.repo, at f.rev
+// or as its work tree is, and translates it as the App does
+// (policy.Policy.PublishInputs); the build flags given on the command
+// line take the place of the policy's.
+func (a *app) repoPublishInputs(cmdPath string, f publishFlags) ([]policy.PublishTarget, error) {
+	tree, err := openTree(f.repo, f.rev)
+	if err != nil {
+		return nil, err
+	}
 	pol, findings, err := policy.Load(tree)
 	if err != nil {
-		return publish.Source{}, publish.Options{}, err
+		return nil, err
 	}
 	if len(findings) > 0 {
 		for _, fd := range findings {
 			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(f.repo, fd.File), fd.Line, fd.Message, fd.Rule)
 		}
 		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; not published\n", f.repo)
-		return publish.Source{}, publish.Options{}, errInvalid
+		return nil, errInvalid
 	}
-	src, opts := pol.PublishInput(tree)
-	if f.set["image"] {
-		opts.Image = f.image
+	all, err := pol.PublishInputs(tree)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(f.repo, policy.FileName), err)
+		return nil, errInvalid
 	}
-	if f.set["base"] {
-		opts.Build.Base = f.base
+	var inputs []policy.PublishTarget
+	var names []string
+	for _, in := range all {
+		names = append(names, in.Catalog)
+		if f.catalog == "" || in.Catalog == f.catalog {
+			inputs = append(inputs, in)
+		}
 	}
-	if f.set["opm-image"] {
-		opts.Build.OPMImage = f.opmImage
+	if f.catalog != "" && len(inputs) == 0 {
+		return nil, usageErrorf(cmdPath, "the policy of %s has no catalog %q; it has %s", f.repo, f.catalog, strings.Join(names, ", "))
 	}
-	if f.set["platform"] {
-		opts.Build.Platforms = f.platforms
+	if f.set["image"] && len(inputs) > 1 {
+		return nil, usageErrorf(cmdPath, "--image names one image, and the policy of %s publishes %d catalogs; pick one with --catalog", f.repo, len(inputs))
 	}
-	if opts.Image == "" {
-		return publish.Source{}, publish.Options{}, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
+	published := inputs[:0]
+	for _, in := range inputs {
+		if f.set["image"] {
+			in.Options.Image = f.image
+		}
+		if f.set["base"] {
+			in.Options.Build.Base = f.base
+		}
+		if f.set["opm-image"] {
+			in.Options.Build.OPMImage = f.opmImage
+		}
+		if f.set["platform"] {
+			in.Options.Build.Platforms = f.platforms
+		}
+		if in.Options.Image != "" {
+			published = append(published, in)
+		}
 	}
-	return src, opts, nil
+	if len(published) == 0 {
+		return nil, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
+	}
+	return published, nil
 }
 
 // publishError is what publish and rebuild make of a failed publish: a

@@ -35,10 +35,16 @@ func newRootCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalogbot",
 		Short: "Keep an OLM File-Based Catalog repository healthy",
-		Long: `catalogbot maintains OLM File-Based Catalog (FBC) repositories.
+		Long: `catalogbot maintains OLM File-Based Catalog (FBC) repositories the GitOps
+way. For each pull request it checks, from the trusted base commit, who may
+approve what (OWNERS or ci.yaml), validates every catalog exactly as opm
+validate would but reports every problem at once with its file and line,
+verifies the image references and guards released upgrade paths; then it
+merges the pull request pinned to the commit it checked and publishes each
+catalog's image, reproducibly and without a container daemon.
 
-It validates a catalog exactly as opm validate would, but reports every
-independent problem at once, each with its file and line.`,
+The same review core runs as a GitHub App (serve), as a GitHub Action step
+(check, publish) and from the command line; rebuild is the scheduled job.`,
 		Version: a.version,
 		// Errors are printed once, by main, with the exit status that
 		// goes with them; cobra's own printing would repeat them.

@@ -15,12 +15,11 @@ import (
 )
 
 // ciyamlPolicy is what a community-operators-prod checkout needs: each OCP
-// version's catalog is a root of its own (catalogs/v4.12 ... v4.22), since
-// packages sit one level below it, and the packages' ci.yaml name the
+// version's directory is a catalog of its own (catalogs/v4.12 ... v4.22),
+// with packages one level below it, and the packages' ci.yaml name the
 // approvers. The root OWNERS file of the tree is then not read.
-const ciyamlPolicy = `catalog:
-  roots: [catalogs/v4.12, catalogs/v4.13, catalogs/v4.14, catalogs/v4.15, catalogs/v4.16, catalogs/v4.17,
-    catalogs/v4.18, catalogs/v4.19, catalogs/v4.20, catalogs/v4.21, catalogs/v4.22]
+const ciyamlPolicy = `catalogs:
+  - each: catalogs/v4.*
 owners:
   sources: [ci.yaml]
 merge:

@@ -135,6 +135,13 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		o.PolicyFindings = findings
 		return o, nil
 	}
+	// The catalogs the policy names are found in both trees, so that one
+	// the change adds or removes is judged as a catalog on both sides.
+	pol, targets, err := pol.Resolved(pr.Base, pr.Head)
+	if err != nil {
+		o.PolicyFindings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+		return o, nil
+	}
 	o.Policy = pol
 
 	bots := Bots(pol, pr.Bots)
@@ -145,6 +152,7 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		Base:         pr.Base,
 		Head:         pr.Head,
 		Policy:       pol,
+		Targets:      targets,
 		Approvals:    approvals(o.Activity.Approvals, pr.Approvals),
 		Bots:         bots,
 		ImageOptions: pr.ImageOptions,

@@ -29,7 +29,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,6 +42,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
@@ -335,69 +335,36 @@ func assembleList(ctx context.Context, list *catalogyaml.File, tmp string, o Opt
 	return assembled.Dir, refs, nil
 }
 
-// gatherRoots writes the regular files under the roots that exist in fsys
-// to dir, one catalog. Only data is written: modes are fixed, links were
-// resolved by the tree.
+// gatherRoots writes the catalog the roots of fsys make to dir: exactly
+// the files the pull request check validated (catalogfs), so that one root
+// can neither overlay nor hide another's. Only data is written: modes are
+// fixed, links were resolved by the tree.
 func gatherRoots(fsys fs.FS, roots []string, dir string) error {
+	catalog, err := catalogfs.New(fsys, roots)
+	if err != nil {
+		return err
+	}
+	files, err := catalogfs.Files(catalog)
+	if err != nil {
+		return fmt.Errorf("read the catalog: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	found := false
-	for _, root := range roots {
-		info, err := fs.Stat(fsys, root)
-		if err != nil || !info.IsDir() {
-			continue
+	for _, p := range files {
+		data, err := fs.ReadFile(catalog, p)
+		if err != nil {
+			return err
 		}
-		found = true
-		if err := copyTree(fsys, root, dir); err != nil {
-			return fmt.Errorf("write the catalog root %s: %w", root, err)
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
 		}
-	}
-	if !found {
-		return fmt.Errorf("no catalog root (%s) exists", strings.Join(roots, ", "))
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return err
+		}
 	}
 	return nil
-}
-
-// copyTree writes the regular files under root in fsys to dir.
-func copyTree(fsys fs.FS, root, dir string) error {
-	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-		if root == "." {
-			rel = p
-		}
-		if rel == "." || rel == "" {
-			return nil
-		}
-		if strings.HasPrefix(path.Base(p), ".") && root == "." {
-			// The repository's own dot files (.catalogbot.yaml,
-			// .github) are not catalog content.
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			// A link inside the tree reads as its target; one to a
-			// directory is not followed (WalkDir would not either).
-			info, err := fs.Stat(fsys, p)
-			if err != nil || !info.Mode().IsRegular() {
-				return nil
-			}
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }
 
 // Image is a published catalog image: its digest and the annotations of

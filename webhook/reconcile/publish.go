@@ -1,11 +1,11 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -115,41 +115,65 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 	if len(findings) > 0 {
 		out := invalidPolicyOutput(findings, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
-		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, out)
+		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
-	if pol.Publish.Image == "" {
-		log.Debug("the policy names no image; nothing to publish")
-		return rechecks, nil
+	inputs, err := pol.PublishInputs(tree)
+	if err != nil {
+		out := invalidPolicyOutput([]checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}, review.ForPublish)
+		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
+		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
-
-	start := time.Now()
-	out, result := a.buildAndPush(ctx, tree, pol, ev.After)
-	a.metrics.Publishes.WithLabelValues(result).Inc()
-	log.Info("publish", "result", result, "image", pol.Publish.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
-	if err := a.reportPublish(ctx, gh, owner, name, ev.After, out); err != nil {
-		return rechecks, err
+	// Each catalog is published on its own, to its own image, and
+	// reported in a check run of its own; one that fails leaves the others
+	// published.
+	var failed []string
+	for _, in := range inputs {
+		if in.Options.Image == "" {
+			log.Debug("the policy names no image; nothing to publish", "catalog", in.Catalog)
+			continue
+		}
+		start := time.Now()
+		out, result := a.buildAndPush(ctx, in, ev.After)
+		a.metrics.Publishes.WithLabelValues(result).Inc()
+		log.Info("publish", "catalog", in.Catalog, "result", result, "image", in.Options.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
+		if err := a.reportPublish(ctx, gh, owner, name, ev.After, PublishRunName(in.Catalog), out); err != nil {
+			return rechecks, err
+		}
+		if result == PublishFailed {
+			failed = append(failed, cmp.Or(in.Catalog, in.Options.Image)+": "+out.Title)
+		}
 	}
-	if result == PublishFailed {
-		return rechecks, a.fail("publish", fmt.Errorf("publish %s@%s: %s", full, ev.After, out.Title))
+	if len(failed) > 0 {
+		return rechecks, a.fail("publish", fmt.Errorf("publish %s@%s: %s", full, ev.After, strings.Join(failed, "; ")))
 	}
 	return rechecks, nil
 }
 
-func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name, sha string, out checkOutput) error {
-	if err := a.writeCheckRun(ctx, gh, owner, name, sha, PublishCheckRunName, out, true); err != nil {
+// PublishRunName is the name of the check run that reports the publication
+// of a catalog: PublishCheckRunName for the one catalog of a policy without
+// a catalogs list, with the catalog's name after it otherwise.
+func PublishRunName(catalog string) string {
+	if catalog == "" {
+		return PublishCheckRunName
+	}
+	return PublishCheckRunName + " (" + catalog + ")"
+}
+
+func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name, sha, run string, out checkOutput) error {
+	if err := a.writeCheckRun(ctx, gh, owner, name, sha, run, out, true); err != nil {
 		return a.fail("report", err)
 	}
 	return nil
 }
 
-// buildAndPush publishes through the one publish flow, with the source and
-// options the policy translates to (Policy.PublishInput), and reports the outcome as a check
-// run output and a Publishes result.
-func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, sha string) (checkOutput, string) {
+// buildAndPush publishes one catalog through the one publish flow, with the
+// source and options the policy translates to (Policy.PublishInputs), and
+// reports the outcome as a check run output and a Publishes result.
+func (a *App) buildAndPush(ctx context.Context, in policy.PublishTarget, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
-	src, opts := pol.PublishInput(tree)
+	src, opts, image := in.Source, in.Options, in.Options.Image
 	// Repository directories are owner/name.git, and no owner starts
 	// with a dot.
 	opts.CacheDir = filepath.Join(a.cache.Dir(), ".render")
@@ -167,10 +191,10 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		// Go values, goes to the log.
 		why := err.Error()
 		if class, msg, ok := registry.Explain(err); ok {
-			a.log.Warn("publish failed", "sha", sha, "image", pol.Publish.Image, "error", err)
+			a.log.Warn("publish failed", "sha", sha, "image", image, "error", err)
 			why = string(class) + ": " + msg
 		}
-		return failed("Could not publish the catalog image", fmt.Sprintf("Publishing the catalog at %s to %s failed:\n\n%s\n", sha, checks.Code(pol.Publish.Image), checks.Code(why)), nil)
+		return failed("Could not publish the catalog image", fmt.Sprintf("Publishing the catalog at %s to %s failed:\n\n%s\n", sha, checks.Code(image), checks.Code(why)), nil)
 	}
 	switch {
 	case res.ListFindings != nil:
@@ -183,7 +207,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		result, verb = PublishUnchanged, "Unchanged"
 	}
 	summary := fmt.Sprintf("The catalog at %s is `%s@%s`.\n\n| | |\n|---|---|\n| image | `%s` |\n| digest | `%s` |\n| base | `%s` |\n",
-		sha, repoOf(pol.Publish.Image), res.Digest, pol.Publish.Image, res.Digest, res.Base())
+		sha, repoOf(image), res.Digest, image, res.Digest, res.Base())
 	if res.Previous != "" && res.Previous != res.Digest {
 		summary += fmt.Sprintf("| previous | `%s` |\n", res.Previous)
 	}

@@ -7,6 +7,7 @@ package property
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	v1 "github.com/catalogbot/catalogbot/checks/fbc/internal/metav1"
 	"github.com/catalogbot/catalogbot/checks/fbc/internal/v1alpha1"
@@ -28,6 +29,12 @@ const (
 	TypeCSVMetadata     = "olm.csv.metadata"
 	TypeChannel         = "olm.channel"
 )
+
+// TypeMaxOpenShiftVersion is the newest OpenShift version a bundle runs
+// on: while it is installed, OLM keeps the cluster from upgrading past
+// that minor version. opm checks nothing of its value; OLM reads the
+// value's JSON text, quotes trimmed, as a version.
+const TypeMaxOpenShiftVersion = "olm.maxOpenShiftVersion"
 
 type Package struct {
 	PackageName string `json:"packageName"`
@@ -91,12 +98,16 @@ func (e ParseError) Error() string {
 }
 
 // Parsed is what validation needs from a property list: the olm.package
-// values, and how many bundle objects there are. Other decoded values are
+// values, and how many bundle objects there are; and, for the checks that
+// follow clusters across OpenShift versions, the olm.maxOpenShiftVersion. Other decoded values are
 // dropped as soon as they have been shape-checked, which keeps memory flat on
 // catalogs whose bundles carry megabytes of manifests.
 type Parsed struct {
 	Packages      []Package
 	BundleObjects int
+	// MaxOpenShiftVersion is the first olm.maxOpenShiftVersion value as
+	// OLM reads it: its JSON text with the quotes trimmed; "" for none.
+	MaxOpenShiftVersion string
 }
 
 // Parse shape-checks every property against its type, in order, and stops at
@@ -131,6 +142,11 @@ func Parse(in []Property) (*Parsed, error) {
 		case TypeCSVMetadata:
 			var v CSVMetadata
 			err = json.Unmarshal(p.Value, &v)
+		case TypeMaxOpenShiftVersion:
+			var v json.RawMessage
+			if err = json.Unmarshal(p.Value, &v); err == nil && out.MaxOpenShiftVersion == "" {
+				out.MaxOpenShiftVersion = strings.Trim(string(v), `"`)
+			}
 		default:
 			var v json.RawMessage
 			err = json.Unmarshal(p.Value, &v)

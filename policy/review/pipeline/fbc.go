@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogfs"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // FBC validates the catalog of the head commit under every catalog root of
@@ -29,13 +32,14 @@ const FBCName = "fbc"
 func (FBC) Name() string { return FBCName }
 
 func (FBC) Run(ctx context.Context, in *Input) checks.Result {
-	var roots []string
-	for _, root := range in.Policy.Catalog.Roots {
-		if isDir(in.Head, root) {
-			roots = append(roots, root)
+	var catalogs []policy.Target
+	for _, t := range in.targets() {
+		t.Roots = slices.DeleteFunc(slices.Clone(t.Roots), func(r string) bool { return !isDir(in.Head, r) })
+		if len(t.Roots) > 0 {
+			catalogs = append(catalogs, t)
 		}
 	}
-	if len(roots) == 0 {
+	if len(catalogs) == 0 {
 		// A repository made of a reference list alone has nothing here to
 		// fail, and must still be able to merge.
 		return checks.Result{Conclusion: checks.Success, Summary: "No catalog root of the policy exists in the head commit; nothing to validate."}
@@ -54,14 +58,29 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 	var findings []checks.Finding
 	introduced, preexisting := 0, 0
 	var scopes []string
-	for _, root := range roots {
-		head, base, note, err := validateRoot(ctx, in, root)
+	untouched := 0
+	for _, t := range catalogs {
+		var head, base []checks.Finding
+		var note string
+		var err error
+		if !changesCatalog(in.Change, t) {
+			// Catalogs the change leaves alone are counted, not
+			// listed: a repository may hold a dozen.
+			untouched++
+			continue
+		}
+		if len(t.Roots) == 1 {
+			head, base, note, err = validateRoot(ctx, in, t.Roots[0])
+		} else {
+			head, base, note, err = validateUnion(ctx, in, t)
+		}
+		where := strings.Join(t.Roots, ", ")
 		if err != nil && ctx.Err() != nil {
 			// Ended by the check's deadline or its caller: not a verdict.
-			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", root, context.Cause(ctx))}
+			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", where, context.Cause(ctx))}
 		}
 		if err != nil {
-			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", root, err)}
+			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", where, err)}
 		}
 		if note != "" {
 			scopes = append(scopes, note)
@@ -88,6 +107,9 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 		}
 	}
 
+	if untouched > 0 {
+		scopes = append(scopes, fmt.Sprintf("%s with no catalog file changed: not validated.", checks.Plural(untouched, "catalog")))
+	}
 	res := checks.Result{Conclusion: checks.ConclusionOf(findings), Findings: findings}
 	switch {
 	case introduced > 0:
@@ -108,13 +130,13 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 // on both sides, and says in note what that was when it was not the whole
 // catalog.
 func validateRoot(ctx context.Context, in *Input, root string) (head, base []checks.Finding, note string, err error) {
-	headFS, err := subFS(in.Head, root)
+	headFS, err := catalogfs.New(in.Head, []string{root})
 	if err != nil {
 		return nil, nil, "", err
 	}
 	var baseFS fs.FS
 	if isDir(in.Base, root) {
-		if baseFS, err = subFS(in.Base, root); err != nil {
+		if baseFS, err = catalogfs.New(in.Base, []string{root}); err != nil {
 			return nil, nil, "", err
 		}
 	}
@@ -139,7 +161,7 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 	if !s.all && baseFS != nil {
 		// Directories the change leaves alone are the same on both
 		// sides; those it touches are in the scope already.
-		rawBase, err := subFS(in.indexBase(), root)
+		rawBase, err := catalogfs.New(in.indexBase(), []string{root})
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -150,13 +172,13 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 
 	// validate runs the scope on both sides and returns the package names
 	// found; grow ends with a run of the final scope, which is the result.
-	free := in.Policy.Catalog.FreeLayout()
+	layout := in.Policy.Catalog.Layout
 	validate := func(s *scope) ([]string, error) {
 		res, err := validateScope(ctx, headFS, root, s)
 		if err != nil {
 			return nil, err
 		}
-		head = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
+		head = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, layout)...)
 		names := res.PackageNames
 		base = nil
 		if baseFS != nil {
@@ -166,7 +188,7 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 			}
 			// The base's layout breaks are found the same way, so that
 			// one the change did not make stays a warning.
-			base = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, free)...)
+			base = append(prefixed(res.Findings, root), layoutFindings(res.PackagePlaces, root, s, layout)...)
 			names = append(names, res.PackageNames...)
 		}
 		return names, nil
@@ -182,6 +204,85 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		note += fmt.Sprintf(", %d holding the same packages", extra)
 	}
 	return head, base, note + ".", nil
+}
+
+// changesCatalog says whether the change touches a file under a root of t.
+func changesCatalog(c *change.Change, t policy.Target) bool {
+	for _, r := range t.Roots {
+		if dirs, rootFile := touchedDirs(c, r); rootFile || len(dirs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// validateUnion validates a catalog of several roots whole, on both
+// sides, as the publisher assembles it (catalogfs): each root at its own
+// path, so that the same package in two roots is two declarations of it in
+// one catalog. It is not scoped to the change: the scope's package
+// directories are those of one root.
+func validateUnion(ctx context.Context, in *Input, t policy.Target) (head, base []checks.Finding, note string, err error) {
+	touched := false
+	for _, r := range t.Roots {
+		dirs, rootFile := touchedDirs(in.Change, r)
+		touched = touched || rootFile || len(dirs) > 0
+	}
+	if !touched {
+		return nil, nil, fmt.Sprintf("catalog %s: no catalog file changed; not validated.", describeTarget(t)), nil
+	}
+	layout := in.Policy.Catalog.Layout
+	run := func(tree fs.FS) ([]checks.Finding, error) {
+		var roots []string
+		for _, r := range t.Roots {
+			if isDir(tree, r) {
+				roots = append(roots, r)
+			}
+		}
+		if len(roots) == 0 {
+			return nil, nil
+		}
+		fsys, err := catalogfs.New(tree, roots)
+		if err != nil {
+			return nil, err
+		}
+		res, err := fbc.Validate(ctx, fsys, fbc.Options{})
+		if err != nil {
+			return nil, err
+		}
+		out := res.Findings
+		// Each root keeps the package-directory layout of its own.
+		for _, r := range roots {
+			places := map[string][]fbc.Place{}
+			for pkg, ps := range res.PackagePlaces {
+				for _, p := range ps {
+					if rest, ok := strings.CutPrefix(p.File, r+"/"); ok {
+						p.File = rest
+						places[pkg] = append(places[pkg], p)
+					}
+				}
+			}
+			out = append(out, layoutFindings(places, r, &scope{all: true}, layout)...)
+		}
+		return out, nil
+	}
+	if head, err = run(in.Head); err != nil {
+		return nil, nil, "", err
+	}
+	if in.Base != nil {
+		if base, err = run(in.Base); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return head, base, "", nil
+}
+
+// describeTarget names a catalog in summaries.
+func describeTarget(t policy.Target) string {
+	roots := "`" + strings.Join(t.Roots, "`, `") + "`"
+	if t.Name == "" {
+		return roots
+	}
+	return fmt.Sprintf("%s (%s)", t.Name, roots)
 }
 
 // validateScope validates the scope s of the catalog in fsys (the root's
@@ -221,7 +322,11 @@ const RuleLayout = "PK1"
 // change to it, and a reader of the tree cannot see whose it is. Under a
 // free layout it is a warning, and only for the directories the change
 // touches, where it tells the reader what the scope could not see.
-func layoutFindings(places map[string][]fbc.Place, root string, s *scope, free bool) []checks.Finding {
+func layoutFindings(places map[string][]fbc.Place, root string, s *scope, layout string) []checks.Finding {
+	if layout == policy.LayoutDirectories {
+		return directoryFindings(places, root)
+	}
+	free := layout == policy.LayoutFree
 	var out []checks.Finding
 	for pkg, ps := range places {
 		for _, p := range ps {
@@ -250,6 +355,69 @@ func layoutFindings(places map[string][]fbc.Place, root string, s *scope, free b
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Package, b.Package))
 	})
 	return out
+}
+
+// directoryFindings reports, under the directories layout, blobs directly
+// in the root, directories that hold more than one package and packages
+// spread over more than one directory: each directory below the root is
+// one package's home, whatever its name.
+func directoryFindings(places map[string][]fbc.Place, root string) []checks.Finding {
+	dirsOf := map[string][]string{} // package -> directories
+	pkgsIn := map[string][]string{} // directory -> packages
+	for pkg, ps := range places {
+		if pkg == "" {
+			continue
+		}
+		for _, p := range ps {
+			dir, _, nested := strings.Cut(p.File, "/")
+			if !nested {
+				continue
+			}
+			if !slices.Contains(dirsOf[pkg], dir) {
+				dirsOf[pkg] = append(dirsOf[pkg], dir)
+			}
+			if !slices.Contains(pkgsIn[dir], pkg) {
+				pkgsIn[dir] = append(pkgsIn[dir], pkg)
+			}
+		}
+	}
+	var out []checks.Finding
+	for pkg, ps := range places {
+		if pkg == "" {
+			continue
+		}
+		for _, p := range ps {
+			dir, _, nested := strings.Cut(p.File, "/")
+			var msg string
+			switch {
+			case !nested:
+				msg = fmt.Sprintf("package %q is directly in the catalog root; keep each package in a directory of its own", pkg)
+			case len(pkgsIn[dir]) > 1:
+				others := slices.DeleteFunc(slices.Clone(pkgsIn[dir]), func(o string) bool { return o == pkg })
+				slices.Sort(others)
+				msg = fmt.Sprintf("directory %q holds package %q and %s; each directory is the home of one package, where a change to it is validated with it and its owners are found", path.Join(root, dir)+"/", pkg, quoteAll(others))
+			case len(dirsOf[pkg]) > 1:
+				others := slices.DeleteFunc(slices.Clone(dirsOf[pkg]), func(o string) bool { return o == dir })
+				slices.Sort(others)
+				msg = fmt.Sprintf("package %q is in directory %q and in %s; keep a package in one directory", pkg, path.Join(root, dir)+"/", quoteAll(others))
+			default:
+				continue
+			}
+			out = append(out, checks.Finding{Rule: RuleLayout, Severity: checks.SeverityError, File: path.Join(root, p.File), Line: p.Line, Package: pkg, Message: msg})
+		}
+	}
+	slices.SortFunc(out, func(a, b checks.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Package, b.Package))
+	})
+	return out
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
 }
 
 func subFS(fsys fs.FS, root string) (fs.FS, error) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -30,7 +31,15 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not evaluate the approvals: %v", err)}
 		}
 	}
-	res := checks.Result{Conclusion: checks.Failure, Findings: st.Findings, Summary: ownersSummary(st)}
+	findings, elsewhere := splitUntouched(st.Findings, in.Change)
+	res := checks.Result{Conclusion: checks.Failure, Findings: findings, Summary: ownersSummary(st)}
+	if elsewhere > 0 {
+		// A warning about an OWNERS or ci.yaml file of another package
+		// would otherwise be annotated on every pull request of the
+		// repository: it is counted, not shown.
+		res.Summary += fmt.Sprintf("\n%s about files this change does not touch; `catalogbot owners check` lists them.\n",
+			checks.Count(elsewhere, "warning", "warnings"))
+	}
 	if st.Approved {
 		res.Conclusion = checks.Success
 	}
@@ -45,11 +54,12 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 	repo, err := owners.Load(in.Base, owners.LoadOptions{
 		Sources:      in.Policy.Owners.Sources,
 		CatalogRoots: in.Policy.Catalog.Roots,
+		Maintainers:  in.Policy.Owners.Maintainers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
-	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +76,28 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 		Head:      in.Head,
 		Packages:  pkgs,
 	}), nil
+}
+
+// splitUntouched keeps the findings that are errors or that name a file
+// the change touches, and counts the warnings about other files.
+func splitUntouched(findings []checks.Finding, c *change.Change) ([]checks.Finding, int) {
+	if c == nil {
+		return findings, 0
+	}
+	touched := map[string]bool{}
+	for _, f := range c.Files {
+		touched[f.Path], touched[f.PreviousPath] = true, true
+	}
+	var kept []checks.Finding
+	elsewhere := 0
+	for _, f := range findings {
+		if f.Severity == checks.SeverityError || touched[f.File] {
+			kept = append(kept, f)
+			continue
+		}
+		elsewhere++
+	}
+	return kept, elsewhere
 }
 
 // ownersSummary says the verdict, what waits for approval and whom to ask:

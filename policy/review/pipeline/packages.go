@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // TouchedPackages attributes every catalog blob that the change adds,
@@ -27,11 +28,15 @@ import (
 // forge got wrong cannot hide a blob. Only files under a catalog root hold
 // blobs; a blob's package is at home in <root>/<package>/ of the root it
 // sits in.
-func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owners.PackageTouch, error) {
+func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout string) ([]owners.PackageTouch, error) {
 	if c == nil {
 		return nil, nil
 	}
-	type key struct{ root, pkg string }
+	// home is the package's directory below the root. Under the
+	// directories layout it is the directory its blobs sit in, whatever
+	// its name; otherwise the directory of its name.
+	byDir := layout == policy.LayoutDirectories
+	type key struct{ root, pkg, home string }
 	type tally struct {
 		added, removed int
 		files          []string
@@ -43,8 +48,8 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 			paths = append(paths, f.PreviousPath)
 		}
 		type blobKey struct {
-			root, pkg string
-			sum       [sha256.Size]byte
+			root, pkg, home string
+			sum             [sha256.Size]byte
 		}
 		count := map[blobKey]int{}
 		where := map[blobKey][]string{}
@@ -63,11 +68,19 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 					// verdict can be given on whose approval it needs.
 					return nil, fmt.Errorf("read %s to attribute its blobs to packages: %w", p, err)
 				}
+				home := ""
+				if byDir {
+					if dir, _, nested := strings.Cut(strings.TrimPrefix(p, root+"/"), "/"); nested && root != "." {
+						home = path.Join(root, dir) + "/"
+					} else if nested {
+						home = dir + "/"
+					}
+				}
 				for _, b := range fbc.Blobs(data) {
 					if b.Package == "" {
 						continue
 					}
-					k := blobKey{root, b.Package, b.Sum}
+					k := blobKey{root, b.Package, home, b.Sum}
 					if side == 0 {
 						count[k]--
 					} else {
@@ -83,10 +96,10 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 			if n == 0 {
 				continue
 			}
-			t := touched[key{k.root, k.pkg}]
+			t := touched[key{k.root, k.pkg, k.home}]
 			if t == nil {
 				t = &tally{}
-				touched[key{k.root, k.pkg}] = t
+				touched[key{k.root, k.pkg, k.home}] = t
 			}
 			if n > 0 {
 				t.added += n
@@ -104,7 +117,11 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 	for k, t := range touched {
 		slices.Sort(t.files)
 		pt := owners.PackageTouch{Name: k.pkg, Files: t.files, Why: blobsWhy(t.added, t.removed, t.files)}
-		if plainName(k.pkg) {
+		switch {
+		case byDir:
+			// A blob directly in the root has no home but the root's.
+			pt.Home = k.home
+		case plainName(k.pkg):
 			pt.Home = path.Join(k.root, k.pkg) + "/"
 		}
 		out = append(out, pt)

@@ -24,10 +24,14 @@ import (
 // trees of the change's base and head commits; Policy must come from Base,
 // never from Head, or a change could relax the rules it is judged by.
 type Input struct {
-	Change    *change.Change
-	Base      fs.FS
-	Head      fs.FS
-	Policy    *policy.Policy
+	Change *change.Change
+	Base   fs.FS
+	Head   fs.FS
+	Policy *policy.Policy
+	// Targets are the catalogs of the policy resolved against Base and
+	// Head (policy.Resolved); nil means the policy's catalogs resolved
+	// here.
+	Targets   []policy.Target
 	Approvals []owners.Approval
 	// Bots are the logins whose approvals never count; nil means the
 	// policy's. The review core passes the policy's plus the front end's.
@@ -108,4 +112,20 @@ type DeadlineError struct{ Limit time.Duration }
 
 func (e *DeadlineError) Error() string {
 	return fmt.Sprintf("the pull request check took longer than limits.checkTimeout (%s); raise it in %s if this repository's checks need longer", e.Limit, policy.FileName)
+}
+
+// targets are the catalogs the change is judged in.
+func (in *Input) targets() []policy.Target {
+	if in.Targets != nil {
+		return in.Targets
+	}
+	t, err := in.Policy.Targets(in.Base, in.Head)
+	if err != nil {
+		// Resolved reports this to the review core before any check
+		// runs; a caller that skipped it gets the roots one by one.
+		for _, r := range in.Policy.Catalog.Roots {
+			t = append(t, policy.Target{Roots: []string{r}})
+		}
+	}
+	return t
 }

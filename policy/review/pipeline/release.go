@@ -14,14 +14,19 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 	"github.com/catalogbot/catalogbot/checks/release"
 	"github.com/catalogbot/catalogbot/owners"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // Release is the release guard (package release) on the packages the
 // change touches: it fails when the change takes away a bundle, a channel
 // entry or a channel of the base, or strands installed versions, in a
-// channel the policy does not call prunable. The root approvers may allow
-// it: with an approval from one of them, at the head, the findings stay as
-// warnings and the check passes.
+// channel the policy does not call prunable. Where the catalogs are a
+// versioned series (one per OpenShift version), it also judges each step
+// from one catalog to the next (release.Continuity): a bundle that a
+// cluster upgraded between the two would find no upgrade for is a warning,
+// or an error under release.continuity: error. The root approvers may allow
+// what fails: with an approval from one of them, at the head, the findings
+// stay as warnings and the check passes.
 type Release struct{}
 
 // ReleaseName is the name of the release guard check.
@@ -34,32 +39,52 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the touched packages: %v", err)}
 	}
-	var findings []checks.Finding
+	var guard []checks.Finding
 	judged, unread := 0, 0
 	for _, c := range cats {
-		if c.base == nil {
+		if c.base == nil || len(c.pkgs) == 0 {
+			// A catalog loaded only for the continuity of its
+			// neighbours has nothing of its own to guard.
 			continue
 		}
 		judged += len(c.pkgs)
 		unread += len(c.head.Unread)
 		found := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
-		findings = append(findings, prefixed(found, c.root)...)
+		guard = append(guard, prefixed(found, c.root)...)
 	}
-	if len(findings) == 0 {
-		if judged == 0 {
+	stranded := continuity(in, cats)
+	findings := append(guard, stranded...)
+	var blocking []checks.Finding
+	for _, f := range findings {
+		if f.Severity == checks.SeverityError {
+			blocking = append(blocking, f)
+		}
+	}
+	if len(blocking) == 0 {
+		if judged == 0 && len(stranded) == 0 {
 			return checks.Result{Conclusion: checks.Success, Summary: "The change touches no released package."}
 		}
-		return checks.Result{Conclusion: checks.Success, Findings: findings,
-			Summary: fmt.Sprintf("The change keeps every release of the %s it touches, and every upgrade path to the channel heads.", checks.Count(judged, "package", "packages"))}
+		summary := fmt.Sprintf("The change keeps every release of the %s it touches, and every upgrade path to the channel heads.", checks.Count(judged, "package", "packages"))
+		if judged == 0 {
+			summary = "The change takes away no release."
+		}
+		if len(stranded) > 0 {
+			summary += fmt.Sprintf(" %s.", strandedSummary(len(stranded)))
+		}
+		return checks.Result{Conclusion: checks.Success, Findings: findings, Summary: summary}
 	}
-	by := rootApprovals(in, findings)
+	what := lossSummary(blocking)
+	by := rootApprovals(in, blocking)
 	if len(by) > 0 {
 		for i := range findings {
+			if findings[i].Severity != checks.SeverityError {
+				continue
+			}
 			findings[i].Severity = checks.SeverityWarning
 			findings[i].Message += fmt.Sprintf(" (allowed: approved by root approver %s)", strings.Join(by, ", "))
 		}
 		return checks.Result{Conclusion: checks.Success, Findings: findings,
-			Summary: fmt.Sprintf("The change takes away %s, and the root approvers allowed it: %s approved.", checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), strings.Join(by, ", "))}
+			Summary: fmt.Sprintf("The change %s, and the root approvers allowed it: %s approved.", what, strings.Join(by, ", "))}
 	}
 	note := ""
 	if unread > 0 {
@@ -71,9 +96,110 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	if prunable != "" {
 		prunable = fmt.Sprintf(" Channels matching `%s` (`release.prunable`) may lose releases.", prunable)
 	}
+	advice := "Deprecate a release with an `olm.deprecations` entry instead of removing it, or ask a root approver to approve."
+	if !slices.ContainsFunc(blocking, func(f checks.Finding) bool { return f.Rule != release.RuleStranded }) {
+		advice = "Keep each stranded bundle, or an upgrade from it, in the next catalog, or ask a root approver to approve."
+	}
 	return checks.Result{Conclusion: checks.Failure, Findings: findings,
-		Summary: fmt.Sprintf("The change takes away %s. Deprecate a release with an `olm.deprecations` entry instead of removing it, or ask a root approver to approve.%s%s",
-			checks.Count(len(findings), "release or upgrade path", "releases or upgrade paths"), prunable, note)}
+		Summary: fmt.Sprintf("The change %s. %s%s%s", what, advice, prunable, note)}
+}
+
+// lossSummary says what the blocking findings take away, as a verb phrase.
+func lossSummary(blocking []checks.Finding) string {
+	taken, stranded := 0, 0
+	for _, f := range blocking {
+		if f.Rule == release.RuleStranded {
+			stranded++
+		} else {
+			taken++
+		}
+	}
+	var parts []string
+	if taken > 0 {
+		parts = append(parts, "takes away "+checks.Count(taken, "release or upgrade path", "releases or upgrade paths"))
+	}
+	if stranded > 0 {
+		parts = append(parts, "strands "+checks.Count(stranded, "bundle", "bundles")+" between consecutive catalogs ("+release.RuleStranded+")")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// strandedSummary says how many bundles an OpenShift upgrade strands.
+func strandedSummary(n int) string {
+	return fmt.Sprintf("%s of a catalog would find no upgrade in the next catalog after an OpenShift upgrade (%s)", checks.Count(n, "bundle", "bundles"), release.RuleStranded)
+}
+
+// series are the catalogs of the policy in the order of the versions in
+// their names, by name and root, when they are a series the continuity
+// rule judges: release.continuity is not ignore, every catalog is one
+// root, and release.Series orders the names. Otherwise nil.
+func (in *Input) series() (names, roots []string) {
+	if in.Policy.Release.Continuity == policy.ContinuityIgnore {
+		return nil, nil
+	}
+	targets := in.targets()
+	rootOf := map[string]string{}
+	for _, t := range targets {
+		if len(t.Roots) != 1 {
+			return nil, nil
+		}
+		names = append(names, t.Name)
+		rootOf[t.Name] = t.Roots[0]
+	}
+	names, ok := release.Series(names)
+	if !ok || len(names) < 2 {
+		return nil, nil
+	}
+	for _, n := range names {
+		roots = append(roots, rootOf[n])
+	}
+	return names, roots
+}
+
+// continuity judges each step of the series from one catalog to the next
+// on the packages the change touches in either, as loaded for the guard.
+func continuity(in *Input, cats []touchedCatalog) []checks.Finding {
+	names, roots := in.series()
+	if len(names) == 0 {
+		return nil
+	}
+	byRoot := map[string]*touchedCatalog{}
+	for i := range cats {
+		byRoot[cats[i].root] = &cats[i]
+	}
+	sev := checks.SeverityWarning
+	if in.Policy.Release.Continuity == policy.ContinuityError {
+		sev = checks.SeverityError
+	}
+	var out []checks.Finding
+	for i := 0; i+1 < len(roots); i++ {
+		from, to := byRoot[roots[i]], byRoot[roots[i+1]]
+		if from == nil {
+			continue // nothing loaded: no package of either is touched
+		}
+		var pkgs []string
+		for _, c := range []*touchedCatalog{from, to} {
+			if c == nil {
+				continue
+			}
+			for _, p := range c.pkgs {
+				if !slices.Contains(pkgs, p) {
+					pkgs = append(pkgs, p)
+				}
+			}
+		}
+		if len(pkgs) == 0 {
+			continue
+		}
+		slices.Sort(pkgs)
+		step := release.Step{From: names[i], To: names[i+1], BaseFrom: from.base, HeadFrom: from.head}
+		if to != nil {
+			step.BaseTo, step.HeadTo = to.base, to.head
+		}
+		found := release.Continuity(step, release.ContinuityOptions{Packages: pkgs, Prunable: in.Policy.Release.PrunableChannel, Severity: sev})
+		out = append(out, prefixed(found, from.root)...)
+	}
+	return out
 }
 
 // rootApprovals are the logins whose approval at the head counts and who
@@ -148,12 +274,14 @@ type touchedCatalog struct {
 	// pkgs are the packages whose blobs the change adds, removes or
 	// changes, sorted.
 	pkgs []string
-	// base is nil when the root is not on the base.
+	// base is nil when the root is not on the base. Besides pkgs they
+	// hold the packages the change touches in the catalogs next to this
+	// one in a series, which the continuity rule compares with them.
 	base, head *fbc.Placed
 }
 
 // touchedCatalogs loads the touched packages once per Input, for the
-// release guard and the graphs alike.
+// release guard, the continuity rule and the graphs alike.
 type touchedCatalogs struct {
 	once sync.Once
 	cats []touchedCatalog
@@ -166,16 +294,17 @@ func (t *touchedCatalogs) load(ctx context.Context, in *Input) ([]touchedCatalog
 }
 
 func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
-	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots)
+	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
 	}
-	var out []touchedCatalog
+	var roots []string
+	own := map[string][]string{}
 	for _, root := range in.Policy.Catalog.Roots {
 		if !isDir(in.Head, root) && !isDir(in.Base, root) {
 			continue
 		}
-		dirs, _ := touchedDirs(in.Change, root)
+		roots = append(roots, root)
 		var pkgs []string
 		for _, p := range touched {
 			if !slices.Contains(pkgs, p.Name) && touchesRoot(p, root) {
@@ -190,11 +319,37 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 				pkgs = append(pkgs, p)
 			}
 		}
-		if len(pkgs) == 0 {
+		slices.Sort(pkgs)
+		own[root] = pkgs
+	}
+	// A package touched in one catalog of a series is compared with the
+	// same package in the catalogs before and after it, so it is loaded
+	// there too, in the same pass.
+	load := map[string][]string{}
+	for _, root := range roots {
+		load[root] = own[root]
+	}
+	_, series := in.series()
+	for i, root := range series {
+		for _, next := range []int{i - 1, i + 1} {
+			if next < 0 || next >= len(series) {
+				continue
+			}
+			for _, p := range own[series[next]] {
+				if !slices.Contains(load[root], p) {
+					load[root] = append(slices.Clone(load[root]), p)
+				}
+			}
+		}
+	}
+	var out []touchedCatalog
+	for _, root := range roots {
+		want := load[root]
+		if len(want) == 0 {
 			continue
 		}
-		slices.Sort(pkgs)
-		c := touchedCatalog{root: root, pkgs: pkgs}
+		dirs, _ := touchedDirs(in.Change, root)
+		c := touchedCatalog{root: root, pkgs: own[root]}
 		var holders map[string][]string
 		if isDir(in.Base, root) {
 			baseFS, err := subFS(in.Base, root)
@@ -205,7 +360,7 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 				return nil, err
 			}
 		}
-		for _, p := range pkgs {
+		for _, p := range want {
 			dirs[p] = true
 			for _, d := range holders[p] {
 				dirs[d] = true

@@ -61,6 +61,11 @@ func touchedDirs(c *change.Change, root string) (map[string]bool, bool) {
 			if p == "" || !strings.HasPrefix(p, prefix) {
 				continue
 			}
+			if root == "." && strings.HasPrefix(p, ".") {
+				// The repository's own dot files are not catalog
+				// content (catalogfs).
+				continue
+			}
 			dir, _, nested := strings.Cut(strings.TrimPrefix(p, prefix), "/")
 			if !nested {
 				rootFile = true

@@ -59,11 +59,14 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 	res := checks.Result{}
 	undecided := false
 	var waits []checks.Wait
+	// A repository of many packages maps thousands of templates: the
+	// unchanged ones are counted, not listed.
+	unchanged := 0
 	for _, p := range pairs {
 		tplChanged := slices.Contains(paths, p.Template)
 		outChanged := slices.ContainsFunc(paths, func(q string) bool { return strings.HasPrefix(q, p.Output+"/") })
 		if !tplChanged && !outChanged {
-			fmt.Fprintf(&b, "- `%s` → `%s`: unchanged\n", p.Template, p.Output)
+			unchanged++
 			continue
 		}
 		findings, note, err := checkTemplate(ctx, in, p, tplChanged)
@@ -112,6 +115,9 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 		default:
 			fmt.Fprintf(&b, "- `%s` → `%s`: %s\n", p.Template, p.Output, note)
 		}
+	}
+	if unchanged > 0 {
+		fmt.Fprintf(&b, "- %s that the change leaves alone\n", checks.Plural(unchanged, "template mapping"))
 	}
 	res.Conclusion = checks.ConclusionOf(res.Findings)
 	if len(waits) > 0 && res.Conclusion != checks.Failure {

@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// TestFBCCatalogs: a catalog is validated whole, as it is published: the
+// roots of one catalog together, the catalogs of a repository each on its
+// own.
+func TestFBCCatalogs(t *testing.T) {
+	bar := strings.ReplaceAll(fooCatalog, "foo", "bar")
+	twoRoots := "catalog:\n  roots: [catalog, incubator]\n"
+	versions := "catalogs:\n  - each: catalogs/v4.*\n"
+	byDir := versions + "catalog:\n  layout: directories\n"
+	konflux := strings.ReplaceAll(fooCatalog, "foo", "konflux-operator")
+	tests := []struct {
+		name       string
+		policy     string
+		base, head map[string]string
+		want       checks.Conclusion
+		// wantErr is a file that must hold an error finding.
+		wantErr string
+	}{
+		{
+			name:    "a package of one root defined again in another root of the catalog",
+			policy:  twoRoots,
+			base:    map[string]string{"catalog/bar/catalog.yaml": bar, "catalog/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalog/bar/catalog.yaml": bar, "catalog/foo/catalog.yaml": fooCatalog, "incubator/bar/catalog.yaml": bar},
+			want:    checks.Failure,
+			wantErr: "incubator/bar/catalog.yaml",
+		},
+		{
+			name:    "the same package under another directory name in the other root",
+			policy:  twoRoots,
+			base:    map[string]string{"catalog/bar/catalog.yaml": bar},
+			head:    map[string]string{"catalog/bar/catalog.yaml": bar, "incubator/x/catalog.yaml": bar},
+			want:    checks.Failure,
+			wantErr: "incubator/x/catalog.yaml",
+		},
+		{
+			name:   "an .indexignore in one root hides nothing of another",
+			policy: twoRoots,
+			base:   map[string]string{"catalog/bar/catalog.yaml": bar, "incubator/foo/catalog.yaml": fooCatalog},
+			head:   map[string]string{"catalog/bar/catalog.yaml": bar, "incubator/foo/catalog.yaml": fooCatalog, "incubator/bar/.indexignore": "*\n"},
+			want:   checks.Success,
+		},
+		{
+			name:   "two roots with distinct packages",
+			policy: twoRoots,
+			base:   map[string]string{"catalog/foo/catalog.yaml": fooCatalog},
+			head:   map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "incubator/bar/catalog.yaml": bar},
+			want:   checks.Success,
+		},
+		{
+			name:   "the same package in several catalogs is normal",
+			policy: versions,
+			base:   map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog},
+			head:   map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog, "catalogs/v4.18/foo/catalog.yaml": fooCatalog},
+			want:   checks.Success,
+		},
+		{
+			name:    "a new catalog version is validated without a policy change",
+			policy:  versions,
+			base:    map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog, "catalogs/v4.23/foo/catalog.yaml": badDefault(fooCatalog)},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.23/foo/catalog.yaml",
+		},
+		{
+			name:    "a package twice in one catalog of many",
+			policy:  versions,
+			base:    map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog, "catalogs/v4.18/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.17/foo/catalog.yaml": fooCatalog, "catalogs/v4.18/foo/catalog.yaml": fooCatalog, "catalogs/v4.18/foo2/catalog.yaml": fooCatalog},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.18/foo2/catalog.yaml",
+		},
+		{
+			name:    "a directory named by operator, under the package-directory layout",
+			policy:  versions,
+			base:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog, "catalogs/v4.22/konflux/catalog.yaml": konflux},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/konflux/catalog.yaml",
+		},
+		{
+			name:   "a directory named by operator is a home under the directories layout",
+			policy: byDir,
+			base:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog, "catalogs/v4.22/konflux/catalog.yaml": konflux},
+			want:   checks.Success,
+		},
+		{
+			name:    "a directory of two packages under the directories layout",
+			policy:  byDir,
+			base:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head:    map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog + "\n---\n" + bar},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/foo/catalog.yaml",
+		},
+		{
+			name:   "a package spread over two directories under the directories layout",
+			policy: byDir,
+			base:   map[string]string{"catalogs/v4.22/foo/catalog.yaml": fooCatalog},
+			head: map[string]string{
+				"catalogs/v4.22/foo/package.yaml": fooCatalog[:strings.Index(fooCatalog, "---\nschema: olm.bundle")],
+				"catalogs/v4.22/x/bundles.yaml":   fooCatalog[strings.Index(fooCatalog, "---\nschema: olm.bundle"):],
+			},
+			want:    checks.Failure,
+			wantErr: "catalogs/v4.22/x/bundles.yaml",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol, findings := policy.Parse(policy.FileName, []byte(tt.policy))
+			if len(findings) > 0 {
+				t.Fatal(findings)
+			}
+			base, head := tree(tt.base), tree(tt.head)
+			pol, targets, err := pol.Resolved(base, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := &Input{Change: diff(tt.base, tt.head, nil), Base: base, Head: head, Policy: pol, Targets: targets}
+			res := FBC{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("conclusion = %s, want %s\n%s\n%+v", res.Conclusion, tt.want, res.Summary, res.Findings)
+			}
+			if tt.wantErr == "" {
+				return
+			}
+			for _, f := range res.Findings {
+				if f.File == tt.wantErr && f.Severity == checks.SeverityError && f.Line > 0 {
+					return
+				}
+			}
+			t.Errorf("no error with a line in %s: %+v", tt.wantErr, res.Findings)
+		})
+	}
+}
+
+// TestPackageHomesByDirectory: under the directories layout a package's
+// home, whose approvers own it wherever its blobs sit, is the directory it
+// is kept in, whatever its name.
+func TestPackageHomesByDirectory(t *testing.T) {
+	konflux := strings.ReplaceAll(fooCatalog, "foo", "konflux-operator")
+	base := map[string]string{"catalogs/v4.22/konflux/catalog.yaml": konflux}
+	head := map[string]string{"catalogs/v4.22/konflux/catalog.yaml": strings.Replace(konflux, ":v1.0.0", ":v1.0.1", 1)}
+	for layout, want := range map[string]string{
+		policy.LayoutDirectories: "catalogs/v4.22/konflux/",
+		policy.LayoutPackageDirs: "catalogs/v4.22/konflux-operator/",
+	} {
+		got, err := TouchedPackages(diff(base, head, nil), tree(base), tree(head), []string{"catalogs/v4.22"}, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Name != "konflux-operator" || got[0].Home != want {
+			t.Errorf("layout %s: %+v; want konflux-operator at home %s", layout, got, want)
+		}
+	}
+}
