@@ -236,3 +236,25 @@ func BenchmarkLargeChannel(b *testing.B) {
 		}
 	}
 }
+
+// TestNotesEscaped: the notes under a drawing are the pull request's data;
+// a removed bundle's name can neither mention a team nor start markup.
+func TestNotesEscaped(t *testing.T) {
+	p := &Picture{Graph: &Graph{Package: "foo", Channel: "stable"}}
+	p.Removed = []Node{{Name: "foo.v1@acme/admins"}, {Name: "x~~strike~~|a|b|&amp;!"}}
+	var b bytes.Buffer
+	if err := Markdown(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, raw := range []string{"v1@acme", "x~~strike", "b|&amp;"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("a note shows %q unescaped:\n%s", raw, out)
+		}
+	}
+	for _, escaped := range []string{`foo.v1\@acme/admins`, `\~\~strike\~\~`, `\|a\|b\|\&amp;\!`} {
+		if !strings.Contains(out, escaped) {
+			t.Errorf("the note lacks %s, as checks.MarkdownText escapes it:\n%s", escaped, out)
+		}
+	}
+}

@@ -428,10 +428,10 @@ func comment(s string) string {
 	return b.String()
 }
 
-// markdownText keeps a note from breaking out of its list item or
-// starting markup.
+// markdownText keeps a note from breaking out of its list item, starting
+// markup or mentioning anyone: a bundle name is the pull request's data,
+// and "@org/team" in it would notify a team from the App's comment. It is
+// checks.MarkdownText, the one escaping of every text a report shows.
 func markdownText(s string) string {
-	s = comment(s)
-	r := strings.NewReplacer("`", "\\`", "*", "\\*", "_", "\\_", "<", "&lt;", ">", "&gt;", "[", "\\[", "]", "\\]")
-	return r.Replace(s)
+	return checks.MarkdownText(comment(s))
 }
