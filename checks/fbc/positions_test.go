@@ -64,12 +64,14 @@ properties:
 	for _, f := range res.Findings {
 		got = append(got, fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Rule))
 	}
+	// Load errors first, since what a file that does not load declared
+	// is missing for the rest; then by file and line.
 	want := []string{
+		"c/README.md:3 L13",
 		"a/catalog.yaml:11 M14",
 		"a/catalog.yaml:23 C16",
 		"a/catalog.yaml:28 C14",
 		"b/catalog.json:1 M5",
-		"c/README.md:3 L13",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s\n(full: %+v)", strings.Join(got, "\n"), strings.Join(want, "\n"), res.Findings)
@@ -77,5 +79,22 @@ properties:
 	// opm stops at the load error; everything else is catalogbot's extra.
 	if want := "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value of type map[string]interface {} at offset 7 (indicated by <==)\n\"prose\" <=="; res.OPMMessage != want {
 		t.Errorf("opm message %q, want %q", res.OPMMessage, want)
+	}
+}
+
+// TestFollowOnAfterCause: a channel whose package was declared in a file
+// that does not parse fails for that reason; its error comes after the
+// syntax error that caused it, though its file sorts first.
+func TestFollowOnAfterCause(t *testing.T) {
+	files := map[string]string{
+		"a/channel.yaml": "schema: olm.channel\npackage: z\nname: stable\nentries: []\n",
+		"z/package.json": `{"schema": "olm.package", "name": "z", "defaultChannel": "stable"`,
+	}
+	res, err := fbc.Validate(context.Background(), mapFS(files), fbc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) < 2 || res.Findings[0].File != "z/package.json" || res.Findings[1].File != "a/channel.yaml" {
+		t.Errorf("findings %+v; want the syntax error in z/package.json first, then its follow-on in a/channel.yaml", res.Findings)
 	}
 }

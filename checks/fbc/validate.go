@@ -117,13 +117,25 @@ func findings(probs []problem) []checks.Finding {
 			Message:  msg,
 		})
 	}
+	// A file that does not load takes its blobs with it, and what they
+	// declared is then missing elsewhere ("unknown package"): those are
+	// follow-on errors, listed after the load errors that cause them.
 	sort.SliceStable(out, func(i, j int) bool {
+		if li, lj := isLoadRule(out[i].Rule), isLoadRule(out[j].Rule); li != lj {
+			return li
+		}
 		if out[i].File != out[j].File {
 			return out[i].File < out[j].File
 		}
 		return out[i].Line < out[j].Line
 	})
 	return out
+}
+
+// isLoadRule says whether rule is one of loading and decoding (L*), whose
+// errors drop blobs that later rules then miss.
+func isLoadRule(rule string) bool {
+	return len(rule) > 1 && rule[0] == 'L' && rule[1] >= '0' && rule[1] <= '9'
 }
 
 // refineLines moves each problem that names a needle to the first line of
