@@ -16,6 +16,8 @@ func (res *Resolution) Why() string {
 		return res.nobody() + ", so nobody can approve it"
 	case res.Reason == ReasonNoParentOwners:
 		return res.StoppedAt + " sets no_parent_owners, so OWNERS files above it are not consulted"
+	case res.noOwners && res.CIYAML == nil && res.approver != nil && res.approver.source == SourceMaintainers:
+		return res.ApproverOwnersFile + " names the maintainers, who approve every path; no package ci.yaml governs this one"
 	case res.noOwners:
 		return "the package's ci.yaml names its approvers; OWNERS files are not read (owners.sources)"
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,10 +58,14 @@ PATH is relative to the repository root and need not exist. A directory
 Without --rev the files are read from the directory --repo as they are on
 disk; with --rev from that commit of the git repository at --repo.
 
-With --source ci.yaml (the policy's owners.sources), the reviewers of
-operators/<package>/ci.yaml approve operators/<package>/ and
-<root>/<package>/ under every --catalog-root; the explanation names the
-ci.yaml and its reviewers. Give --source owners as well to read both.
+Where approvers come from is read from the repository's policy
+(.catalogbot.yaml in the same tree), as check reads it: its owners.sources,
+its catalogs and its conventions (operator-pipelines' maintainers).
+--source and --catalog-root, when given, take the place of the policy's.
+With --source ci.yaml, the reviewers of operators/<package>/ci.yaml approve
+operators/<package>/ and <root>/<package>/ under every catalog root; the
+explanation names the ci.yaml and its reviewers. Give --source owners as
+well to read both.
 
 Output formats (-o):
   text  a block of lines per path, then any problems with the OWNERS files
@@ -83,7 +88,8 @@ parse (the paths it governs cannot be approved), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			return a.runOwnersExplain(cmd.CommandPath(), repo, rev, args, format, opts)
+			fromPolicy := !cmd.Flags().Changed("source") && !cmd.Flags().Changed("catalog-root")
+			return a.runOwnersExplain(cmd.CommandPath(), repo, rev, args, format, opts, fromPolicy)
 		},
 	}
 	fl := cmd.Flags()
@@ -120,13 +126,36 @@ func (f *sourcesFlags) loadOptions(cmdPath string) (owners.LoadOptions, error) {
 	return owners.LoadOptions{Sources: f.sources, CatalogRoots: roots}, nil
 }
 
+// policyLoadOptions reads where approvers come from out of the tree's
+// policy, resolved as the review core resolves it: the sources, every
+// catalog root, the maintainers. An invalid policy explains nothing, as it
+// checks nothing.
+func (a *app) policyLoadOptions(dir string, fsys fs.FS) (owners.LoadOptions, error) {
+	pol, findings, err := policy.Load(fsys)
+	if err != nil {
+		return owners.LoadOptions{}, err
+	}
+	if len(findings) > 0 {
+		for _, fd := range findings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(dir, fd.File), fd.Line, fd.Message, fd.Rule)
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; nothing explained\n", dir)
+		return owners.LoadOptions{}, errInvalid
+	}
+	if pol, _, err = pol.Resolved(fsys); err != nil {
+		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(dir, policy.FileName), err)
+		return owners.LoadOptions{}, errInvalid
+	}
+	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers}, nil
+}
+
 // explained is one path of owners explain -o json.
 type explained struct {
 	*owners.Resolution
 	Why string `json:"why"`
 }
 
-func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format checks.Format, opts owners.LoadOptions) error {
+func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format checks.Format, opts owners.LoadOptions, fromPolicy bool) error {
 	type target struct {
 		path  string // as given, for the output
 		clean string
@@ -148,6 +177,11 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format c
 	fsys, err := openTree(dir, rev)
 	if err != nil {
 		return err
+	}
+	if fromPolicy {
+		if opts, err = a.policyLoadOptions(dir, fsys); err != nil {
+			return err
+		}
 	}
 	start := time.Now()
 	repo, err := owners.Load(fsys, opts)

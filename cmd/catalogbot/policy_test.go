@@ -88,3 +88,28 @@ func TestPolicyShow(t *testing.T) {
 		t.Errorf("an invalid policy: exit %d\n%s%s", inv.code, inv.stdout, inv.stderr)
 	}
 }
+
+// TestOwnersExplainReadsPolicy: owners explain finds approvers where the
+// repository's policy says, as check does: here ci.yaml reviewers and the
+// maintainers of operator-pipelines' config.yaml, with no flag given.
+func TestOwnersExplainReadsPolicy(t *testing.T) {
+	dir := filepath.Join("policy", "testdata", "conventions", "community-operators-prod")
+	res := cli(t, nil, "owners", "explain", "--repo", dir, "operators/konflux/ci.yaml", "config.yaml")
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{
+		"approver OWNERS file: operators/konflux/ci.yaml (its reviewers)",
+		"approvers:            allda, amisstea, avi-biton, ezopezo, gbenhaim, haripate, konflux-ci-bot, mporrato, tomasbakk, yftacherzog",
+		"config.yaml names the maintainers, who approve every path",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("explain lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	// Flags take the place of the policy's.
+	flags := cli(t, nil, "owners", "explain", "--repo", dir, "--source", "owners", "config.yaml")
+	if flags.code != exitOK || !strings.Contains(flags.stdout, "nobody can approve it") {
+		t.Errorf("with --source owners: exit %d\n%s%s", flags.code, flags.stdout, flags.stderr)
+	}
+}
