@@ -258,3 +258,42 @@ func TestNotesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestCollapseEdges: a channel of few bundles whose skips make more edges
+// than GitHub's Mermaid renders (500) collapses, as a large channel does,
+// to a drawing within the limit that still shows the heads and the change.
+func TestCollapseEdges(t *testing.T) {
+	var entries, bundles []string
+	var prev []string
+	for i := range 36 {
+		name := fmt.Sprintf("b%02d", i)
+		e := name
+		if len(prev) > 0 {
+			e += "|" + strings.Join(prev, ",")
+		}
+		entries = append(entries, e)
+		bundles = append(bundles, fmt.Sprintf("%s=0.%d.0", name, i))
+		prev = append(prev, name)
+	}
+	base := catalog("dense", map[string][]string{"stable": entries[:35]}, bundles[:35]...)
+	head := catalog("dense", map[string][]string{"stable": entries}, bundles...)
+	g, _ := Build(head, "dense", "stable")
+	if len(g.Nodes) > DefaultMaxNodes || len(g.Edges) <= MaxEdges {
+		t.Fatalf("the fixture has %d bundles and %d edges; want at most %d bundles and more than %d edges", len(g.Nodes), len(g.Edges), DefaultMaxNodes, MaxEdges)
+	}
+	pics, err := Pictures(head, Options{Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pics[0]
+	var b bytes.Buffer
+	if err := WriteMermaid(&b, pics); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "-->") + strings.Count(b.String(), ".->"); n > MaxEdges || n == 0 {
+		t.Errorf("the drawing has %d edges; want some, and at most %d", n, MaxEdges)
+	}
+	if p.Hidden() == 0 || !p.visible("b35") {
+		t.Errorf("hidden %d, head drawn %v; want a collapsed drawing that shows the new head", p.Hidden(), p.visible("b35"))
+	}
+}

@@ -16,6 +16,12 @@ import (
 // out too small to read.
 const DefaultMaxNodes = 40
 
+// MaxEdges is the most edges a drawing holds: GitHub's Mermaid renderer
+// refuses a flowchart of more than 500, showing an error in place of the
+// graph. A channel whose skips make more edges than that among the
+// bundles in view collapses as a large channel does.
+const MaxEdges = 500
+
 // Options choose what Mermaid draws.
 type Options struct {
 	// Package and Channel select the channels drawn; "" selects all.
@@ -92,9 +98,10 @@ func (p *Picture) Changed() bool {
 // heads, so that the part a reviewer must judge is always drawn.
 func (p *Picture) collapse(max int) {
 	g := p.Graph
-	if len(g.Nodes) <= max {
+	if len(g.Nodes) <= max && len(g.Edges) <= MaxEdges {
 		return
 	}
+	max = min(max, len(g.Nodes))
 	var order []string
 	add := func(name string) {
 		if _, in := g.index[name]; in && !slices.Contains(order, name) {
@@ -142,10 +149,33 @@ func (p *Picture) collapse(max int) {
 	for _, n := range g.Nodes {
 		add(n.Name) // only reached when the graph is not connected
 	}
+	// Fewer bundles, the least important first, while the edges among
+	// those in view are more than the renderer takes.
+	for max > 1 && edgesAmong(g, order[:max]) > MaxEdges {
+		max--
+	}
 	p.shown = map[string]bool{}
 	for _, n := range order[:max] {
 		p.shown[n] = true
 	}
+}
+
+// edgesAmong counts the edges of g that body draws when names are in view:
+// those into a bundle in view from one in view, or from a bundle outside
+// the channel, which is drawn as a node of its own.
+func edgesAmong(g *Graph, names []string) int {
+	in := make(map[string]bool, len(names))
+	for _, n := range names {
+		in[n] = true
+	}
+	n := 0
+	for _, e := range g.Edges {
+		_, inChannel := g.index[e.From]
+		if in[e.To] && (in[e.From] || !inChannel) {
+			n++
+		}
+	}
+	return n
 }
 
 // Hidden counts the bundles left out of the drawing.
