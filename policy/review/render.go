@@ -311,12 +311,30 @@ func (o *Outcome) graphs() string {
 	var b strings.Builder
 	b.WriteString("\n#### Upgrade graphs\n\nThe channels this change alters, as they are on the head: added bundles and edges are green, deprecated bundles grey, heads bold.\n")
 	for _, g := range o.Graphs {
-		fmt.Fprintf(&b, "\n%s, channel %s:\n\n%s", checks.Code(g.Package), checks.Code(g.Channel), g.Markdown)
+		fmt.Fprintf(&b, "\n%s, channel %s%s:\n\n%s", checks.Code(g.Package), checks.Code(g.Channel), inCatalogs(g.Roots, checks.Code), g.Markdown)
 	}
 	if o.MoreGraphs > 0 {
 		fmt.Fprintf(&b, "\n%s not drawn; `catalogbot graph` draws any channel.\n", checks.Count(o.MoreGraphs, "more channel is", "more channels are"))
 	}
 	return b.String()
+}
+
+// inCatalogs says, after a channel's name, which catalogs' roots a
+// picture stands for when it stands for more than one: " in a, b and c",
+// or " in 6 catalogs, a to f". quote formats each root.
+func inCatalogs(roots []string, quote func(string) string) string {
+	switch n := len(roots); {
+	case n < 2:
+		return ""
+	case n <= 3:
+		q := make([]string, n)
+		for i, r := range roots {
+			q[i] = quote(r)
+		}
+		return " in " + strings.Join(q[:n-1], ", ") + " and " + q[n-1]
+	default:
+		return fmt.Sprintf(" in %d catalogs, %s to %s", n, quote(roots[0]), quote(roots[n-1]))
+	}
 }
 
 // maxGraphNames bounds the bundles a text summary names per list; the
@@ -350,7 +368,7 @@ func (o *Outcome) writeGraphsText(b *strings.Builder) {
 		if len(g.Heads) > 0 {
 			parts = append(parts, "head "+strings.Join(g.Heads, ", "))
 		}
-		fmt.Fprintf(b, "  %s/%s: %s\n", g.Package, g.Channel, strings.Join(parts, "; "))
+		fmt.Fprintf(b, "  %s/%s%s: %s\n", g.Package, g.Channel, inCatalogs(g.Roots, func(s string) string { return s }), strings.Join(parts, "; "))
 		fmt.Fprintf(b, "    catalogbot graph %s --package %s --channel %s\n", shellWord(g.Root), shellWord(g.Package), shellWord(g.Channel))
 	}
 	if o.MoreGraphs > 0 {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +162,41 @@ func TestPackageHomesByDirectory(t *testing.T) {
 		if len(got) != 1 || got[0].Name != "konflux-operator" || got[0].Home != want {
 			t.Errorf("layout %s: %+v; want konflux-operator at home %s", layout, got, want)
 		}
+	}
+}
+
+// TestGraphsAcrossCatalogs: one bundle added to a package in several
+// catalogs draws one picture, standing for every catalog it was added to;
+// a catalog where the channel came out otherwise gets its own.
+func TestGraphsAcrossCatalogs(t *testing.T) {
+	bumped := strings.Replace(fooCatalog, "foo.v1.0.0", "foo.v1.0.1", -1)
+	base, head := map[string]string{}, map[string]string{}
+	for _, c := range []string{"v4.17", "v4.18", "v4.19", "v4.20"} {
+		base["catalogs/"+c+"/foo/catalog.yaml"] = fooCatalog
+		head["catalogs/"+c+"/foo/catalog.yaml"] = bumped
+	}
+	head["catalogs/v4.20/foo/catalog.yaml"] = strings.Replace(fooCatalog, "foo.v1.0.0", "foo.v2.0.0", -1)
+	pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	pol, targets, err := pol.Resolved(tree(base), tree(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Targets: targets}
+	gs, more, err := Graphs(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 2 || more != 0 {
+		t.Fatalf("%d graphs (%d more); want 2", len(gs), more)
+	}
+	want := []string{"catalogs/v4.17", "catalogs/v4.18", "catalogs/v4.19"}
+	if !slices.Equal(gs[0].Roots, want) || gs[0].Root != want[0] {
+		t.Errorf("first graph stands for %q (root %s); want %q", gs[0].Roots, gs[0].Root, want)
+	}
+	if gs[1].Root != "catalogs/v4.20" || gs[1].Roots != nil {
+		t.Errorf("second graph: root %s, roots %q; want catalogs/v4.20 alone", gs[1].Root, gs[1].Roots)
 	}
 }

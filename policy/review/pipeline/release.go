@@ -438,10 +438,13 @@ func touchesRoot(p owners.PackageTouch, root string) bool {
 // the drawing, and what the change did to the channel as data, for tools
 // that read the report rather than look at it.
 type Graph struct {
-	// Root is the catalog root the package is under.
-	Root    string `json:"root"`
-	Package string `json:"package"`
-	Channel string `json:"channel"`
+	// Root is the catalog root the package is under; Roots, when the
+	// same picture stands for several catalogs, are all their roots,
+	// Root first.
+	Root    string   `json:"root"`
+	Roots   []string `json:"roots,omitempty"`
+	Package string   `json:"package"`
+	Channel string   `json:"channel"`
 	// Mermaid is the flowchart of the channel, as catalogbot graph
 	// draws it, with what it leaves out as Mermaid comments.
 	Mermaid string `json:"mermaid"`
@@ -504,6 +507,10 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 	}
 	var out []Graph
 	more := 0
+	// The same change to a package in several catalogs (one per OpenShift
+	// version) draws the same picture in each: it is drawn once, with
+	// every catalog it stands for.
+	same := map[[4]string]int{}
 	for _, c := range cats {
 		for _, pkg := range c.pkgs {
 			opts := graph.Options{Package: pkg}
@@ -518,14 +525,25 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 				if !p.Changed() {
 					continue
 				}
-				if len(out) == MaxGraphs {
-					more++
-					continue
-				}
 				g, err := newGraph(c.root, pkg, p)
 				if err != nil {
 					return nil, 0, err
 				}
+				// The drawing labels bundles by version; the names
+				// the text output lists must be the same too.
+				key := [4]string{pkg, g.Channel, g.Markdown, fmt.Sprint(g.Heads, g.Added, g.Removed)}
+				if i, ok := same[key]; ok {
+					if out[i].Roots == nil {
+						out[i].Roots = []string{out[i].Root}
+					}
+					out[i].Roots = append(out[i].Roots, c.root)
+					continue
+				}
+				if len(out) == MaxGraphs {
+					more++
+					continue
+				}
+				same[key] = len(out)
 				out = append(out, g)
 			}
 		}
