@@ -4,7 +4,10 @@ go 1.26.0
 
 require (
 	github.com/blang/semver/v4 v4.0.0
-	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
+	// ghinstallation v2.10.0 is the release built on go-github v60, the major
+	// webhook/ghapi uses: later releases bring a second go-github (v88 with
+	// v2.19.0) into the binary. Move both together.
+	github.com/bradleyfalzon/ghinstallation/v2 v2.10.0
 	github.com/docker/cli v29.7.2+incompatible
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-git/go-billy/v5 v5.6.2
@@ -37,7 +40,6 @@ require (
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
-	github.com/google/go-github/v88 v88.0.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
