@@ -38,12 +38,3 @@ var Rules = []checks.Rule{
 func finding(rule string, sev checks.Severity, file string, line int, msg string) checks.Finding {
 	return checks.Finding{Rule: rule, Severity: sev, File: file, Line: line, Message: msg}
 }
-
-func hasErrors(fs []checks.Finding) bool {
-	for _, f := range fs {
-		if f.Severity == checks.SeverityError {
-			return true
-		}
-	}
-	return false
-}
