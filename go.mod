@@ -2,6 +2,11 @@ module github.com/catalogbot/catalogbot
 
 go 1.26.0
 
+// Where GOTOOLCHAIN=auto (.ci/run sets it), go switches to this release:
+// govulncheck (make vulncheck) finds standard-library vulnerabilities that
+// our code reaches in go1.26.9 and older.
+toolchain go1.26.11
+
 require (
 	github.com/blang/semver/v4 v4.0.0
 	// ghinstallation v2.10.0 is the release built on go-github v60, the major

@@ -2,6 +2,8 @@ module github.com/catalogbot/catalogbot/checks/fbc/conformance
 
 go 1.26.0
 
+toolchain go1.26.11
+
 require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/catalogbot/catalogbot v0.0.0

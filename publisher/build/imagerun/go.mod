@@ -2,6 +2,8 @@ module github.com/catalogbot/catalogbot/publisher/build/imagerun
 
 go 1.26.0
 
+toolchain go1.26.11
+
 require (
 	github.com/catalogbot/catalogbot v0.0.0
 	github.com/google/go-containerregistry v0.22.1
