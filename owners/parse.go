@@ -24,11 +24,6 @@ type Config struct {
 	EmeritusApprovers []string `json:"emeritusApprovers,omitempty"`
 }
 
-func (c *Config) empty() bool {
-	return len(c.Approvers) == 0 && len(c.Reviewers) == 0 && len(c.RequiredReviewers) == 0 &&
-		len(c.Labels) == 0 && len(c.EmeritusApprovers) == 0
-}
-
 // Options are the options of an OWNERS file; they apply to the whole file.
 type Options struct {
 	// NoParentOwners stops the walk up the tree at this file, for each

@@ -29,8 +29,9 @@ import (
 // long as they resolve inside the tree: a link that leaves the tree, or loops,
 // does not exist as far as this file system is concerned, so reading a tree
 // can never reach the host's files. Entries whose names cannot be fs.FS path
-// elements ("", ".", ".." or names with a slash, which only a crafted tree
-// holds) are left out.
+// elements (".", ".." or names with a slash, which only a crafted tree
+// holds) are left out; a tree with an empty name is malformed, and reading
+// it fails with go-git's object.ErrMalformedTree.
 func TreeFS(repo *git.Repository, rev string) (fs.FS, error) {
 	c, err := commit(repo, rev)
 	if err != nil {

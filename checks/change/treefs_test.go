@@ -106,13 +106,36 @@ func specialTree(t *testing.T) fs.FS {
 		link("chain", s.blob("owners-link")),
 		object.TreeEntry{Name: "vendored", Mode: filemode.Submodule, Hash: plumbing.NewHash("0123456789012345678901234567890123456789")},
 		file("..", s.blob("crafted\n")),
-		file("", s.blob("crafted\n")),
 	)
 	fsys, err := change.TreeFS(r.Git, s.commit(root))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return fsys
+}
+
+// TestTreeFSRefusesEmptyName: a crafted tree with an entry named "" is
+// malformed, and go-git refuses to decode it, so no file system is made of
+// it, at the root or below.
+func TestTreeFSRefusesEmptyName(t *testing.T) {
+	r := changetest.NewRepo(t)
+	s := store{t, r.Git}
+	crafted := s.tree(file("", s.blob("crafted\n")), file("ok", s.blob("ok\n")))
+	t.Run("root", func(t *testing.T) {
+		_, err := change.TreeFS(r.Git, s.commit(crafted))
+		if !errors.Is(err, object.ErrMalformedTree) {
+			t.Fatalf("TreeFS: %v, want %v", err, object.ErrMalformedTree)
+		}
+	})
+	t.Run("below", func(t *testing.T) {
+		fsys, err := change.TreeFS(r.Git, s.commit(s.tree(dir("pkg", crafted))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fs.ReadDir(fsys, "pkg"); !errors.Is(err, object.ErrMalformedTree) {
+			t.Fatalf("ReadDir pkg: %v, want %v", err, object.ErrMalformedTree)
+		}
+	})
 }
 
 func TestTreeFSConformance(t *testing.T) {

@@ -127,15 +127,10 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// decodeYAML reads YAML documents from data[from:]. jsonErr, when set, is the
-// error of the JSON attempt that this read retries; it replaces the first
-// document's YAML error, as in opm.
-func decodeYAML(data []byte, from int, jsonErr error, lines *lineIndex, yield func(*document) bool) {
-	decodeYAMLFast(data, from, jsonErr, lines, nil, yield)
-}
-
-// decodeYAMLFast is decodeYAML with a fast path: fast, when set, is offered
-// each document first and reports whether it took it.
+// decodeYAMLFast reads YAML documents from data[from:]. jsonErr, when set,
+// is the error of the JSON attempt that this read retries; it replaces the
+// first document's YAML error, as in opm. fast, when set, is offered each
+// document first and reports whether it took it.
 func decodeYAMLFast(data []byte, from int, jsonErr error, lines *lineIndex, fast func(raw []byte, d *document) bool, yield func(*document) bool) {
 	r := yamlReader{data: data, pos: from}
 	first := true

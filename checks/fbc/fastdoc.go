@@ -153,15 +153,13 @@ func (fr *fileResult) fastChannel(at pos, n *ynode) bool {
 		if !ok {
 			return false
 		}
-		if skips != nil {
-			// An empty list decodes to an empty, non-nil slice; the model
-			// only looks at the elements, so nil is as good.
-			for _, sk := range skips {
-				if sk.kind != 's' {
-					return false
-				}
-				entry.Skips = append(entry.Skips, string(sk.str))
+		// An empty list leaves Skips nil rather than empty: the model only
+		// looks at the elements.
+		for _, sk := range skips {
+			if sk.kind != 's' {
+				return false
 			}
+			entry.Skips = append(entry.Skips, string(sk.str))
 		}
 		entries = append(entries, entry)
 	}

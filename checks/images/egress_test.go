@@ -89,8 +89,7 @@ func newTokenService(t *testing.T, token string) *tokenService {
 // rule and quotes nothing the service or the registry said.
 func TestRealmOnAnInternalHost(t *testing.T) {
 	internal := newTokenService(t, "INTERNAL-SECRET")
-	var attacker *tokenRegistry
-	attacker = newTokenRegistry(t, func() string { return "http://internal.corp.test:" + internal.Port + "/token" })
+	attacker := newTokenRegistry(t, func() string { return "http://internal.corp.test:" + internal.Port + "/token" })
 	res := egresstest.Resolver{"registry.attacker.test": {"127.0.0.1"}, "internal.corp.test": {"127.0.0.1"}}
 	// The attacker's registry lives on loopback here; the allowlist
 	// stands it in for a host on the internet.

@@ -64,6 +64,7 @@ func ParseCanonical(s string) (Canonical, error) {
 	case tag == "" && digest == "":
 		return Canonical{}, errors.New("Docker reference " + ref.Familiar() + " has neither a tag nor a digest")
 	case tag != "" && digest != "":
+		//lint:ignore ST1005 distribution/reference's message, which opm prints
 		return Canonical{}, errors.New("Docker references with both a tag and digest are currently not supported")
 	}
 	return ref, nil

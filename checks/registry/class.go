@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -90,19 +89,6 @@ func Classify(err error) (Class, string) {
 	// The library's text quotes what the registry sent; it is logged,
 	// not shown (see Explain).
 	return ClassTransport, "unusable answer from the registry"
-}
-
-// firstLine cuts a message at its first line and at 200 bytes: some
-// library errors go on to quote what the server sent (a token response
-// among them), which a report must not repeat.
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimRight(s[:i], ": ")
-	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 func classifyHTTP(e *transport.Error) (Class, string) {

@@ -35,7 +35,12 @@ func TestHiddenCharactersNeverShownRaw(t *testing.T) {
 		esc = "\x1b[31m"
 		cr  = "\r"
 	)
-	file := "catalog/foo/" + rlo + "lmay." + lri + esc + cr + "evil.yaml"
+	// go-git, which the fake GitHub serves repositories with, refuses to
+	// walk a tree whose paths hold ASCII control characters (as git does
+	// when it checks one out), so the file name carries the hidden
+	// characters beyond ASCII, a C1 control (U+0085) among them; ESC and
+	// CR travel in the package name, image, commit message and comment.
+	file := "catalog/foo/" + rlo + "lmay." + lri + "\u0085evil.yaml"
 	// YAML cannot hold ESC or CR raw in a scalar; its escapes can.
 	image := `quay.io/example/foo-bundle\e[31m\r` + "\u202e:v9"
 	blobs := fmt.Sprintf("---\nschema: olm.package\nname: \"foo%s%sbar\"\n---\nschema: olm.bundle\npackage: foo\nname: foo.v9.0.0\nimage: \"%s\"\nproperties:\n  - type: olm.package\n    value: {packageName: foo, version: 9.0.0}\n",

@@ -181,16 +181,11 @@ func (fsys *baseFS) resolve(p string) (string, error) {
 		cur = next
 	}
 	e, ok := fsys.entries[cur]
-	if !ok || (e.hdr.Typeflag != tar.TypeReg && e.hdr.Typeflag != tar.TypeRegA) {
+	// tar.Reader reports the old TypeRegA as TypeReg.
+	if !ok || e.hdr.Typeflag != tar.TypeReg {
 		return "", fmt.Errorf("%s is not a regular file", p)
 	}
 	return cur, nil
-}
-
-// exists tells whether p names a regular file, following links.
-func (fsys *baseFS) exists(p string) bool {
-	_, err := fsys.resolve(p)
-	return err == nil
 }
 
 // extract writes the regular file at the resolved path p to dst, executable
@@ -216,7 +211,7 @@ func (fsys *baseFS) extract(p, dst string) error {
 		if err != nil {
 			return err
 		}
-		if path.Clean("/"+h.Name) != p || h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+		if path.Clean("/"+h.Name) != p || h.Typeflag != tar.TypeReg {
 			continue
 		}
 		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o700)

@@ -381,6 +381,9 @@ func (b *builder) onto(ctx context.Context, base v1.Image, p v1.Platform, baseDi
 		}
 	}
 	cfg.Created = v1.Time{Time: b.epoch}
+	// A base's config may still carry the deprecated DockerVersion; it
+	// must not reach the catalog image, whose config is ours alone.
+	//lint:ignore SA1019 cleared, not used
 	cfg.Container, cfg.DockerVersion = "", ""
 	if cfg.Config.Labels == nil {
 		cfg.Config.Labels = map[string]string{}

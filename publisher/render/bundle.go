@@ -460,7 +460,8 @@ func (b *registryBundle) addMetadata(root fs.FS) (*annotations, error) {
 		}
 	}
 	if af == nil {
-		return nil, fmt.Errorf("Could not find annotations file") //nolint:staticcheck // opm's text
+		//lint:ignore ST1005 opm's message, which render reproduces
+		return nil, fmt.Errorf("Could not find annotations file")
 	}
 	b.pkg = af.Annotations.PackageName
 	if df != nil {

@@ -177,6 +177,7 @@ func decodeManifest(data []byte) (object, error) {
 		return nil, err
 	}
 	if o.kind() == "" {
+		//lint:ignore ST1005 opm's message, which render reproduces
 		return nil, fmt.Errorf("Object 'Kind' is missing in '%s'", bytes.TrimSpace(data))
 	}
 	return o, nil

@@ -195,7 +195,7 @@ func (t *tree) apply(hdr *tar.Header, r io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return t.mkdir(rel)
-	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archives still use TypeRegA
+	case tar.TypeReg: // tar.Reader reports the old TypeRegA as TypeReg
 		return t.writeFile(rel, r)
 	case tar.TypeSymlink:
 		if err := t.clear(rel); err != nil {

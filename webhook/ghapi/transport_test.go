@@ -56,7 +56,6 @@ func ok(body string) func(http.ResponseWriter, *http.Request) {
 type fakeClock struct {
 	mu    sync.Mutex
 	waits []time.Duration
-	now   time.Time
 }
 
 func (c *fakeClock) sleep(ctx context.Context, d time.Duration) error {

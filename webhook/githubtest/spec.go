@@ -60,7 +60,6 @@ func loadSpec() (*specValidator, error) {
 type operation struct {
 	route  *routers.Route
 	params map[string]string
-	req    *http.Request // the request as seen from the description's server
 }
 
 // asGitHub rewrites a request to the fake into the same request to the description's server

@@ -175,12 +175,11 @@ func loadSeeds(t *testing.T) []mutate.Seed {
 }
 
 type mismatch struct {
-	c      mutate.Case
-	kind   string
-	ref    opmref.Outcome
-	want   string
-	got    verdict
-	reason string
+	c    mutate.Case
+	kind string
+	ref  opmref.Outcome
+	want string
+	got  verdict
 }
 
 // TestMutationParity generates mutations of valid catalogs and compares the

@@ -4,16 +4,18 @@
 //
 // It is a separate Go module so that the main module never depends on
 // operator-framework code; the main module's `go test ./...` does not enter
-// it. Run it with:
+// it. Run it with `make test`, or:
 //
-//	cd checks/fbc/conformance && go test ./...
+//	cd checks/fbc/conformance && CGO_ENABLED=0 go test -tags json1,containers_image_openpgp ./...
 //
 // (add -short to validate only three versions of the real corpus).
 //
 // The render test links operator-registry's alpha/action, and with it
-// containers/image and go-sqlite3, so it needs cgo (gcc) and the gpgme
-// headers (Debian's libgpgme-dev), or -tags containers_image_openpgp to
-// use the pure Go OpenPGP code instead of gpgme.
+// containers/image and go-sqlite3. The containers_image_openpgp tag, which
+// opm is released with, makes containers/image use its pure Go OpenPGP code:
+// without it the build needs cgo and the gpgme headers (Debian's
+// libgpgme-dev). Nothing the tests compare needs cgo, so they run without
+// it and need no C compiler.
 //
 // Packages:
 //

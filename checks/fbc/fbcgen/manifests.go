@@ -25,7 +25,6 @@ type pkgGen struct {
 	capab    string
 	maturity string
 	builder  string
-	rbacImg  string
 }
 
 // kube-rbac-proxy is shared by many operators; one digest for the catalog.

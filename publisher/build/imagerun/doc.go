@@ -6,12 +6,16 @@
 //
 // It is a separate Go module so that the main module never depends on
 // operator-registry: the tests build opm from operator-registry v1.65.0
-// (with cgo, as opm is released) and use its gRPC client. Run them with:
+// (with cgo, as opm is released) and use its gRPC client. Run them with
+// `make test`, or:
 //
-//	cd publisher/build/imagerun && go test ./...
+//	cd publisher/build/imagerun && go test -tags json1,containers_image_openpgp ./...
 //
-// CATALOGBOT_TEST_OPM=/path/to/opm uses an opm built that way instead of
-// building one.
+// Without a C compiler (go env CC not on PATH) opm is built without cgo,
+// static: every test runs, but a base's own loader and libraries go
+// unexercised, which TestOPMDynamic reports as a skip, and under CI=true
+// as a failure. CATALOGBOT_TEST_OPM=/path/to/opm uses an opm built
+// already instead of building one.
 //
 // The OLM v0 tests chroot into the unpacked image and run opm as the
 // image's user when they run as root, as a runtime would; otherwise they

@@ -22,12 +22,17 @@ import (
 // opmBin is opm built from operator-registry v1.65.0 for this run.
 var opmBin string
 
+// staticWhy, when set, says why opmBin is a static binary, so that the
+// tests of a dynamic opm (TestOPMDynamic) cannot run.
+var staticWhy string
+
 // TestMain builds opm once for every test and benchmark: as opm is
 // released, with cgo and the json1 and containers_image_openpgp tags, but
 // linked dynamically, so that the base made from it also exercises the
-// build's use of a base's own loader and libraries. CATALOGBOT_TEST_OPM
-// names an opm built so already, for a run that cannot build (another
-// user, no module cache).
+// build's use of a base's own loader and libraries. Without a C compiler
+// it builds opm without cgo, static, and TestOPMDynamic says so (and
+// fails under CI=true). CATALOGBOT_TEST_OPM names an opm built so
+// already, for a run that cannot build (another user, no module cache).
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -35,6 +40,9 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if opmBin = os.Getenv("CATALOGBOT_TEST_OPM"); opmBin != "" {
 		fmt.Fprintf(os.Stderr, "imagerun: using opm %s (CATALOGBOT_TEST_OPM)\n", opmBin)
+		if !isDynamic(opmBin) {
+			staticWhy = "CATALOGBOT_TEST_OPM names a static opm"
+		}
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "catalogbot-imagerun-")
@@ -45,15 +53,71 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	opmBin = filepath.Join(dir, "opm")
 	start := time.Now()
+	cgo := "CGO_ENABLED=1"
+	if why := noCCompiler(); why != "" {
+		staticWhy = why
+		cgo = "CGO_ENABLED=0"
+		fmt.Fprintf(os.Stderr, "imagerun: %s: building opm without cgo (static); TestOPMDynamic will not run\n", why)
+	}
 	cmd := exec.Command("go", "build", "-tags", "json1 containers_image_openpgp", "-o", opmBin,
 		"github.com/operator-framework/operator-registry/cmd/opm")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	cmd.Env = append(os.Environ(), cgo)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build opm (needs gcc): %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "build opm (%s): %v\n%s", cgo, err, out)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "imagerun: built opm v1.65.0 in %s\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(os.Stderr, "imagerun: built opm v1.65.0 (%s) in %s\n", cgo, time.Since(start).Round(100*time.Millisecond))
 	return m.Run()
+}
+
+// noCCompiler says why cgo cannot build here ("" when it can): the C
+// compiler go would call (go env CC) is not on PATH.
+func noCCompiler() string {
+	out, err := exec.Command("go", "env", "CC").Output()
+	if err != nil {
+		return fmt.Sprintf("go env CC: %v", err)
+	}
+	cc := strings.Fields(string(out))
+	if len(cc) == 0 {
+		return "go env CC names no C compiler"
+	}
+	if _, err := exec.LookPath(cc[0]); err != nil {
+		return fmt.Sprintf("no C compiler (go env CC is %q, not found)", cc[0])
+	}
+	return ""
+}
+
+// isDynamic tells whether the ELF file at p asks for a loader.
+func isDynamic(p string) bool {
+	f, err := elf.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOPMDynamic checks that the opm the other tests run is dynamic, as
+// released opm images hold it, so that they exercise the build running a
+// base's opm with the base's own loader and libraries. Without a C
+// compiler opm is static and that path goes untested: the test says so,
+// and fails under CI=true, where a C compiler is part of the set-up.
+func TestOPMDynamic(t *testing.T) {
+	if staticWhy != "" {
+		msg := staticWhy + ": opm is static, so a base's own loader and libraries are not exercised; install a C compiler (Debian: gcc) to test them"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if !isDynamic(opmBin) {
+		t.Fatalf("%s was built with cgo but has no loader (PT_INTERP)", opmBin)
+	}
 }
 
 // catalogDir is the main module's valid catalog.
@@ -61,7 +125,7 @@ const catalogDir = "../../../testdata/catalogs/valid"
 
 // opmBaseImage is an opm image made from opmBin the way the opm release
 // images are made: /bin/opm as the entrypoint, a world-writable /tmp, and
-// user 1001. Since this opm is dynamic, the base also holds its loader and
+// user 1001. When this opm is dynamic, the base also holds its loader and
 // libraries, taken from this host at the paths they have here (links
 // included), as a distroless base would hold them.
 func opmBaseImage(t testing.TB) v1.Image {

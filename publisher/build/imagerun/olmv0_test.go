@@ -275,6 +275,8 @@ func checkServes(t *testing.T, img v1.Image) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Deprecated in opm's API, but OLM's catalog operator still asks it.
+		//lint:ignore SA1019 the call a client of the image makes
 		b, err := client.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: name, ChannelName: pkg.DefaultChannel.Name})
 		if err != nil {
 			t.Fatalf("GetBundleForChannel %s/%s: %v", name, pkg.DefaultChannel.Name, err)
