@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -16,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/catalogbot/catalogbot/checks/change/gitobj"
 )
 
 // TreeFS exposes the tree of the commit that rev names as a read-only file
@@ -42,6 +45,7 @@ func TreeFS(repo *git.Repository, rev string) (fs.FS, error) {
 func commitFS(repo *git.Repository, c *object.Commit) (fs.FS, error) {
 	t := &treeFS{
 		s:       repo.Storer,
+		objects: objectStore(repo),
 		modTime: c.Committer.When,
 		dirs:    make(map[string]*dirNode),
 	}
@@ -59,10 +63,14 @@ const maxLinkHops = 40
 type treeFS struct {
 	// mu guards the object storer, which go-git does not make safe for
 	// concurrent use, and the cache of directories read so far.
-	mu      sync.Mutex
-	s       storer.EncodedObjectStorer
+	mu sync.Mutex
+	s  storer.EncodedObjectStorer
+	// objects is the verified reader of a repository from Open, nil for
+	// any other: then blobs are read through go-git and verified here.
+	objects *gitobj.Store
 	modTime time.Time
 	dirs    map[string]*dirNode
+	misread atomic.Pointer[fs.PathError]
 }
 
 // dirNode is one directory of the tree, its entries sorted by name as
@@ -219,10 +227,14 @@ func (t *treeFS) dir(p string) (*dirNode, error) {
 	return n, nil
 }
 
-// blob reads a whole blob into a buffer of its exact size: growing a
-// buffer while reading would hold up to twice a large file at once. The
-// caller holds mu.
+// blob reads a whole blob into a buffer of its exact size (growing a
+// buffer while reading would hold up to twice a large file at once), and
+// verifies that it hashes to h. The caller holds mu.
 func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
+	if t.objects != nil {
+		_, b, err := t.objects.Read(h)
+		return b, err
+	}
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {
 		return nil, err
@@ -233,19 +245,32 @@ func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 	}
 	defer r.Close()
 	buf := make([]byte, b.Size)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	if err := gitobj.ReadExactly(gitobj.NewReader(h, plumbing.BlobObject, b.Size, r), buf); err != nil {
 		return nil, err
 	}
 	return buf, nil
 }
 
-// blobReader streams a blob. The caller holds mu.
+// blobReader streams a blob, verified as it is read: its last Read
+// returns an error wrapping ErrCorruptObject instead of io.EOF if the
+// bytes are not h's. The caller holds mu.
 func (t *treeFS) blobReader(h plumbing.Hash) (io.ReadCloser, error) {
+	if t.objects != nil {
+		r, _, _, err := t.objects.Open(h)
+		return r, err
+	}
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {
 		return nil, err
 	}
-	return b.Reader()
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{gitobj.NewReader(h, plumbing.BlobObject, b.Size, r), r}, nil
 }
 
 // info describes a node. The caller holds mu.
@@ -271,8 +296,30 @@ func (t *treeFS) info(n node) (*fileInfo, error) {
 	return fi, nil
 }
 
-func pathError(op, name string, err error) error {
+// pathError wraps err with the operation and path, and keeps the first
+// misread (an object that does not hash to its id) for Misread.
+func (t *treeFS) pathError(op, name string, err error) error {
+	if errors.Is(err, gitobj.ErrCorrupt) {
+		t.misread.CompareAndSwap(nil, &fs.PathError{Op: op, Path: name, Err: err})
+	}
 	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// Misread returns the first read of a tree from TreeFS or FromGit that
+// failed because the bytes were not the object git named (it wraps
+// ErrCorruptObject and names the path), or nil. Whoever judges a tree
+// asks it after judging: a reader that took such a failure for a finding,
+// or worked around it, judged bytes that are not the repository's, and
+// its verdict must be dropped. It is nil for any other file system.
+func Misread(fsys fs.FS) error {
+	t, ok := fsys.(*treeFS)
+	if !ok {
+		return nil
+	}
+	if err := t.misread.Load(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Open opens name, following symbolic links inside the tree.
@@ -285,21 +332,21 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("open", name, err)
+		return nil, t.pathError("open", name, err)
 	}
 	fi, err := t.info(n)
 	if err != nil {
-		return nil, pathError("open", name, err)
+		return nil, t.pathError("open", name, err)
 	}
 	fi.name = path.Base(name)
 	if fi.IsDir() {
 		d, err := t.dir(n.path)
 		if err != nil {
-			return nil, pathError("open", name, err)
+			return nil, t.pathError("open", name, err)
 		}
 		entries, err := t.dirEntries(n.path, d)
 		if err != nil {
-			return nil, pathError("open", name, err)
+			return nil, t.pathError("open", name, err)
 		}
 		return &dirFile{info: fi, entries: entries}, nil
 	}
@@ -340,7 +387,7 @@ func (e *dirEntry) Info() (fs.FileInfo, error) {
 	defer e.t.mu.Unlock()
 	fi, err := e.t.info(e.n)
 	if err != nil {
-		return nil, pathError("stat", e.n.path, err)
+		return nil, e.t.pathError("stat", e.n.path, err)
 	}
 	return fi, nil
 }
@@ -357,18 +404,18 @@ func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	if n.entry.Mode != filemode.Dir && n.entry.Mode != filemode.Submodule {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
 	d, err := t.dir(n.path)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	entries, err := t.dirEntries(n.path, d)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	return entries, nil
 }
@@ -383,14 +430,14 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("readfile", name, err)
+		return nil, t.pathError("readfile", name, err)
 	}
 	if n.entry.Mode == filemode.Dir || n.entry.Mode == filemode.Submodule {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
 	}
 	b, err := t.blob(n.entry.Hash)
 	if err != nil {
-		return nil, pathError("readfile", name, err)
+		return nil, t.pathError("readfile", name, err)
 	}
 	return b, nil
 }
@@ -420,11 +467,11 @@ func (t *treeFS) stat(op, name string, follow bool) (fs.FileInfo, error) {
 		n, err = t.lookup(name, &hops)
 	}
 	if err != nil {
-		return nil, pathError(op, name, err)
+		return nil, t.pathError(op, name, err)
 	}
 	fi, err := t.info(n)
 	if err != nil {
-		return nil, pathError(op, name, err)
+		return nil, t.pathError(op, name, err)
 	}
 	fi.name = path.Base(name)
 	return fi, nil
@@ -440,14 +487,14 @@ func (t *treeFS) ReadLink(name string) (string, error) {
 	hops := 0
 	n, err := t.lookup(name, &hops)
 	if err != nil {
-		return "", pathError("readlink", name, err)
+		return "", t.pathError("readlink", name, err)
 	}
 	if n.entry.Mode != filemode.Symlink {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
 	b, err := t.blob(n.entry.Hash)
 	if err != nil {
-		return "", pathError("readlink", name, err)
+		return "", t.pathError("readlink", name, err)
 	}
 	return string(b), nil
 }
@@ -529,12 +576,16 @@ func (f *blobFile) Read(p []byte) (int, error) {
 	if f.stream == nil {
 		r, err := f.fs.blobReader(f.info.hash)
 		if err != nil {
-			return 0, pathError("read", f.path, err)
+			return 0, f.fs.pathError("read", f.path, err)
 		}
 		f.stream = r
 	}
 	n, err := f.stream.Read(p)
 	f.off += int64(n)
+	if err != nil && err != io.EOF {
+		// A misread object says which one; the path says where it was.
+		err = f.fs.pathError("read", f.path, err)
+	}
 	return n, err
 }
 
