@@ -1,6 +1,7 @@
 package change
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,19 @@ type verifiedStorage struct {
 // content is read when the object's Reader is called, and verified as it
 // is read.
 func (s *verifiedStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if t == plumbing.TreeObject || t == plumbing.CommitObject || t == plumbing.TagObject {
+		// Small objects that are read as soon as they are asked for:
+		// one pass reads and verifies them, where a header first and the
+		// content next would rebuild a delta twice.
+		typ, b, err := s.objects.Read(h)
+		if err != nil {
+			return nil, err
+		}
+		if typ != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return &readObject{h: h, t: typ, b: b}, nil
+	}
 	typ, size, err := s.objects.Header(h)
 	if err != nil {
 		return nil, err
@@ -116,6 +130,21 @@ func (o *lazyObject) Reader() (io.ReadCloser, error) {
 	r, _, _, err := o.s.Open(o.h)
 	return r, err
 }
+
+// readObject is an object read whole, and verified, already.
+type readObject struct {
+	h plumbing.Hash
+	t plumbing.ObjectType
+	b []byte
+}
+
+func (o *readObject) Hash() plumbing.Hash             { return o.h }
+func (o *readObject) Type() plumbing.ObjectType       { return o.t }
+func (o *readObject) SetType(plumbing.ObjectType)     {}
+func (o *readObject) Size() int64                     { return int64(len(o.b)) }
+func (o *readObject) SetSize(int64)                   {}
+func (o *readObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+func (o *readObject) Reader() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(o.b)), nil }
 
 var errReadOnly = errors.New("objects read from a repository are read-only")
 

@@ -31,7 +31,6 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/klauspost/compress/zlib"
 )
 
 // ErrCorrupt is what every read that does not hash to the object id it
@@ -153,35 +152,61 @@ type location struct {
 }
 
 // locate finds h in this store or its alternates; ok is false when no
-// one holds it.
+// one holds it. Only when no one does are the pack directories listed
+// again, for packs added since (by a fetch).
 func (s *Store) locate(h plumbing.Hash) (location, bool, error) {
-	for rescan := 0; rescan < 2; rescan++ {
-		s.mu.Lock()
-		packs := s.packs
-		s.mu.Unlock()
-		for _, p := range packs {
-			if off, ok := p.find(h); ok {
-				return location{store: s, pack: p, off: off}, true, nil
-			}
+	if l, ok := s.find(h); ok {
+		return l, true, nil
+	}
+	changed, err := s.rescan()
+	if err != nil || !changed {
+		return location{}, false, err
+	}
+	l, ok := s.find(h)
+	return l, ok, nil
+}
+
+// find looks for h in the packs opened so far, loose, and in the
+// alternates.
+func (s *Store) find(h plumbing.Hash) (location, bool) {
+	s.mu.Lock()
+	packs := s.packs
+	s.mu.Unlock()
+	for _, p := range packs {
+		if off, ok := p.find(h); ok {
+			return location{store: s, pack: p, off: off}, true
 		}
-		if _, err := s.fs.Stat(loosePath(h)); err == nil {
-			return location{store: s}, true, nil
-		}
-		if rescan == 0 {
-			s.mu.Lock()
-			err := s.scanPacks()
-			s.mu.Unlock()
-			if err != nil {
-				return location{}, false, err
-			}
-		}
+	}
+	if _, err := s.fs.Stat(loosePath(h)); err == nil {
+		return location{store: s}, true
 	}
 	for _, a := range s.alts {
-		if l, ok, err := a.locate(h); ok || err != nil {
-			return l, ok, err
+		if l, ok := a.find(h); ok {
+			return l, true
 		}
 	}
-	return location{}, false, nil
+	return location{}, false
+}
+
+// rescan opens the packs added to this store and its alternates since
+// they were last listed, and reports whether there were any.
+func (s *Store) rescan() (bool, error) {
+	s.mu.Lock()
+	before := len(s.packs)
+	err := s.scanPacks()
+	changed := len(s.packs) != before
+	s.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	for _, a := range s.alts {
+		c, err := a.rescan()
+		if err != nil {
+			return false, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
 }
 
 func loosePath(h plumbing.Hash) string {
@@ -426,12 +451,12 @@ func (s *Store) openLoose(h plumbing.Hash) (*looseReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	z, err := zlib.NewReader(bufio.NewReaderSize(f, 32<<10))
+	z, err := inflate(f)
 	if err != nil {
 		f.Close()
 		return nil, corruptf(h, "loose object: %v", err)
 	}
-	br := bufio.NewReaderSize(z, 32<<10)
+	br := bufio.NewReaderSize(z, 4<<10)
 	hdr, err := br.ReadString(0)
 	if err != nil || len(hdr) > 32 {
 		z.Close()

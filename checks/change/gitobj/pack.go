@@ -194,12 +194,61 @@ func (p *pack) entry(off int64) (entry, error) {
 
 // inflater streams an entry's data.
 func (p *pack) inflater(e entry) (io.ReadCloser, error) {
-	sr := io.NewSectionReader(p.f, e.data, p.size-e.data)
-	z, err := zlib.NewReader(bufio.NewReaderSize(sr, 32<<10))
+	z, err := inflate(io.NewSectionReader(p.f, e.data, p.size-e.data))
 	if err != nil {
 		return nil, fmt.Errorf("%s.pack at %d: %v: %w", p.name, e.off, err, ErrCorrupt)
 	}
 	return z, nil
+}
+
+// zstate is a zlib reader and the buffer in front of its input, kept for
+// the next object: making them anew for each of the thousands of small
+// objects a check reads (trees, OWNERS, ci.yaml) cost more than inflating.
+type zstate struct {
+	src *bufio.Reader
+	z   io.ReadCloser
+}
+
+var zpool sync.Pool
+
+// inflater is one use of a zstate; Close gives it back, once.
+type inflater struct{ st *zstate }
+
+// inflate starts inflating the zlib stream r.
+func inflate(r io.Reader) (*inflater, error) {
+	st, _ := zpool.Get().(*zstate)
+	if st == nil {
+		st = &zstate{src: bufio.NewReaderSize(r, 16<<10)}
+	} else {
+		st.src.Reset(r)
+	}
+	var err error
+	if st.z == nil {
+		st.z, err = zlib.NewReader(st.src)
+	} else {
+		err = st.z.(zlib.Resetter).Reset(st.src, nil)
+	}
+	if err != nil {
+		st.z = nil
+		return nil, err
+	}
+	return &inflater{st: st}, nil
+}
+
+func (z *inflater) Read(p []byte) (int, error) {
+	if z.st == nil {
+		return 0, errors.New("read of a closed object")
+	}
+	return z.st.z.Read(p)
+}
+
+func (z *inflater) Close() error {
+	if z.st != nil {
+		z.st.src.Reset(nil)
+		zpool.Put(z.st)
+		z.st = nil
+	}
+	return nil
 }
 
 // inflateWhole reads an entry's data into one buffer of its stated size.
