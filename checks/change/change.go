@@ -92,8 +92,10 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 		return nil, nil, nil, err
 	}
 	from := base
-	if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
-		from = mb[0]
+	if !descends(head, base.Hash) {
+		if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
+			from = mb[0]
+		}
 	}
 	files, err := diff(from, head)
 	if err != nil {
@@ -109,6 +111,42 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 	}
 	c := &Change{BaseSHA: base.Hash.String(), HeadSHA: head.Hash.String(), Files: files}
 	return c, baseFS, headFS, nil
+}
+
+// maxAncestry bounds the walk of descends: a pull request's head is
+// usually a few commits past its base.
+const maxAncestry = 1000
+
+// descends reports whether ancestor is head or one of the first
+// maxAncestry commits behind it. If so, ancestor is the merge base of the
+// two, found without go-git's MergeBase, which walks the whole history
+// (a second or more on a large repository). false only means "not found
+// nearby": the caller then asks MergeBase.
+func descends(head *object.Commit, ancestor plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{head.Hash: true}
+	queue := []*object.Commit{head}
+	for len(queue) > 0 && len(seen) <= maxAncestry {
+		c := queue[0]
+		queue = queue[1:]
+		if c.Hash == ancestor {
+			return true
+		}
+		for _, h := range c.ParentHashes {
+			if h == ancestor {
+				return true
+			}
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			p, err := c.Parent(slices.Index(c.ParentHashes, h))
+			if err != nil {
+				return false
+			}
+			queue = append(queue, p)
+		}
+	}
+	return false
 }
 
 // Resolve returns the full commit id that rev names in repo: a branch, a
