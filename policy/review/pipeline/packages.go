@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -54,7 +53,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 				if !ok || fsys == nil {
 					continue
 				}
-				data, err := fs.ReadFile(fsys, p)
+				blobs, err := fileBlobs(fsys, p)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					continue
@@ -63,7 +62,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string) ([]owne
 					// verdict can be given on whose approval it needs.
 					return nil, fmt.Errorf("read %s to attribute its blobs to packages: %w", p, err)
 				}
-				for _, b := range fbc.Blobs(data) {
+				for _, b := range blobs {
 					if b.Package == "" {
 						continue
 					}
