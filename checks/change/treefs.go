@@ -3,6 +3,7 @@ package change
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
@@ -90,12 +91,12 @@ var (
 )
 
 func (t *treeFS) loadDir(h plumbing.Hash) (*dirNode, error) {
-	tree, err := object.GetTree(t.s, h)
+	entries, err := t.treeEntries(h)
 	if err != nil {
 		return nil, err
 	}
-	n := &dirNode{index: make(map[string]int, len(tree.Entries))}
-	for _, e := range tree.Entries {
+	n := &dirNode{index: make(map[string]int, len(entries))}
+	for _, e := range entries {
 		if !validElem(e.Name) {
 			continue
 		}
@@ -110,6 +111,53 @@ func (t *treeFS) loadDir(h plumbing.Hash) (*dirNode, error) {
 		n.index[e.Name] = i
 	}
 	return n, nil
+}
+
+// treeEntries reads the tree h. From a repository of Open it decodes the
+// verified object itself: a check of a large repository walks tens of
+// thousands of trees (OWNERS may sit anywhere), and go-git's decoder,
+// which builds a lookup map per tree, costs more than reading them.
+func (t *treeFS) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if t.objects == nil {
+		tree, err := object.GetTree(t.s, h)
+		if err != nil {
+			return nil, err
+		}
+		return tree.Entries, nil
+	}
+	typ, b, err := t.objects.Read(h)
+	if err != nil {
+		return nil, err
+	}
+	if typ != plumbing.TreeObject {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return parseTree(h, b)
+}
+
+// parseTree decodes a tree object: entries of "<octal mode> <name>\x00"
+// and a 20-byte id.
+func parseTree(h plumbing.Hash, b []byte) ([]object.TreeEntry, error) {
+	var out []object.TreeEntry
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp <= 0 || nul < sp || len(b) < nul+1+20 {
+			return nil, fmt.Errorf("git tree %s: malformed entry", h)
+		}
+		var mode uint32
+		for _, c := range b[:sp] {
+			if c < '0' || c > '7' || mode > 1<<28 {
+				return nil, fmt.Errorf("git tree %s: malformed mode %q", h, b[:sp])
+			}
+			mode = mode<<3 | uint32(c-'0')
+		}
+		e := object.TreeEntry{Name: string(b[sp+1 : nul]), Mode: filemode.FileMode(mode)}
+		copy(e.Hash[:], b[nul+1:nul+21])
+		out = append(out, e)
+		b = b[nul+21:]
+	}
+	return out, nil
 }
 
 func validElem(name string) bool {
