@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"sync"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -47,7 +50,7 @@ func Open(dir string) (*git.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
-	store, err := gitobj.New(objects)
+	store, err := sharedStore(objects)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: objects: %w", dir, err)
 	}
@@ -157,6 +160,42 @@ func objectStore(repo *git.Repository) *gitobj.Store {
 }
 
 // Close releases the pack files of both readers.
+// Close closes go-git's storage; the object store is the process's, shared
+// by every repository opened on the same directory.
 func (s *verifiedStorage) Close() error {
-	return errors.Join(s.objects.Close(), s.Storage.Close())
+	return s.Storage.Close()
+}
+
+// stores holds one object store per object directory for the process. An
+// object's content is fixed by its id, so every opening of a repository
+// (the App opens its cached clone for each check) can share one: the pack
+// indexes are read once, the pack files stay open once, and delta bases
+// already rebuilt serve the next check. Packs a fetch adds are found when
+// an object is missing.
+var stores = struct {
+	sync.Mutex
+	m map[string]*gitobj.Store
+}{m: map[string]*gitobj.Store{}}
+
+func sharedStore(objects billy.Filesystem) (*gitobj.Store, error) {
+	if objects.Root() == "" {
+		// A file system that does not say where it is cannot be told
+		// from another: it gets a store of its own.
+		return gitobj.New(objects)
+	}
+	key, err := filepath.Abs(objects.Root())
+	if err != nil {
+		return nil, err
+	}
+	stores.Lock()
+	defer stores.Unlock()
+	if s, ok := stores.m[key]; ok {
+		return s, nil
+	}
+	s, err := gitobj.New(objects)
+	if err != nil {
+		return nil, err
+	}
+	stores.m[key] = s
+	return s, nil
 }

@@ -329,3 +329,26 @@ func TestLooseAndAlternates(t *testing.T) {
 		t.Errorf("missing object: %v, want ErrObjectNotFound", err)
 	}
 }
+
+// TestPackAddedLater opens a store, then lets git add objects and pack
+// them (as a fetch does in the App's cached clone): the store finds them.
+func TestPackAddedLater(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	git(t, dir, nil, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(dir, "f"), []byte("one\n"), 0o644)
+	git(t, dir, nil, "add", "f")
+	git(t, dir, nil, "commit", "-q", "-m", "one")
+	git(t, dir, nil, "repack", "-q", "-ad")
+	s := open(t, filepath.Join(dir, ".git", "objects"))
+	if _, _, err := s.Read(plumbing.NewHash(strings.TrimSpace(string(git(t, dir, nil, "rev-parse", "HEAD"))))); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "f"), []byte("two\n"), 0o644)
+	git(t, dir, nil, "commit", "-q", "-am", "two")
+	git(t, dir, nil, "repack", "-q", "-d") // a second pack beside the first
+	head := plumbing.NewHash(strings.TrimSpace(string(git(t, dir, nil, "rev-parse", "HEAD"))))
+	if typ, b, err := s.Read(head); err != nil || typ != plumbing.CommitObject || !bytes.Contains(b, []byte("two")) {
+		t.Errorf("a commit packed after the store opened: %v %q %v", typ, b, err)
+	}
+}
