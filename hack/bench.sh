@@ -25,6 +25,15 @@
 #   BENCH_CORPUS   corpus tarball (default ../shared/corpus/community-operators-prod.tar.zst)
 #   BENCH_TIMEOUT  seconds before a run is killed (default 600)
 #   BENCH_ONLY     only inputs whose name matches this extended regexp
+#   CATALOGBOT_BENCH_REPO  a full clone of redhat-openshift-ecosystem/
+#                  community-operators-prod: BenchmarkColdCheck (cmd/catalogbot)
+#                  times a cold `catalogbot check` of real commits beside
+#                  `git cat-file --batch` reading the base's catalog blobs,
+#                  and BenchmarkWarmCheck the same checks in a process that
+#                  checked the previous commit; unset, both are skipped (and
+#                  say so)
+#   CATALOGBOT_BENCH_COMMITS  the commits it checks (default: seven merged
+#                  catalog changes, listed in the benchmark)
 #
 # Missing pieces (GNU time aside) do not stop the script: it reports what is
 # missing, runs what it can, and exits 1 if anything was missing or failed.
@@ -293,6 +302,16 @@ gobench_run -bench 'BenchmarkReconcileTarpit' -benchtime 1x ./webhook/reconcile
 # Peak memory of a PR check adding one 40 MB and one 200 MB file (<= 4x the
 # largest file read, <= 512 MiB under the default limits).
 gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./policy/review
+# A cold check of real community-operators-prod commits, each a fresh
+# process with nothing cached, beside git cat-file --batch reading every
+# catalog blob of the base (the target: no slower than git).
+if [ -z "${CATALOGBOT_BENCH_REPO:-}" ]; then
+	log "CATALOGBOT_BENCH_REPO is unset: BenchmarkColdCheck and BenchmarkWarmCheck (checks of real commits) are skipped"
+fi
+gobench_run -bench 'BenchmarkColdCheck' -benchtime 3x ./cmd/catalogbot
+# The same commits checked by a process that checked the previous one (the
+# App's next pull request; target <= 100 ms for a one-package change).
+gobench_run -bench 'BenchmarkWarmCheck' -benchtime 1x ./cmd/catalogbot
 gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # Genuine deliveries beside 0, 10 and 50 hostile slow connections.

@@ -14,9 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
 )
 
@@ -70,13 +68,6 @@ func ShortSHA(sha string) string {
 	return sha
 }
 
-// LargeObjectThreshold is the size above which the git object store
-// streams a blob rather than reading it into memory before handing it
-// over: a file of a pull request is then held once, by whoever reads it,
-// and not again by the store. Open repositories with it
-// (filesystem.Options.LargeObjectThreshold) wherever their trees are read.
-const LargeObjectThreshold = 1 << 20
-
 // FromGit opens the git repository at repoDir (a work tree or a bare
 // repository) and describes the change from baseRev to headRev, returning it
 // with the trees of both commits.
@@ -88,17 +79,9 @@ const LargeObjectThreshold = 1 << 20
 // The base tree returned is that of baseRev itself, the trusted state the
 // change is checked against.
 func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
-	repo, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := Open(repoDir)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open git repository %s: %w", repoDir, err)
-	}
-	if st, ok := repo.Storer.(*filesystem.Storage); ok {
-		// The same repository, with large blobs streamed.
-		st = filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRUDefault(),
-			filesystem.Options{LargeObjectThreshold: LargeObjectThreshold})
-		if repo, err = git.Open(st, nil); err != nil {
-			return nil, nil, nil, fmt.Errorf("open git repository %s: %w", repoDir, err)
-		}
+		return nil, nil, nil, err
 	}
 	base, err := commit(repo, baseRev)
 	if err != nil {
@@ -109,8 +92,10 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 		return nil, nil, nil, err
 	}
 	from := base
-	if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
-		from = mb[0]
+	if !descends(head, base.Hash) {
+		if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
+			from = mb[0]
+		}
 	}
 	files, err := diff(from, head)
 	if err != nil {
@@ -126,6 +111,42 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 	}
 	c := &Change{BaseSHA: base.Hash.String(), HeadSHA: head.Hash.String(), Files: files}
 	return c, baseFS, headFS, nil
+}
+
+// maxAncestry bounds the walk of descends: a pull request's head is
+// usually a few commits past its base.
+const maxAncestry = 1000
+
+// descends reports whether ancestor is head or one of the first
+// maxAncestry commits behind it. If so, ancestor is the merge base of the
+// two, found without go-git's MergeBase, which walks the whole history
+// (a second or more on a large repository). false only means "not found
+// nearby": the caller then asks MergeBase.
+func descends(head *object.Commit, ancestor plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{head.Hash: true}
+	queue := []*object.Commit{head}
+	for len(queue) > 0 && len(seen) <= maxAncestry {
+		c := queue[0]
+		queue = queue[1:]
+		if c.Hash == ancestor {
+			return true
+		}
+		for _, h := range c.ParentHashes {
+			if h == ancestor {
+				return true
+			}
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			p, err := c.Parent(slices.Index(c.ParentHashes, h))
+			if err != nil {
+				return false
+			}
+			queue = append(queue, p)
+		}
+	}
+	return false
 }
 
 // Resolve returns the full commit id that rev names in repo: a branch, a

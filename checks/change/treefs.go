@@ -3,12 +3,14 @@ package change
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -16,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/catalogbot/catalogbot/checks/change/gitobj"
 )
 
 // TreeFS exposes the tree of the commit that rev names as a read-only file
@@ -43,6 +47,7 @@ func TreeFS(repo *git.Repository, rev string) (fs.FS, error) {
 func commitFS(repo *git.Repository, c *object.Commit) (fs.FS, error) {
 	t := &treeFS{
 		s:       repo.Storer,
+		objects: objectStore(repo),
 		modTime: c.Committer.When,
 		dirs:    make(map[string]*dirNode),
 	}
@@ -60,10 +65,14 @@ const maxLinkHops = 40
 type treeFS struct {
 	// mu guards the object storer, which go-git does not make safe for
 	// concurrent use, and the cache of directories read so far.
-	mu      sync.Mutex
-	s       storer.EncodedObjectStorer
+	mu sync.Mutex
+	s  storer.EncodedObjectStorer
+	// objects is the verified reader of a repository from Open, nil for
+	// any other: then blobs are read through go-git and verified here.
+	objects *gitobj.Store
 	modTime time.Time
 	dirs    map[string]*dirNode
+	misread atomic.Pointer[fs.PathError]
 }
 
 // dirNode is one directory of the tree, its entries sorted by name as
@@ -83,12 +92,12 @@ var (
 )
 
 func (t *treeFS) loadDir(h plumbing.Hash) (*dirNode, error) {
-	tree, err := object.GetTree(t.s, h)
+	entries, err := t.treeEntries(h)
 	if err != nil {
 		return nil, err
 	}
-	n := &dirNode{index: make(map[string]int, len(tree.Entries))}
-	for _, e := range tree.Entries {
+	n := &dirNode{index: make(map[string]int, len(entries))}
+	for _, e := range entries {
 		if !validElem(e.Name) {
 			continue
 		}
@@ -103,6 +112,53 @@ func (t *treeFS) loadDir(h plumbing.Hash) (*dirNode, error) {
 		n.index[e.Name] = i
 	}
 	return n, nil
+}
+
+// treeEntries reads the tree h. From a repository of Open it decodes the
+// verified object itself: a check of a large repository walks tens of
+// thousands of trees (OWNERS may sit anywhere), and go-git's decoder,
+// which builds a lookup map per tree, costs more than reading them.
+func (t *treeFS) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if t.objects == nil {
+		tree, err := object.GetTree(t.s, h)
+		if err != nil {
+			return nil, err
+		}
+		return tree.Entries, nil
+	}
+	typ, b, err := t.objects.Read(h)
+	if err != nil {
+		return nil, err
+	}
+	if typ != plumbing.TreeObject {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return parseTree(h, b)
+}
+
+// parseTree decodes a tree object: entries of "<octal mode> <name>\x00"
+// and a 20-byte id.
+func parseTree(h plumbing.Hash, b []byte) ([]object.TreeEntry, error) {
+	var out []object.TreeEntry
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp <= 0 || nul < sp || len(b) < nul+1+20 {
+			return nil, fmt.Errorf("git tree %s: malformed entry", h)
+		}
+		var mode uint32
+		for _, c := range b[:sp] {
+			if c < '0' || c > '7' || mode > 1<<28 {
+				return nil, fmt.Errorf("git tree %s: malformed mode %q", h, b[:sp])
+			}
+			mode = mode<<3 | uint32(c-'0')
+		}
+		e := object.TreeEntry{Name: string(b[sp+1 : nul]), Mode: filemode.FileMode(mode)}
+		copy(e.Hash[:], b[nul+1:nul+21])
+		out = append(out, e)
+		b = b[nul+21:]
+	}
+	return out, nil
 }
 
 func validElem(name string) bool {
@@ -220,10 +276,14 @@ func (t *treeFS) dir(p string) (*dirNode, error) {
 	return n, nil
 }
 
-// blob reads a whole blob into a buffer of its exact size: growing a
-// buffer while reading would hold up to twice a large file at once. The
-// caller holds mu.
+// blob reads a whole blob into a buffer of its exact size (growing a
+// buffer while reading would hold up to twice a large file at once), and
+// verifies that it hashes to h. The caller holds mu.
 func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
+	if t.objects != nil {
+		_, b, err := t.objects.Read(h)
+		return b, err
+	}
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {
 		return nil, err
@@ -234,19 +294,32 @@ func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 	}
 	defer r.Close()
 	buf := make([]byte, b.Size)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	if err := gitobj.ReadExactly(gitobj.NewReader(h, plumbing.BlobObject, b.Size, r), buf); err != nil {
 		return nil, err
 	}
 	return buf, nil
 }
 
-// blobReader streams a blob. The caller holds mu.
+// blobReader streams a blob, verified as it is read: its last Read
+// returns an error wrapping ErrCorruptObject instead of io.EOF if the
+// bytes are not h's. The caller holds mu.
 func (t *treeFS) blobReader(h plumbing.Hash) (io.ReadCloser, error) {
+	if t.objects != nil {
+		r, _, _, err := t.objects.Open(h)
+		return r, err
+	}
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {
 		return nil, err
 	}
-	return b.Reader()
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{gitobj.NewReader(h, plumbing.BlobObject, b.Size, r), r}, nil
 }
 
 // info describes a node. The caller holds mu.
@@ -272,8 +345,30 @@ func (t *treeFS) info(n node) (*fileInfo, error) {
 	return fi, nil
 }
 
-func pathError(op, name string, err error) error {
+// pathError wraps err with the operation and path, and keeps the first
+// misread (an object that does not hash to its id) for Misread.
+func (t *treeFS) pathError(op, name string, err error) error {
+	if errors.Is(err, gitobj.ErrCorrupt) {
+		t.misread.CompareAndSwap(nil, &fs.PathError{Op: op, Path: name, Err: err})
+	}
 	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// Misread returns the first read of a tree from TreeFS or FromGit that
+// failed because the bytes were not the object git named (it wraps
+// ErrCorruptObject and names the path), or nil. Whoever judges a tree
+// asks it after judging: a reader that took such a failure for a finding,
+// or worked around it, judged bytes that are not the repository's, and
+// its verdict must be dropped. It is nil for any other file system.
+func Misread(fsys fs.FS) error {
+	t, ok := fsys.(*treeFS)
+	if !ok {
+		return nil
+	}
+	if err := t.misread.Load(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Open opens name, following symbolic links inside the tree.
@@ -286,21 +381,21 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("open", name, err)
+		return nil, t.pathError("open", name, err)
 	}
 	fi, err := t.info(n)
 	if err != nil {
-		return nil, pathError("open", name, err)
+		return nil, t.pathError("open", name, err)
 	}
 	fi.name = path.Base(name)
 	if fi.IsDir() {
 		d, err := t.dir(n.path)
 		if err != nil {
-			return nil, pathError("open", name, err)
+			return nil, t.pathError("open", name, err)
 		}
 		entries, err := t.dirEntries(n.path, d)
 		if err != nil {
-			return nil, pathError("open", name, err)
+			return nil, t.pathError("open", name, err)
 		}
 		return &dirFile{info: fi, entries: entries}, nil
 	}
@@ -341,7 +436,7 @@ func (e *dirEntry) Info() (fs.FileInfo, error) {
 	defer e.t.mu.Unlock()
 	fi, err := e.t.info(e.n)
 	if err != nil {
-		return nil, pathError("stat", e.n.path, err)
+		return nil, e.t.pathError("stat", e.n.path, err)
 	}
 	return fi, nil
 }
@@ -358,18 +453,18 @@ func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	if n.entry.Mode != filemode.Dir && n.entry.Mode != filemode.Submodule {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
 	d, err := t.dir(n.path)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	entries, err := t.dirEntries(n.path, d)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, t.pathError("readdir", name, err)
 	}
 	return entries, nil
 }
@@ -384,14 +479,14 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 	hops := 0
 	n, err := t.resolve(name, &hops)
 	if err != nil {
-		return nil, pathError("readfile", name, err)
+		return nil, t.pathError("readfile", name, err)
 	}
 	if n.entry.Mode == filemode.Dir || n.entry.Mode == filemode.Submodule {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
 	}
 	b, err := t.blob(n.entry.Hash)
 	if err != nil {
-		return nil, pathError("readfile", name, err)
+		return nil, t.pathError("readfile", name, err)
 	}
 	return b, nil
 }
@@ -421,11 +516,11 @@ func (t *treeFS) stat(op, name string, follow bool) (fs.FileInfo, error) {
 		n, err = t.lookup(name, &hops)
 	}
 	if err != nil {
-		return nil, pathError(op, name, err)
+		return nil, t.pathError(op, name, err)
 	}
 	fi, err := t.info(n)
 	if err != nil {
-		return nil, pathError(op, name, err)
+		return nil, t.pathError(op, name, err)
 	}
 	fi.name = path.Base(name)
 	return fi, nil
@@ -441,14 +536,14 @@ func (t *treeFS) ReadLink(name string) (string, error) {
 	hops := 0
 	n, err := t.lookup(name, &hops)
 	if err != nil {
-		return "", pathError("readlink", name, err)
+		return "", t.pathError("readlink", name, err)
 	}
 	if n.entry.Mode != filemode.Symlink {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
 	b, err := t.blob(n.entry.Hash)
 	if err != nil {
-		return "", pathError("readlink", name, err)
+		return "", t.pathError("readlink", name, err)
 	}
 	return string(b), nil
 }
@@ -530,12 +625,16 @@ func (f *blobFile) Read(p []byte) (int, error) {
 	if f.stream == nil {
 		r, err := f.fs.blobReader(f.info.hash)
 		if err != nil {
-			return 0, pathError("read", f.path, err)
+			return 0, f.fs.pathError("read", f.path, err)
 		}
 		f.stream = r
 	}
 	n, err := f.stream.Read(p)
 	f.off += int64(n)
+	if err != nil && err != io.EOF {
+		// A misread object says which one; the path says where it was.
+		err = f.fs.pathError("read", f.path, err)
+	}
 	return n, err
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
+	"github.com/catalogbot/catalogbot/checks/change/gitobj"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
 )
@@ -199,7 +200,31 @@ feed:
 	if err != nil {
 		return nil, err
 	}
+	if err := misread(cat); err != nil {
+		return nil, err
+	}
 	return cat, nil
+}
+
+// misread returns the first failure to read a file or list a directory
+// because the bytes read are not the repository's (a git object that does
+// not hash to its id). Such a catalog has no verdict: judging it would
+// judge other bytes than the ones under review, so it is an error, not a
+// finding.
+func misread(cat *catalog) error {
+	for _, e := range cat.walkErrs {
+		if errors.Is(e.err, gitobj.ErrCorrupt) {
+			return e.err
+		}
+	}
+	for _, f := range cat.files {
+		for _, e := range f.errs {
+			if errors.Is(e.err, gitobj.ErrCorrupt) {
+				return e.err
+			}
+		}
+	}
+	return nil
 }
 
 func loadFile(fsys fs.FS, p string, opts Options) *fileResult {

@@ -260,9 +260,9 @@ func openTree(dir, rev string) (fs.FS, error) {
 		}
 		return os.DirFS(dir), nil
 	}
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := change.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+		return nil, err
 	}
 	return change.TreeFS(repo, rev)
 }
@@ -369,7 +369,7 @@ func parseApprovals(cmdPath, repoDir, headSHA string, specs []string) ([]owners.
 		if rev != "" {
 			if gitRepo == nil {
 				var err error
-				if gitRepo, err = git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+				if gitRepo, err = change.Open(repoDir); err != nil {
 					return nil, err
 				}
 			}

@@ -168,6 +168,13 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 	// The graphs read what the release guard loaded; one that cannot be
 	// drawn leaves the picture out, never the verdict.
 	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
+	// A read of either tree that got bytes other than the object git
+	// named leaves no verdict, whatever a check made of the failure.
+	for _, fsys := range []fs.FS{pr.Base, pr.Head} {
+		if err := change.Misread(fsys); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
 }
 

@@ -27,14 +27,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/catalogbot/catalogbot/checks/change"
 )
@@ -113,17 +110,11 @@ func (c *Cache) lock(dir string) func() {
 	return l.Unlock
 }
 
-// open opens the repository in dir with its own storage handle and a small
-// object cache: each reader gets one, since go-git storage is not safe for
-// concurrent use. Large blobs are streamed (change.LargeObjectThreshold).
+// open opens the repository in dir with its own storage handle: each
+// reader gets one, since go-git storage is not safe for concurrent use.
+// Every object is read verified (change.Open).
 func open(dir string) (*git.Repository, error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(16*cache.MiByte),
-		filesystem.Options{LargeObjectThreshold: change.LargeObjectThreshold})
-	repo, err := git.Open(st, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	return repo, nil
+	return change.Open(dir)
 }
 
 // fetch brings each ref of refs (remote name -> local name) into the

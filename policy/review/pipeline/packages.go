@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/change"
-	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -59,7 +58,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout 
 				if !ok || fsys == nil {
 					continue
 				}
-				data, err := fs.ReadFile(fsys, p)
+				blobs, err := fileBlobs(fsys, p)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					continue
@@ -76,7 +75,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout 
 						home = dir + "/"
 					}
 				}
-				for _, b := range fbc.Blobs(data) {
+				for _, b := range blobs {
 					if b.Package == "" {
 						continue
 					}

@@ -407,11 +407,11 @@ func basePackages(in *Input, root string) []string {
 			if r, ok := rootOf(p, []string{root}); p == "" || !ok || r != root {
 				continue
 			}
-			data, err := fs.ReadFile(in.Base, p)
+			blobs, err := fileBlobs(in.Base, p)
 			if err != nil {
 				continue // absent on the base; unreadable ones fail TouchedPackages
 			}
-			for _, b := range fbc.Blobs(data) {
+			for _, b := range blobs {
 				if b.Package != "" && !slices.Contains(out, b.Package) {
 					out = append(out, b.Package)
 				}

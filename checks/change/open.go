@@ -1,0 +1,201 @@
+package change
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/catalogbot/catalogbot/checks/change/gitobj"
+)
+
+// ErrCorruptObject is wrapped by every error of a read from a repository
+// opened with Open whose bytes do not hash to the object id git named
+// (gitobj.ErrCorrupt; errors.As finds a *gitobj.MismatchError with the
+// object and, through the tree's *fs.PathError, the path). No verdict is
+// possible on such bytes: it is an error, never a finding.
+var ErrCorruptObject = gitobj.ErrCorrupt
+
+// Open opens the git repository at dir (a work tree, a linked work tree or
+// a bare repository) for reading commits and trees. It is the one way
+// catalogbot opens a repository: every object read through it, by go-git
+// (commits, trees, the blobs a rename diff compares) or by TreeFS, comes
+// from a verified reader (package gitobj) and hashes to its id.
+//
+// go-git's own reader is not used for objects: with a large-object
+// threshold it rebuilds some delta chains wrongly, and without one it
+// holds every large blob whole. gitobj streams an object stored whole and
+// rebuilds a delta in one buffer of its size, which keeps the memory of a
+// check bounded by the files it reads.
+//
+// The repository is opened for reading; writes (a fetch) go through
+// go-git's storage, and objects they add are found on the next read.
+func Open(dir string) (*git.Repository, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	st, ok := repo.Storer.(*filesystem.Storage)
+	if !ok {
+		return nil, fmt.Errorf("open git repository %s: unexpected storage %T", dir, repo.Storer)
+	}
+	objects, err := st.Filesystem().Chroot("objects")
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	store, err := sharedStore(objects)
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: objects: %w", dir, err)
+	}
+	if repo, err = git.Open(&verifiedStorage{Storage: st, objects: store}, nil); err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	return repo, nil
+}
+
+// verifiedStorage is go-git's storage of a repository with every object
+// read replaced by gitobj's verified reader. Everything else (references,
+// configuration, writing objects) is go-git's.
+type verifiedStorage struct {
+	*filesystem.Storage
+	objects *gitobj.Store
+}
+
+// EncodedObject returns h if it is of type t (or t is AnyObject). The
+// content is read when the object's Reader is called, and verified as it
+// is read.
+func (s *verifiedStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if t == plumbing.TreeObject || t == plumbing.CommitObject || t == plumbing.TagObject {
+		// Small objects that are read as soon as they are asked for:
+		// one pass reads and verifies them, where a header first and the
+		// content next would rebuild a delta twice.
+		typ, b, err := s.objects.Read(h)
+		if err != nil {
+			return nil, err
+		}
+		if typ != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return &readObject{h: h, t: typ, b: b}, nil
+	}
+	typ, size, err := s.objects.Header(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.AnyObject && t != typ {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return &lazyObject{s: s.objects, h: h, t: typ, size: size}, nil
+}
+
+// EncodedObjectSize returns the size of h without reading its content.
+func (s *verifiedStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	_, size, err := s.objects.Header(h)
+	return size, err
+}
+
+// HasEncodedObject returns nil if the store holds h, as go-git's does.
+func (s *verifiedStorage) HasEncodedObject(h plumbing.Hash) error {
+	ok, err := s.objects.Has(h)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return plumbing.ErrObjectNotFound
+	}
+	return nil
+}
+
+// lazyObject is an object read from the store each time its Reader is
+// called.
+type lazyObject struct {
+	s    *gitobj.Store
+	h    plumbing.Hash
+	t    plumbing.ObjectType
+	size int64
+}
+
+func (o *lazyObject) Hash() plumbing.Hash             { return o.h }
+func (o *lazyObject) Type() plumbing.ObjectType       { return o.t }
+func (o *lazyObject) SetType(plumbing.ObjectType)     {}
+func (o *lazyObject) Size() int64                     { return o.size }
+func (o *lazyObject) SetSize(int64)                   {}
+func (o *lazyObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+
+func (o *lazyObject) Reader() (io.ReadCloser, error) {
+	r, _, _, err := o.s.Open(o.h)
+	return r, err
+}
+
+// readObject is an object read whole, and verified, already.
+type readObject struct {
+	h plumbing.Hash
+	t plumbing.ObjectType
+	b []byte
+}
+
+func (o *readObject) Hash() plumbing.Hash             { return o.h }
+func (o *readObject) Type() plumbing.ObjectType       { return o.t }
+func (o *readObject) SetType(plumbing.ObjectType)     {}
+func (o *readObject) Size() int64                     { return int64(len(o.b)) }
+func (o *readObject) SetSize(int64)                   {}
+func (o *readObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+func (o *readObject) Reader() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(o.b)), nil }
+
+var errReadOnly = errors.New("objects read from a repository are read-only")
+
+// objectStore is the verified reader behind a repository from Open.
+func objectStore(repo *git.Repository) *gitobj.Store {
+	if s, ok := repo.Storer.(*verifiedStorage); ok {
+		return s.objects
+	}
+	return nil
+}
+
+// Close releases the pack files of both readers.
+// Close closes go-git's storage; the object store is the process's, shared
+// by every repository opened on the same directory.
+func (s *verifiedStorage) Close() error {
+	return s.Storage.Close()
+}
+
+// stores holds one object store per object directory for the process. An
+// object's content is fixed by its id, so every opening of a repository
+// (the App opens its cached clone for each check) can share one: the pack
+// indexes are read once, the pack files stay open once, and delta bases
+// already rebuilt serve the next check. Packs a fetch adds are found when
+// an object is missing.
+var stores = struct {
+	sync.Mutex
+	m map[string]*gitobj.Store
+}{m: map[string]*gitobj.Store{}}
+
+func sharedStore(objects billy.Filesystem) (*gitobj.Store, error) {
+	if objects.Root() == "" {
+		// A file system that does not say where it is cannot be told
+		// from another: it gets a store of its own.
+		return gitobj.New(objects)
+	}
+	key, err := filepath.Abs(objects.Root())
+	if err != nil {
+		return nil, err
+	}
+	stores.Lock()
+	defer stores.Unlock()
+	if s, ok := stores.m[key]; ok {
+		return s, nil
+	}
+	s, err := gitobj.New(objects)
+	if err != nil {
+		return nil, err
+	}
+	stores.m[key] = s
+	return s, nil
+}

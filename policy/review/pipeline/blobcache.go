@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"io/fs"
+	"sync"
+
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc"
+)
+
+// fileBlobs is fbc.Blobs of the file p of fsys. A file of a git tree is
+// known by its object id, which fixes its content (every read from git is
+// verified against it), so its blobs are decoded once per process: the
+// owners evaluation, the release guard and the base's packages all ask for
+// the same changed files, and the App's next pull request for most of
+// them again. A hit still charges the file to the check's budget, as the
+// read it replaces would have.
+func fileBlobs(fsys fs.FS, p string) ([]fbc.Blob, error) {
+	var id string
+	if fi, err := fs.Stat(fsys, p); err == nil && fi.Mode().IsRegular() {
+		id, _ = change.ObjectID(fi)
+	}
+	if id != "" {
+		if blobs, ok := blobsCache.get(id); ok {
+			if l, ok := fsys.(limitedFS); ok {
+				if err := l.admit(p); err != nil {
+					return nil, err
+				}
+			}
+			return blobs, nil
+		}
+	}
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	blobs := fbc.Blobs(data)
+	if id != "" {
+		blobsCache.put(id, blobs)
+	}
+	return blobs, nil
+}
+
+// blobsCache maps a git blob id to the catalog blobs of its content; the
+// slices are shared and never modified.
+var blobsCache = &blobsByID{m: map[string][]fbc.Blob{}}
+
+// maxCachedBlobs bounds the catalog blobs the cache holds (about 100
+// bytes each); past it the cache starts afresh, which costs decoding
+// again and never a wrong answer.
+const maxCachedBlobs = 1 << 18
+
+type blobsByID struct {
+	mu sync.Mutex
+	m  map[string][]fbc.Blob
+	n  int
+	// misses counts the files decoded, for tests.
+	misses int
+}
+
+func (c *blobsByID) get(id string) ([]fbc.Blob, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[id]
+	if !ok {
+		c.misses++
+	}
+	return b, ok
+}
+
+func (c *blobsByID) put(id string, blobs []fbc.Blob) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; ok {
+		return
+	}
+	if c.n+len(blobs) > maxCachedBlobs {
+		c.m, c.n = map[string][]fbc.Blob{}, 0
+	}
+	c.m[id] = blobs
+	c.n += len(blobs)
+}
