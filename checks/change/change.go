@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
 )
@@ -97,7 +99,7 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 			from = mb[0]
 		}
 	}
-	files, err := diff(from, head)
+	files, err := diff(repo, from, head)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("diff %s..%s: %w", baseRev, headRev, err)
 	}
@@ -177,7 +179,122 @@ func commit(repo *git.Repository, rev string) (*object.Commit, error) {
 // diff lists the files that differ between two commits, with renames
 // detected as git does by default (50% similar is not enough: go-git's
 // recommended threshold of 60 is used).
-func diff(from, to *object.Commit) ([]File, error) {
+//
+// Trees whose ids are equal on both sides are not read: a change to one
+// package of a repository of tens of thousands of directories reads the
+// trees on the paths it changed (treeDiff), where go-git's DiffTree reads
+// every child tree of each directory it compares. Only a change that both
+// adds and removes files can hold a rename; go-git's diff, with its rename
+// detection, decides those.
+func diff(repo *git.Repository, from, to *object.Commit) ([]File, error) {
+	t := &treeFS{s: repo.Storer, objects: objectStore(repo)}
+	files, err := treeDiff(t, from.TreeHash, to.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	added := slices.ContainsFunc(files, func(f File) bool { return f.Status == Added })
+	removed := slices.ContainsFunc(files, func(f File) bool { return f.Status == Removed })
+	if added && removed {
+		return gitDiff(from, to)
+	}
+	SortFiles(files)
+	return files, nil
+}
+
+// treeDiff lists the files added, removed and modified between the trees a
+// and b, reading only the trees that differ. A path that is a file on one
+// side and a directory on the other is the file removed (or added) and the
+// directory's files added (or removed), as go-git's diff has it; a mode
+// change is a modification.
+func treeDiff(t *treeFS, a, b plumbing.Hash) ([]File, error) {
+	var out []File
+	var walk func(dir string, a, b plumbing.Hash) error
+	// all lists every file under the tree h as status.
+	var all func(dir string, h plumbing.Hash, status string) error
+	all = func(dir string, h plumbing.Hash, status string) error {
+		entries, err := t.treeEntries(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := path.Join(dir, e.Name)
+			if e.Mode == filemode.Dir {
+				if err := all(p, e.Hash, status); err != nil {
+					return err
+				}
+				continue
+			}
+			out = append(out, File{Path: p, Status: status})
+		}
+		return nil
+	}
+	walk = func(dir string, a, b plumbing.Hash) error {
+		if a == b {
+			return nil
+		}
+		ea, err := t.treeEntries(a)
+		if err != nil {
+			return err
+		}
+		eb, err := t.treeEntries(b)
+		if err != nil {
+			return err
+		}
+		byName := make(map[string]object.TreeEntry, len(ea))
+		for _, e := range ea {
+			byName[e.Name] = e
+		}
+		for _, nb := range eb {
+			p := path.Join(dir, nb.Name)
+			na, ok := byName[nb.Name]
+			delete(byName, nb.Name)
+			switch {
+			case !ok:
+				if nb.Mode == filemode.Dir {
+					err = all(p, nb.Hash, Added)
+				} else {
+					out = append(out, File{Path: p, Status: Added})
+				}
+			case na.Hash == nb.Hash && na.Mode == nb.Mode:
+			case na.Mode == filemode.Dir && nb.Mode == filemode.Dir:
+				err = walk(p, na.Hash, nb.Hash)
+			case na.Mode == filemode.Dir:
+				if err = all(p, na.Hash, Removed); err == nil {
+					out = append(out, File{Path: p, Status: Added})
+				}
+			case nb.Mode == filemode.Dir:
+				out = append(out, File{Path: p, Status: Removed})
+				err = all(p, nb.Hash, Added)
+			default:
+				out = append(out, File{Path: p, Status: Modified})
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for _, na := range ea {
+			if _, gone := byName[na.Name]; !gone {
+				continue
+			}
+			p := path.Join(dir, na.Name)
+			if na.Mode == filemode.Dir {
+				if err := all(p, na.Hash, Removed); err != nil {
+					return err
+				}
+				continue
+			}
+			out = append(out, File{Path: p, Status: Removed})
+		}
+		return nil
+	}
+	if err := walk("", a, b); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// gitDiff is go-git's diff of the commits' trees, renames detected.
+func gitDiff(from, to *object.Commit) ([]File, error) {
 	a, err := from.Tree()
 	if err != nil {
 		return nil, err

@@ -202,8 +202,9 @@ func withPolicy(b *testing.B, repo, commit, policyID, parent string) string {
 	b.Helper()
 	var tree bytes.Buffer
 	for line := range strings.Lines(benchGit(b, repo, nil, "ls-tree", commit)) {
-		if !strings.HasSuffix(strings.TrimRight(line, "\n"), "\t.catalogbot.yaml") {
-			tree.WriteString(line)
+		// benchGit trims the output, so the last line has no newline.
+		if line = strings.TrimRight(line, "\n"); !strings.HasSuffix(line, "\t.catalogbot.yaml") {
+			tree.WriteString(line + "\n")
 		}
 	}
 	fmt.Fprintf(&tree, "100644 blob %s\t.catalogbot.yaml\n", policyID)
