@@ -153,6 +153,8 @@ func FuzzFastPath(f *testing.F) {
 		"schema: olm.package\nname: foo\ndescription: |2\n\n    leading blank line\n  second\nicon: {}\n",
 		"schema: olm.package\nname: foo\ndescription: |-2\n   a\n  b\n",
 		"schema: olm.package\nname: \"esc\\x41\\u00e9\\\n  joined\"\n",
+		// "---#" is a scalar to YAML, not a document start marker.
+		"---#\nschema: olm.package\nname: foo\n",
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -101,7 +101,12 @@ func parseFastYAML(doc []byte) (*ynode, bool) {
 		text := line[ind:]
 		if isFirst && bytes.HasPrefix(line, []byte("---")) {
 			// The document start marker opm's reader keeps in front of the
-			// first document; it may only carry a comment.
+			// first document; it may only carry a comment. "---#" is no
+			// marker to YAML but a scalar, which the exact decoder refuses
+			// in front of a mapping.
+			if rest := line[3:]; len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
+				return nil, false
+			}
 			continue
 		}
 		if ind == 0 && (bytes.HasPrefix(line, []byte("%")) || bytes.HasPrefix(line, []byte("..."))) {
