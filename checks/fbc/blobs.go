@@ -40,83 +40,122 @@ func Blobs(data []byte) []Blob {
 				return out
 			}
 		}
+		return exactBlobs(data)
 	}
-	return exactBlobs(data)
+	// A YAML document the fast parser reads is hashed from its tree; any
+	// other goes the exact way, one document at a time, as the loader
+	// does.
+	var out []Blob
+	decodeStream(data, func(raw []byte, d *document) bool {
+		root, ok := parseFastYAML(raw)
+		if !ok {
+			return false
+		}
+		b, ok := blobOf(root, d.line)
+		if ok {
+			out = append(out, b)
+		}
+		return ok
+	}, func(d *document) bool {
+		if b, ok := exactBlob(d); ok {
+			out = append(out, b)
+		}
+		return true
+	})
+	return out
 }
 
 // exactBlobs is Blobs by way of the loader's own decoding.
 func exactBlobs(data []byte) []Blob {
 	var out []Blob
 	decodeStream(data, nil, func(d *document) bool {
-		if d.err != nil {
-			return true
+		if b, ok := exactBlob(d); ok {
+			out = append(out, b)
 		}
-		b := Blob{Schema: d.meta.Schema, Package: d.meta.Package, Line: d.line, Sum: sha256.Sum256(d.meta.Blob)}
-		if d.meta.Schema == declcfg.SchemaPackage {
-			b.Package = d.meta.Name
-		}
-		out = append(out, b)
 		return true
 	})
 	return out
 }
 
+// exactBlob is the blob of a document the exact decoder read, false for
+// one it could not.
+func exactBlob(d *document) (Blob, bool) {
+	if d.err != nil {
+		return Blob{}, false
+	}
+	b := Blob{Schema: d.meta.Schema, Package: d.meta.Package, Line: d.line, Sum: sha256.Sum256(d.meta.Blob)}
+	if d.meta.Schema == declcfg.SchemaPackage {
+		b.Package = d.meta.Name
+	}
+	return b, true
+}
+
 // fastBlobs is Blobs for a stream of objects the fast JSON parser read. It
 // reports false for anything whose meta the exact decoder would read
-// differently (keys that fold to schema, package or name, or that fold
-// alike, and non-string values of those keys), which then goes the exact
-// way. Sums are identical to the exact path's: the sha256 of the blob as
-// encoding/json writes it, map keys sorted, HTML left unescaped, newline
-// ended.
+// differently, which then goes the exact way (see blobOf).
 func fastBlobs(data []byte, roots []*ynode, spans [][2]int) ([]Blob, bool) {
 	lines := lineIndex{data: data}
 	out := make([]Blob, 0, len(roots))
 	for i, root := range roots {
-		if root.kind != 'm' {
+		b, ok := blobOf(root, lines.lineOf(spans[i][0]))
+		if !ok {
 			return nil, false
-		}
-		folds := make(map[string]bool, len(root.keys))
-		for _, k := range root.keys {
-			// ASCII keys fold as they lower-case; any other key goes the
-			// exact way, whose Unicode folding this need not repeat.
-			if !isASCII(k) {
-				return nil, false
-			}
-			f := strings.ToLower(k)
-			if folds[f] {
-				return nil, false
-			}
-			folds[f] = true
-			if (f == "schema" || f == "package" || f == "name") && k != f {
-				return nil, false
-			}
-		}
-		field := func(key string) (string, bool) {
-			n := root.get(key)
-			if n == nil {
-				return "", true
-			}
-			return string(n.str), n.kind == 's'
-		}
-		schema, ok1 := field("schema")
-		pkg, ok2 := field("package")
-		name, ok3 := field("name")
-		if !ok1 || !ok2 || !ok3 {
-			return nil, false
-		}
-		h := sha256.New()
-		w := bufio.NewWriterSize(h, 64<<10)
-		writeCanonical(w, root)
-		w.WriteByte('\n')
-		w.Flush()
-		b := Blob{Schema: schema, Package: pkg, Line: lines.lineOf(spans[i][0])}
-		h.Sum(b.Sum[:0])
-		if schema == declcfg.SchemaPackage {
-			b.Package = name
 		}
 		out = append(out, b)
 	}
 	return out, true
+}
+
+// blobOf is the blob of one object a fast parser read, at line. It reports
+// false for anything whose meta the exact decoder would read differently
+// (keys that fold to schema, package or name, or that fold alike, and
+// non-string values of those keys). Sums are identical to the exact path's:
+// the sha256 of the blob as encoding/json writes it, map keys sorted, HTML
+// left unescaped, newline ended.
+func blobOf(root *ynode, line int) (Blob, bool) {
+	if root.kind != 'm' {
+		return Blob{}, false
+	}
+	folds := make(map[string]bool, len(root.keys))
+	for _, k := range root.keys {
+		// ASCII keys fold as they lower-case; any other key goes the
+		// exact way, whose Unicode folding this need not repeat.
+		if !isASCII(k) {
+			return Blob{}, false
+		}
+		f := strings.ToLower(k)
+		if folds[f] {
+			return Blob{}, false
+		}
+		folds[f] = true
+		if (f == "schema" || f == "package" || f == "name") && k != f {
+			return Blob{}, false
+		}
+	}
+	field := func(key string) (string, bool) {
+		n := root.get(key)
+		if n == nil {
+			return "", true
+		}
+		return string(n.str), n.kind == 's'
+	}
+	schema, ok1 := field("schema")
+	pkg, ok2 := field("package")
+	name, ok3 := field("name")
+	if !ok1 || !ok2 || !ok3 {
+		return Blob{}, false
+	}
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 64<<10)
+	writeCanonical(w, root)
+	w.WriteByte('\n')
+	w.Flush()
+	b := Blob{Schema: schema, Package: pkg, Line: line}
+	h.Sum(b.Sum[:0])
+	if schema == declcfg.SchemaPackage {
+		b.Package = name
+	}
+	return b, true
 }
 
 // writeCanonical writes n as encoding/json encodes the value the exact
