@@ -69,6 +69,9 @@ type Input struct {
 	// touched are the touched packages as loaded once for the release
 	// guard and the graphs.
 	touched touchedCatalogs
+	// listOnce is the reference list rendered whole, once, for the
+	// owners, references and release checks (see list).
+	listOnce renderedList
 }
 
 // Checks returns the checks in goes through. The images check runs only
