@@ -165,12 +165,17 @@ func TestReferenceEntriesRelease(t *testing.T) {
 	tests := []struct {
 		name     string
 		head     string
+		approver string
 		want     checks.Conclusion
 		wantRule string
+		wantSev  checks.Severity
 	}{
-		{"a new release", refList("foo", fooV2, "bar", barV1), checks.Success, ""},
-		{"a released bundle dropped", refList("foo", dropped, "bar", barV1), checks.Failure, release.RuleBundleRemoved},
-		{"the entry renamed, same image", refList("foo2", fooV1, "bar", barV1), checks.Success, ""},
+		{name: "a new release", head: refList("foo", fooV2, "bar", barV1), want: checks.Success},
+		{name: "a released bundle dropped", head: refList("foo", dropped, "bar", barV1), want: checks.Failure,
+			wantRule: release.RuleBundleRemoved, wantSev: checks.SeverityError},
+		{name: "a root approver allows it", head: refList("foo", dropped, "bar", barV1), approver: "root-admin", want: checks.Success,
+			wantRule: release.RuleBundleRemoved, wantSev: checks.SeverityWarning},
+		{name: "the entry renamed, same image", head: refList("foo2", fooV1, "bar", barV1), want: checks.Success},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,6 +183,9 @@ func TestReferenceEntriesRelease(t *testing.T) {
 			c := diff(b, h, nil)
 			c.Author = "alice"
 			in := &Input{Change: c, Base: tree(b), Head: tree(h), Policy: policy.Default(), Renderer: renderer}
+			if tt.approver != "" {
+				in.Approvals = []owners.Approval{{User: tt.approver, SHA: "h"}}
+			}
 			res := Release{}.Run(context.Background(), in)
 			if res.Conclusion != tt.want {
 				t.Fatalf("release = %s, want %s\n%s\n%+v", res.Conclusion, tt.want, res.Summary, res.Findings)
@@ -186,10 +194,66 @@ func TestReferenceEntriesRelease(t *testing.T) {
 				return
 			}
 			if !slices.ContainsFunc(res.Findings, func(f checks.Finding) bool {
-				return f.Rule == tt.wantRule && f.File == "catalog.yaml" && f.Line == 6 && f.Bundle == "foo.v1.0.0" &&
+				return f.Rule == tt.wantRule && f.Severity == tt.wantSev && f.File == "catalog.yaml" && f.Line == 6 && f.Bundle == "foo.v1.0.0" &&
 					strings.Contains(f.Message, `reference "foo"`)
 			}) {
 				t.Errorf("findings = %+v, want %s on catalog.yaml:6 about foo.v1.0.0", res.Findings, tt.wantRule)
+			}
+		})
+	}
+}
+
+// TestReferenceEntriesAssembled: the assembled catalog's problems that the
+// base has already, on entries the change leaves as they are, are not the
+// change's; an unchanged entry that no longer renders is a warning and is
+// left out, and the rest is still validated.
+func TestReferenceEntriesAssembled(t *testing.T) {
+	host := registrytest.New(t).Host
+	fooV1 := pushCatalog(t, host+"/foo-index:v1", map[string]string{"foo": pkgCatalog("foo", "1.0.0")})
+	fooV2 := pushCatalog(t, host+"/foo-index:v2", map[string]string{"foo": pkgCatalog("foo", "1.0.0", "1.1.0")})
+	fooBroken := pushCatalog(t, host+"/foo-index:broken", map[string]string{"foo": badDefault(pkgCatalog("foo", "1.0.0"))})
+	barV1 := pushCatalog(t, host+"/bar-index:v1", map[string]string{"bar": pkgCatalog("bar", "1.0.0")})
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := host + "/gone-index:v1"
+	tests := []struct {
+		name       string
+		base, head string
+		want       checks.Conclusion
+		// wantRules are the rules of the findings, in order, and their
+		// severity.
+		wantRules []string
+		wantSev   checks.Severity
+	}{
+		{name: "a duplicate the base has already", base: refList("foo", fooV1, "bar", barV1, "bar2", barV1),
+			head: refList("foo", fooV2, "bar", barV1, "bar2", barV1), want: checks.Success},
+		{name: "an unchanged entry that no longer renders", base: refList("foo", fooV1, "gone", gone),
+			head: refList("foo", fooV2, "gone", gone), want: checks.Success, wantRules: []string{"RF1"}, wantSev: checks.SeverityWarning},
+		{name: "a changed entry invalid, next to one that no longer renders", base: refList("foo", fooV1, "gone", gone),
+			head: refList("foo", fooBroken, "gone", gone), want: checks.Failure, wantRules: []string{"RF1", "M5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, h := listRepo(tt.base), listRepo(tt.head)
+			in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: policy.Default(), Renderer: renderer}
+			res := References{}.Run(context.Background(), in)
+			if res.Conclusion != tt.want {
+				t.Errorf("references = %s, want %s\n%s", res.Conclusion, tt.want, res.Summary)
+			}
+			var rules []string
+			for _, f := range res.Findings {
+				rules = append(rules, f.Rule)
+				if tt.wantSev != "" && f.Severity != tt.wantSev {
+					t.Errorf("finding %+v, want severity %s", f, tt.wantSev)
+				}
+			}
+			if !slices.Equal(rules, tt.wantRules) {
+				t.Errorf("findings = %+v, want rules %v", res.Findings, tt.wantRules)
+			}
+			if !strings.Contains(res.Summary, "The catalog the list assembles was validated whole") {
+				t.Errorf("summary does not say the list was validated whole:\n%s", res.Summary)
 			}
 		})
 	}
