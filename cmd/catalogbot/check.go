@@ -28,7 +28,7 @@ type checkFlags struct {
 	// images turns the images check on; allImages checks every reference
 	// rather than those the change adds or changes.
 	images, allImages bool
-	// render renders the reference list entries the change adds or changes.
+	// render renders the reference list when the change touches it.
 	render   bool
 	insecure []string
 	// allowPrivate lists the registry hosts the egress rule lets the

@@ -22,10 +22,12 @@ import (
 )
 
 // References checks the repository's catalog.yaml reference list: the head
-// version parses, and each entry the change adds or changes renders (as
-// `opm render` would) to a catalog that validates. Who may change each
-// entry is the owners check's business, entry by entry; the summary lists
-// the entries and the paths they are owned as.
+// version parses, each entry the change adds or changes renders (as `opm
+// render` would), and the catalog the whole list assembles validates, so
+// that a package two entries hold is an error on the change that makes it
+// (see Input.list). Who may change each entry, and bring the packages its
+// image holds, is the owners check's business; the summary lists the
+// entries and the paths they are owned as.
 type References struct{}
 
 // ReferencesName is the name of the reference list check.
