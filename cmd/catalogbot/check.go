@@ -28,7 +28,7 @@ type checkFlags struct {
 	// images turns the images check on; allImages checks every reference
 	// rather than those the change adds or changes.
 	images, allImages bool
-	// render renders the reference list entries the change adds or changes.
+	// render renders the reference list when the change touches it.
 	render   bool
 	insecure []string
 	// allowPrivate lists the registry hosts the egress rule lets the
@@ -58,8 +58,10 @@ the git repository --repo, and say whether it could merge. The policy
 Checks: owners (every changed path approved by its owners: --author, and
 each --approve LOGIN[@REV], default REV --head); fbc (the catalog is valid
 where the change can affect it; errors already on --base are warnings);
-references (the catalog.yaml entries the change adds or changes render to
-a valid catalog, from registries only; --render=false skips); images (the
+references (the catalog.yaml entries the change adds or changes render,
+from registries only, and the catalog the whole list assembles is valid;
+an entry's owners approve only the packages it held or that are its own;
+--render=false skips); images (the
 images the change adds or changes exist and meet the policy; --all-images
 checks every one, --images=false none; registries are asked anonymously
 unless --registry-credentials).
@@ -135,7 +137,7 @@ each bound to the head it was given on.
 	fl.StringArrayVar(&f.approve, "approve", nil, "an approval, LOGIN or LOGIN@REV (repeatable)")
 	fl.BoolVar(&f.images, "images", f.images, "verify the image references the change adds or changes against their registries")
 	fl.BoolVar(&f.allImages, "all-images", false, "verify every image reference of the catalog, not only the changed ones")
-	fl.BoolVar(&f.render, "render", f.render, "render the reference list entries the change adds or changes")
+	fl.BoolVar(&f.render, "render", f.render, "render the reference list (its entries' packages, the catalog it assembles)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")

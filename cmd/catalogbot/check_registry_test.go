@@ -83,10 +83,15 @@ func TestCheckReferenceList(t *testing.T) {
 		registrytest.Push(t, host+"/example/foo-index:"+tag, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
 			rendertest.Layer(t, rendertest.Entry{Name: "configs/foo/catalog.yaml", Body: checkCatalog})))
 	}
+	// The unchanged entry is rendered too: the list is checked as it
+	// assembles.
+	bar := host + "/example/bar-index:v1"
+	registrytest.Push(t, bar, rendertest.Image(t, map[string]string{render.ConfigsLabel: "/configs"},
+		rendertest.Layer(t, rendertest.Entry{Name: "configs/bar/catalog.yaml", Body: strings.ReplaceAll(checkCatalog, "foo", "bar")})))
 	list := func(tag string) string {
 		return "name: cool-catalog\nrepo: quay.io/example/cool-catalog\ntag: latest\nreferences:\n" +
 			"  - name: foo\n    image: " + host + "/example/foo-index:" + tag + "\n" +
-			"  - name: bar\n    image: quay.io/example/bar-index:v1\n"
+			"  - name: bar\n    image: " + bar + "\n"
 	}
 	r := changetest.NewRepo(t)
 	base := r.Commit("base", map[string]string{

@@ -160,7 +160,7 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		Renderer:     pr.Renderer,
 	}
 	// The owners check and everything after it share one evaluation.
-	if st, err := pipeline.EvaluateOwners(in); err == nil {
+	if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
 		o.Owners, in.Owners = st, st
 	}
 	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)

@@ -38,10 +38,9 @@ type AppOptions struct {
 	// used while checking a pull request. It must carry an egress rule
 	// (and no Transport of its own). Nil leaves the image checks out.
 	Images *images.Options
-	// Renderer, when set, renders the reference list entries a pull
-	// request adds or changes (pipeline.Input.Renderer); it must be made
-	// registry-only with an egress rule, since those entries are the pull
-	// request's data.
+	// Renderer, when set, renders the reference list a pull request
+	// changes (pipeline.Input.Renderer); it must be made registry-only
+	// with an egress rule, since its entries are the pull request's data.
 	Renderer *render.Renderer
 	// UserAgent is sent with the registry requests of publishing; ""
 	// leaves go-containerregistry's own.

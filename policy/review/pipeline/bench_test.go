@@ -212,7 +212,7 @@ func BenchmarkCheckOnePackageRelease(b *testing.B) {
 	run := func() {
 		// As the review core does: the owners state once, for every check.
 		in := benchInput(b, benchRepo.pruned)
-		st, err := EvaluateOwners(in)
+		st, err := EvaluateOwners(context.Background(), in)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func releaseOnePackage(b *testing.B) {
 	// once; that is the owners check's time, not the guard's.
 	b.StopTimer()
 	in := benchInput(b, benchRepo.pruned)
-	st, err := EvaluateOwners(in)
+	st, err := EvaluateOwners(context.Background(), in)
 	if err != nil {
 		b.Fatal(err)
 	}

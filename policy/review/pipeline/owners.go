@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -20,11 +22,11 @@ const OwnersName = "owners"
 
 func (Owners) Name() string { return OwnersName }
 
-func (Owners) Run(_ context.Context, in *Input) checks.Result {
+func (Owners) Run(ctx context.Context, in *Input) checks.Result {
 	st := in.Owners
 	if st == nil {
 		var err error
-		if st, err = EvaluateOwners(in); err != nil {
+		if st, err = EvaluateOwners(ctx, in); err != nil {
 			// The OWNERS files, or the changed files whose blobs say
 			// which packages' owners must approve (one over a limit,
 			// say), could not be read: no approval can be judged.
@@ -48,8 +50,11 @@ func (Owners) Run(_ context.Context, in *Input) checks.Result {
 
 // EvaluateOwners reads the OWNERS files of the base tree, and the packages'
 // ci.yaml files when the policy's owners.sources names them, and evaluates
-// the change's approvals against them.
-func EvaluateOwners(in *Input) (*owners.State, error) {
+// the change's approvals against them. The packages the change touches
+// are those of the blobs it changes and, with a renderer, those the
+// reference list entries it adds or changes render to (see
+// listRenders.packageTouches), which ctx bounds the rendering of.
+func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 	in.bind()
 	repo, err := owners.Load(in.Base, owners.LoadOptions{
 		Sources:      in.Policy.Owners.Sources,
@@ -62,6 +67,10 @@ func EvaluateOwners(in *Input) (*owners.State, error) {
 	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
+	}
+	if listed := in.list(ctx).packageTouches(); len(listed) > 0 {
+		pkgs = append(pkgs, listed...)
+		slices.SortStableFunc(pkgs, func(a, b owners.PackageTouch) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	pol := in.Policy.Owners
 	pol.ReferenceLists = in.Policy.Catalog.ReferenceListsIn(in.Base, in.Head)

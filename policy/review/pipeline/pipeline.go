@@ -48,10 +48,12 @@ type Input struct {
 	// AllImages verifies every image reference of the catalog rather than
 	// only those the change adds or changes.
 	AllImages bool
-	// Renderer renders the reference list entries the change adds or
-	// changes, and the bundle images of the catalog templates it touches.
-	// It must be made with RegistryOnly, since the entries are the
-	// change's data. Nil leaves them unrendered (neutral).
+	// Renderer renders the reference list when the change touches it
+	// (every entry of the head, and the base's side of the entries it
+	// changes or removes), and the bundle images of the catalog
+	// templates it touches. It must be made with RegistryOnly, since the
+	// entries are the change's data. Nil leaves them unrendered
+	// (neutral), and entries owned by their names alone.
 	Renderer *render.Renderer
 	// Breaker holds the registries that ran out of time in this pass, so
 	// that the images and references checks wait on a registry once
@@ -69,6 +71,9 @@ type Input struct {
 	// touched are the touched packages as loaded once for the release
 	// guard and the graphs.
 	touched touchedCatalogs
+	// listOnce is the reference list rendered whole, once, for the
+	// owners, references and release checks (see list).
+	listOnce renderedList
 }
 
 // Checks returns the checks in goes through. The images check runs only

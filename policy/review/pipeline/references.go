@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"sync"
-	"testing/fstest"
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
@@ -21,10 +22,12 @@ import (
 )
 
 // References checks the repository's catalog.yaml reference list: the head
-// version parses, and each entry the change adds or changes renders (as
-// `opm render` would) to a catalog that validates. Who may change each
-// entry is the owners check's business, entry by entry; the summary lists
-// the entries and the paths they are owned as.
+// version parses, each entry the change adds or changes renders (as `opm
+// render` would), and the catalog the whole list assembles validates, so
+// that a package two entries hold is an error on the change that makes it
+// (see Input.list). Who may change each entry, and bring the packages its
+// image holds, is the owners check's business; the summary lists the
+// entries and the paths they are owned as.
 type References struct{}
 
 // ReferencesName is the name of the reference list check.
@@ -118,15 +121,8 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		res.Conclusion = checks.Neutral
 		fmt.Fprintf(&b, "\nRendering is off: the %d added or changed reference(s) were not rendered.\n", len(toRender))
 	default:
-		outcomes := renderAndValidate(ctx, in.Renderer, in.Policy.Images, file, toRender, in.Policy.Limits.ReferenceTimeout, in.Breaker, in.imageBudget(), in.Policy.Limits.Images)
-		var waits []checks.Wait
-		for _, o := range outcomes {
-			res.Findings = append(res.Findings, o.findings...)
-			if o.wait != nil {
-				waits = checks.AddWait(waits, *o.wait)
-			}
-		}
-		writeRenderSummary(&b, toRender, outcomes, waits)
+		found, waits := assembledFindings(ctx, in, &b, toRender)
+		res.Findings = append(res.Findings, found...)
 		if len(waits) > 0 {
 			// A registry that could not be asked has not cleared the
 			// entry: the check waits for it rather than passing it.
@@ -171,6 +167,7 @@ const (
 	renderUnreachable                   // its registry could not be asked
 	renderFailed                        // the registry answered, and it does not render
 	renderOverLimit                     // left out: the pass reached limits.images
+	renderUnjudged                      // rendered; the assembled catalog waits for other entries
 )
 
 // renderWords say each outcome in the summary, in the order the tally
@@ -182,6 +179,7 @@ var renderWords = []string{
 	renderUnreachable: "could not be rendered yet",
 	renderFailed:      "failed to render",
 	renderOverLimit:   "not rendered, past limits.images",
+	renderUnjudged:    "rendered, not validated yet",
 }
 
 type renderOutcome struct {
@@ -213,37 +211,54 @@ func writeRenderSummary(b *strings.Builder, refs []catalogyaml.Reference, outcom
 	}
 }
 
-// renderAndValidate renders each reference the image policy admits and
-// validates what it renders to. Findings are placed on the entry's image
-// line in the list: the rendered catalog exists nowhere in the repository.
-// A reference whose registry could not be asked is no finding but a wait.
-// Each render has the deadline d (0: none); a registry that runs out of it
-// is not asked again for the other entries, nor by the other checks
-// sharing breaker (nil: a breaker of its own). Each entry the policy lets
-// be pulled is charged to budget, in the list's order before any render
-// starts, so that the first entry past limits.images (max) is the same
-// whichever render finishes first.
-func renderAndValidate(ctx context.Context, r *render.Renderer, pol images.Policy, file string, refs []catalogyaml.Reference, d time.Duration, breaker *registry.Breaker, budget *imageCap, max int) []renderOutcome {
+// renderJob is one image of the list to render; charged says it counts
+// against limits.images, as the images the change adds do.
+type renderJob struct {
+	ref     catalogyaml.Reference
+	charged bool
+}
+
+// renderResult is a job's rendering, nil when it did not render, and
+// what happened.
+type renderResult struct {
+	cfg *declcfg.DeclarativeConfig
+	out renderOutcome
+}
+
+// renderAll renders each job's image the image policy admits. Findings
+// are placed on the entry's image line in the list: the rendered catalog
+// exists nowhere in the repository. A reference whose registry could not
+// be asked is no finding but a wait. Each render has the policy's
+// limits.referenceTimeout; a registry that runs out of it is not asked
+// again for the other entries, nor by the other checks sharing the
+// pass's breaker. Each charged job the policy lets be pulled is charged
+// to the pass's image budget, in order before any render starts, so that
+// the first entry past limits.images is the same whichever render
+// finishes first.
+func renderAll(ctx context.Context, in *Input, file string, jobs []renderJob) []renderResult {
+	breaker := in.Breaker
 	if breaker == nil {
 		breaker = &registry.Breaker{}
 	}
-	out := make([]renderOutcome, len(refs))
+	pol, budget, max := in.Policy.Images, in.imageBudget(), in.Policy.Limits.Images
+	out := make([]renderResult, len(jobs))
 	sem := make(chan struct{}, maxRenders)
 	var wg sync.WaitGroup
-	for i, ref := range refs {
-		if contacts(pol, ref) && budget.take([]string{ref.Image}, true) == 0 {
+	for i, job := range jobs {
+		ref := job.ref
+		if job.charged && contacts(pol, ref) && budget.take([]string{ref.Image}, true) == 0 {
 			line := ref.ImageLine
 			if line == 0 {
 				line = ref.Line
 			}
-			out[i] = renderOutcome{what: renderOverLimit, findings: []checks.Finding{{Rule: RuleLimitImages, Severity: checks.SeverityError,
+			out[i].out = renderOutcome{what: renderOverLimit, findings: []checks.Finding{{Rule: RuleLimitImages, Severity: checks.SeverityError,
 				File: file, Line: line, Message: fmt.Sprintf("reference %q (%s): %s", ref.Name, ref.Image, imagesLimitError(max).Error())}}}
 			continue
 		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = renderOne(ctx, r, pol, file, ref, d, breaker)
+			out[i].cfg, out[i].out = renderOne(ctx, in.Renderer, pol, file, ref, in.Policy.Limits.ReferenceTimeout, breaker)
 		})
 	}
 	wg.Wait()
@@ -260,7 +275,9 @@ func contacts(pol images.Policy, ref catalogyaml.Reference) bool {
 	return ok
 }
 
-func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) renderOutcome {
+// renderOne renders one entry's image, with the deadline d (0: none).
+// Whether what it renders validates is judged on the assembled catalog.
+func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file string, ref catalogyaml.Reference, d time.Duration, breaker *registry.Breaker) (*declcfg.DeclarativeConfig, renderOutcome) {
 	at := func(rule, msg string) checks.Finding {
 		line := ref.ImageLine
 		if line == 0 {
@@ -269,8 +286,8 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 		return checks.Finding{Rule: rule, Severity: checks.SeverityError, File: file, Line: line,
 			Message: fmt.Sprintf("reference %q (%s): %s", ref.Name, ref.Image, msg)}
 	}
-	one := func(what renderWhat, f checks.Finding) renderOutcome {
-		return renderOutcome{what: what, findings: []checks.Finding{f}}
+	one := func(what renderWhat, f checks.Finding) (*declcfg.DeclarativeConfig, renderOutcome) {
+		return nil, renderOutcome{what: what, findings: []checks.Finding{f}}
 	}
 	if ref.Ref == nil {
 		// An OCI layout or a path names something on the machine that
@@ -285,7 +302,7 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 	host := ref.Ref.Context().RegistryStr()
 	if err := breaker.Check(host); err != nil {
 		// It timed out earlier in this pass: wait on it at once.
-		return waiting(host, checks.WaitTransport)
+		return nil, waiting(host, checks.WaitTransport)
 	}
 	rctx := ctx
 	if d > 0 {
@@ -301,7 +318,7 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 		case c.wait != nil:
 			// One that ran out of time is not asked again in this pass.
 			breaker.Record(host, err)
-			return renderOutcome{what: renderUnreachable, wait: c.wait}
+			return nil, renderOutcome{what: renderUnreachable, wait: c.wait}
 		case c.answered:
 			// Worded for the pull request's reader: class, host and
 			// what to do, never the library's text, which may quote
@@ -315,25 +332,138 @@ func renderOne(ctx context.Context, r *render.Renderer, pol images.Policy, file 
 		}
 		return one(renderFailed, at(RuleReferenceRender, "does not render: "+err.Error()))
 	}
-	var buf bytes.Buffer
-	if err := render.WriteJSON(&buf, cfg); err != nil {
-		return one(renderFailed, at(RuleReferenceRender, "cannot be written out: "+err.Error()))
+	return cfg, renderOutcome{what: renderValid}
+}
+
+// assembledFindings judges the entries the change adds or changes (refs)
+// in the catalog the whole list assembles (see Input.list), and writes
+// what happened to each to b. The findings are each changed entry's
+// render failures, the unchanged entries' as warnings (the catalog is
+// validated without them), and what the assembled catalog's validation
+// finds that the base's does not, or that is about a changed entry: so a
+// package that two entries both hold is an error on the change that
+// makes it so. A registry that could not be asked, for any entry, leaves
+// the assembled catalog unjudged: the waits say for what.
+func assembledFindings(ctx context.Context, in *Input, b *strings.Builder, refs []catalogyaml.Reference) ([]checks.Finding, []checks.Wait) {
+	l := in.list(ctx)
+	if l == nil {
+		return nil, nil
 	}
-	rendered := fstest.MapFS{"catalog.json": &fstest.MapFile{Data: buf.Bytes()}}
-	res, err := fbc.Validate(ctx, rendered, fbc.Options{})
+	byName := map[string]*listEntry{}
+	for _, e := range l.entries {
+		byName[e.name] = e
+	}
+	var findings []checks.Finding
+	var waits []checks.Wait
+	outcomes := make([]renderOutcome, len(refs))
+	for i, r := range refs {
+		if e := byName[r.Name]; e != nil {
+			outcomes[i] = e.headOut
+		}
+		findings = append(findings, outcomes[i].findings...)
+		if outcomes[i].wait != nil {
+			waits = checks.AddWait(waits, *outcomes[i].wait)
+		}
+	}
+	unchanged, left := 0, 0
+	for _, e := range l.entries {
+		if e.head == nil || e.changed() {
+			continue
+		}
+		unchanged++
+		switch o := e.headOut; {
+		case o.wait != nil:
+			waits = checks.AddWait(waits, *o.wait)
+		case e.headCfg == nil:
+			// The base's own entry: the change did not break it, but
+			// the catalog cannot be judged with it.
+			left++
+			for _, f := range o.findings {
+				f.Severity = checks.SeverityWarning
+				f.Message += " (the change leaves this entry as it is; the assembled catalog was validated without it)"
+				findings = append(findings, f)
+			}
+		}
+	}
+	if len(waits) == 0 {
+		found, err := l.validate(ctx)
+		if err != nil {
+			findings = append(findings, checks.Finding{Rule: RuleReferenceRender, Severity: checks.SeverityError, File: l.file,
+				Message: "the assembled catalog could not be validated: " + err.Error()})
+		}
+		findings = append(findings, found...)
+		for i, r := range refs {
+			e := byName[r.Name]
+			if e == nil || outcomes[i].what != renderValid {
+				continue
+			}
+			for _, f := range found {
+				if f.Line == e.line() && f.Severity == checks.SeverityError && strings.HasPrefix(f.Message, fmt.Sprintf("reference %q ", r.Name)) {
+					outcomes[i].what = renderInvalid
+					break
+				}
+			}
+		}
+	}
+	if len(waits) > 0 {
+		// What rendered is not judged until the catalog it goes into
+		// is whole.
+		for i := range outcomes {
+			if outcomes[i].what == renderValid {
+				outcomes[i].what = renderUnjudged
+			}
+		}
+	}
+	writeRenderSummary(b, refs, outcomes, waits)
+	if len(waits) == 0 {
+		fmt.Fprintf(b, "The catalog the list assembles was validated whole: %s, %d of them unchanged and rendered at the image the base names",
+			checks.Count(unchanged+len(refs)-left, "entry", "entries"), unchanged-left)
+		if left > 0 {
+			fmt.Fprintf(b, " (%d unchanged left out: they did not render)", left)
+		}
+		b.WriteString(".\n")
+	}
+	return findings, waits
+}
+
+// validate validates the catalog the head's list assembles, and returns
+// the findings that are about an entry the change adds or changes, or
+// that the base's assembled catalog does not have: a problem of the base
+// that the change leaves as it is is not the change's.
+func (l *listRenders) validate(ctx context.Context) ([]checks.Finding, error) {
+	const prefix = "the assembled catalog does not validate: "
+	headFS, headDirs, err := l.assembled(true)
 	if err != nil {
-		return one(renderFailed, at(RuleReferenceRender, "validation stopped: "+err.Error()))
+		return nil, err
 	}
-	out := renderOutcome{what: renderValid}
+	res, err := fbc.Validate(ctx, headFS, fbc.Options{})
+	if err != nil {
+		return nil, err
+	}
+	baseFS, baseDirs, err := l.assembled(false)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]bool{}
+	if len(baseFS) > 0 {
+		bres, err := fbc.Validate(ctx, baseFS, fbc.Options{})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range bres.Findings {
+			g := l.onEntry(f, baseDirs, prefix)
+			old[g.Rule+"\x00"+g.Message] = true
+		}
+	}
+	var out []checks.Finding
 	for _, f := range res.Findings {
-		g := at(f.Rule, "renders to an invalid catalog: "+f.Message)
-		g.Package, g.Channel, g.Bundle = f.Package, f.Channel, f.Bundle
-		out.findings = append(out.findings, g)
+		g := l.onEntry(f, headDirs, prefix)
+		if e := headDirs[path.Dir(f.File)]; (e == nil || !e.changed()) && old[g.Rule+"\x00"+g.Message] {
+			continue
+		}
+		out = append(out, g)
 	}
-	if checks.ConclusionOf(out.findings) == checks.Failure {
-		out.what = renderInvalid
-	}
-	return out
+	return out, nil
 }
 
 // waiting is the outcome of an entry whose registry could not be asked.

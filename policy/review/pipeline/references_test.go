@@ -34,11 +34,12 @@ func TestReferences(t *testing.T) {
 	v1 := push("v1", fooCatalog)
 	v2 := push("v2", strings.Replace(fooCatalog, ":v1.0.0", ":v1.0.0-1", 1))
 	broken := push("broken", badDefault(fooCatalog))
+	bar := pushCatalog(t, host+"/bar-index:v1", map[string]string{"bar": pkgCatalog("bar", "1.0.0")})
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := refList("foo", v1, "bar", "quay.io/example/bar-index:v1")
+	base := refList("foo", v1, "bar", bar)
 
 	tests := []struct {
 		name     string
@@ -50,15 +51,15 @@ func TestReferences(t *testing.T) {
 		wantRule string
 		summary  string
 	}{
-		{name: "a changed reference that renders and validates", head: refList("foo", v2, "bar", "quay.io/example/bar-index:v1"),
+		{name: "a changed reference that renders and validates", head: refList("foo", v2, "bar", bar),
 			renderer: renderer, want: checks.Success, summary: "changed `foo`"},
-		{name: "a changed reference that renders to an invalid catalog", head: refList("foo", broken, "bar", "quay.io/example/bar-index:v1"),
+		{name: "a changed reference that renders to an invalid catalog", head: refList("foo", broken, "bar", bar),
 			renderer: renderer, want: checks.Failure, wantRule: "M5"},
-		{name: "a changed reference that does not exist", head: refList("foo", host+"/foo-index:v9", "bar", "quay.io/example/bar-index:v1"),
+		{name: "a changed reference that does not exist", head: refList("foo", host+"/foo-index:v9", "bar", bar),
 			renderer: renderer, want: checks.Failure, wantRule: RuleReferenceRender},
-		{name: "a local layout is never read", head: refList("foo", "oci:/etc", "bar", "quay.io/example/bar-index:v1"),
+		{name: "a local layout is never read", head: refList("foo", "oci:/etc", "bar", bar),
 			renderer: renderer, want: checks.Failure, wantRule: RuleReferenceNotImage},
-		{name: "rendering off", head: refList("foo", v2, "bar", "quay.io/example/bar-index:v1"),
+		{name: "rendering off", head: refList("foo", v2, "bar", bar),
 			want: checks.Neutral, summary: "Rendering is off"},
 		{name: "unchanged", head: base, renderer: renderer, want: checks.Success, summary: "leaves catalog.yaml as it is"},
 		{name: "a removed reference is not rendered", head: refList("foo", v1),
@@ -127,7 +128,8 @@ func TestReferencesPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := refList("foo", "quay.io/example/foo-index:v1")
+	// The base's side of the entry renders: only the new image waits.
+	base := refList("foo", pushCatalog(t, registrytest.New(t).Host+"/foo-index:v1", map[string]string{"foo": fooCatalog}))
 	tests := []struct {
 		name string
 		head string
@@ -169,8 +171,12 @@ func TestReferencesAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := refList("bar", "quay.io/example/bar-index:v1")
-	head := refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")
+	// The unchanged entry is on a registry that answers, which the
+	// allowlist names in both cases.
+	good := registrytest.New(t).Host
+	bar := pushCatalog(t, good+"/bar-index:v1", map[string]string{"bar": pkgCatalog("bar", "1.0.0")})
+	base := refList("bar", bar)
+	head := refList("foo", host+"/foo-index:v1", "bar", bar)
 	tests := []struct {
 		name      string
 		allow     []string
@@ -180,9 +186,9 @@ func TestReferencesAllowlist(t *testing.T) {
 		wantConns bool
 		summary   string
 	}{
-		{name: "outside the allowlist", allow: []string{"quay.io/example"}, want: checks.Failure,
+		{name: "outside the allowlist", allow: []string{good}, want: checks.Failure,
 			wantRule: "IM5", wantSev: checks.SeverityError, summary: "- `foo`: refused by policy, not contacted"},
-		{name: "on the allowlist, registry unreachable", allow: []string{"quay.io/example", host}, want: checks.Pending,
+		{name: "on the allowlist, registry unreachable", allow: []string{good, host}, want: checks.Pending,
 			wantConns: true, summary: "- `foo`: could not be rendered yet\n\n1 could not be rendered yet."},
 	}
 	for _, tt := range tests {
@@ -226,8 +232,9 @@ func TestCheckDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := map[string]string{"catalog.yaml": refList("bar", "quay.io/example/bar-index:v1")}
-	h := map[string]string{"catalog.yaml": refList("foo", host+"/foo-index:v1", "bar", "quay.io/example/bar-index:v1")}
+	bar := pushCatalog(t, registrytest.New(t).Host+"/bar-index:v1", map[string]string{"bar": pkgCatalog("bar", "1.0.0")})
+	b := map[string]string{"catalog.yaml": refList("bar", bar)}
+	h := map[string]string{"catalog.yaml": refList("foo", host+"/foo-index:v1", "bar", bar)}
 	pol := policy.Default()
 	pol.Limits.CheckTimeout = 200 * time.Millisecond
 	in := &Input{Change: diff(b, h, nil), Base: tree(b), Head: tree(h), Policy: pol, Renderer: renderer}

@@ -52,6 +52,15 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		found := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
 		guard = append(guard, prefixed(found, c.root)...)
 	}
+	// The reference list's entries are guarded as the catalog's
+	// directories are: each changed or removed entry's base rendering
+	// against the head's, in the catalogs the list assembles.
+	listed, n, err := in.list(ctx).release(ctx, in)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not compare the reference list's renderings: %v", err)}
+	}
+	guard = append(guard, listed...)
+	judged += n
 	stranded := continuity(in, cats)
 	findings := append(guard, stranded...)
 	var blocking []checks.Finding
@@ -74,7 +83,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		return checks.Result{Conclusion: checks.Success, Findings: findings, Summary: summary}
 	}
 	what := lossSummary(blocking)
-	by := rootApprovals(in, blocking)
+	by := rootApprovals(ctx, in, blocking)
 	if len(by) > 0 {
 		for i := range findings {
 			if findings[i].Severity != checks.SeverityError {
@@ -206,11 +215,11 @@ func continuity(in *Input, cats []touchedCatalog) []checks.Finding {
 // are root approvers of every file the findings name: only they may take
 // a release away. The approvals are the owners check's (approvals at the
 // head, bots and withdrawn ones left out); nil when there is none.
-func rootApprovals(in *Input, findings []checks.Finding) []string {
+func rootApprovals(ctx context.Context, in *Input, findings []checks.Finding) []string {
 	st := in.Owners
 	if st == nil {
 		var err error
-		if st, err = EvaluateOwners(in); err != nil {
+		if st, err = EvaluateOwners(ctx, in); err != nil {
 			return nil
 		}
 	}
