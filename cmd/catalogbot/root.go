@@ -62,6 +62,7 @@ independent problem at once, each with its file and line.`,
 	cmd.AddCommand(newValidateCmd(a))
 	cmd.AddCommand(newGraphCmd(a))
 	cmd.AddCommand(newCheckCmd(a))
+	cmd.AddCommand(newBacktestCmd(a))
 	cmd.AddCommand(newPolicyCmd(a))
 	cmd.AddCommand(newRebuildCmd(a))
 	cmd.AddCommand(newOwnersCmd(a))
