@@ -57,6 +57,7 @@ var (
 	_ fs.ReadDirFS  = view{}
 	_ fs.ReadFileFS = view{}
 	_ fs.StatFS     = view{}
+	_ fs.ReadLinkFS = view{}
 )
 
 func (v view) isPolicy(name string) bool { return v.policy != nil && name == policy.FileName }
@@ -69,7 +70,37 @@ func (v view) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, v.m.note(v.side, name, err)
 	}
+	if v.policy != nil && name == "." {
+		// The root lists the policy file under trial, as ReadDir does.
+		entries, err := v.ReadDir(".")
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &rootDir{File: f, entries: entries}, nil
+	}
 	return file{File: f, name: name, v: v}, nil
+}
+
+// rootDir is the root directory opened with a policy file under trial.
+type rootDir struct {
+	fs.File
+	entries []fs.DirEntry
+	off     int
+}
+
+func (d *rootDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.entries[d.off:]
+	if n <= 0 {
+		d.off = len(d.entries)
+		return slices.Clone(rest), nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	rest = rest[:min(n, len(rest))]
+	d.off += len(rest)
+	return slices.Clone(rest), nil
 }
 
 func (v view) ReadFile(name string) ([]byte, error) {
@@ -82,7 +113,7 @@ func (v view) ReadFile(name string) ([]byte, error) {
 
 func (v view) ReadDir(name string) ([]fs.DirEntry, error) {
 	entries, err := fs.ReadDir(v.fsys, name)
-	if err != nil && !(v.policy != nil && name == ".") {
+	if err != nil {
 		return nil, v.m.note(v.side, name, err)
 	}
 	if v.policy == nil || name != "." {
@@ -107,6 +138,24 @@ func (v view) Stat(name string) (fs.FileInfo, error) {
 		return policyInfo(len(v.policy)), nil
 	}
 	fi, err := fs.Stat(v.fsys, name)
+	return fi, v.m.note(v.side, name, err)
+}
+
+// ReadLink and Lstat keep the tree's symbolic links visible to the
+// review, as they are without the wrapper.
+func (v view) ReadLink(name string) (string, error) {
+	if v.isPolicy(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	target, err := fs.ReadLink(v.fsys, name)
+	return target, v.m.note(v.side, name, err)
+}
+
+func (v view) Lstat(name string) (fs.FileInfo, error) {
+	if v.isPolicy(name) {
+		return policyInfo(len(v.policy)), nil
+	}
+	fi, err := fs.Lstat(v.fsys, name)
 	return fi, v.m.note(v.side, name, err)
 }
 
