@@ -216,3 +216,26 @@ func TestInvalidTrialPolicy(t *testing.T) {
 		t.Errorf("error %q does not name the file and line", err)
 	}
 }
+
+// BenchmarkReplay replays the three catalog commits of the stored slice
+// under the community-operators-prod policy; the time per commit is the
+// figure to compare with docs/backtest.md's, taken on the whole history.
+func BenchmarkReplay(b *testing.B) {
+	dir, _ := replaytest.History(b, "testdata/history")
+	data, err := os.ReadFile("testdata/community-operators-prod.catalogbot.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := Options{Policies: []Policy{{Name: "policy", Data: data}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := Run(context.Background(), dir, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.ReadableCommits() != 3 {
+			b.Fatalf("%d commits reviewed, want 3", rep.ReadableCommits())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3/1e6, "ms/commit")
+}
