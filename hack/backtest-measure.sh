@@ -18,6 +18,8 @@
 #                    one under policy/review/replay/testdata)
 #   BACKTEST_OUT     where the JSON report and the timings are kept
 #                    (default: a temporary directory, printed at the end)
+#   BACKTEST_REUSE   when set, report on the run already in BACKTEST_OUT
+#                    rather than replaying again
 #
 # Needs go, git, jq and tar; GNU time (/usr/bin/time) for the peak memory,
 # else the peak is read from /proc while the command runs.
@@ -38,10 +40,18 @@ done
 (cd "$here/checks/fbc/conformance" && go build -o "$out/refvalidate" ./cmd/refvalidate)
 
 # Exit status 1 only says that some commit's content checks failed.
+if [ -n "${BACKTEST_REUSE:-}" ] && [ -s "$out/backtest.json" ]; then
+	reuse=1
+else
+	reuse=""
+fi
 run=("$out/catalogbot" backtest --repo "$repo" --last "$n" --policy "$policy" -o json)
 peak_kb=""
 start=$(date +%s.%N)
-if [ -x /usr/bin/time ]; then
+if [ -n "$reuse" ]; then
+	peak_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/time.txt" 2>/dev/null || echo 0)
+	start=$(date +%s.%N)
+elif [ -x /usr/bin/time ]; then
 	/usr/bin/time -v -o "$out/time.txt" "${run[@]}" >"$out/backtest.json" || [ $? -eq 1 ]
 	peak_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/time.txt")
 else
@@ -55,7 +65,11 @@ else
 	done
 	wait "$pid" || [ $? -eq 1 ]
 fi
-wall=$(echo "$(date +%s.%N) - $start" | bc)
+wall="$(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
+if [ -n "$reuse" ]; then
+	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2 " (m:ss)"}' "$out/time.txt" 2>/dev/null)
+	wall=${wall:-unknown}
+fi
 
 j="$out/backtest.json"
 echo "## catalogbot backtest of $repo"
@@ -74,15 +88,16 @@ echo
 jq -r '[.commits[] | select(.unreadable == null) | .millis] | sort |
 	if length == 0 then "no commit reviewed" else
 	"median \(.[(length/2|floor)]) ms, max \(.[-1]) ms, total \(add) ms over \(length) commits" end' "$j"
-echo "- wall time of the whole run: ${wall%.*} s; peak RSS: $((peak_kb / 1024)) MiB"
+echo "- wall time of the whole run: $wall; peak RSS: $((${peak_kb:-0} / 1024)) MiB"
 echo
 echo "### fbc failures, with opm's verdict on the same package directories"
 echo
-echo "| commit | subject | catalogbot errors | package directories | opm (refvalidate) |"
+echo "| commit | subject | catalogbot errors by rule | package directories | opm (refvalidate) |"
 echo "|---|---|---|---|---|"
 jq -r '.commits[] | select(.unreadable == null) |
 	. as $c | .reviews[0].checks[] | select(.name == "fbc" and .conclusion == "failure") |
-	[$c.sha, $c.subject, (.findings | map("\(.file):\(.line) \(.rule)") | join("; ")),
+	[$c.sha, $c.subject,
+	 (.findings | group_by(.rule) | map("\(.[0].rule) x\(length) (first \(.[0].file):\(.[0].line))") | join("; ")),
 	 ([.findings[].file | select(. != null) | split("/") | .[0:3] | join("/")] | unique | join(" "))] | @tsv' "$j" |
 while IFS=$'\t' read -r sha subject errors dirs; do
 	verdicts=()
