@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -688,5 +687,3 @@ func (r *Report) Failed() bool {
 	}
 	return false
 }
-
-var _ fs.FS = view{}
