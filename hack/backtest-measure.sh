@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hack/backtest-measure.sh REPO [N]: replays the last N (default 150)
 # first-parent commits of REPO that touched a catalog root through
-# `catalogbot backtest`, under the community-operators-prod policy (one
-# root per catalogs/vX.Y, ci.yaml reviewers), and prints a Markdown report:
+# `catalogbot backtest`, under the community-operators-prod policy (the one
+# line `conventions: operator-pipelines`: a catalog per catalogs/v*, ci.yaml
+# reviewers and config.yaml maintainers), and prints a Markdown report:
 # verdict counts, the fbc failures each cross-checked against opm's own
 # verdict (operator-registry v1.65.0 through checks/fbc/conformance's
 # cmd/refvalidate, run on the same package directories at the same
@@ -14,8 +15,8 @@
 # read. The machine's figures depend on its load: run it on a quiet one.
 #
 # Environment:
-#   BACKTEST_POLICY  the policy file (default: the community-operators-prod
-#                    one under policy/review/replay/testdata)
+#   BACKTEST_POLICY  the policy file (default:
+#                    cmd/catalogbot/testdata/community-operators-prod.catalogbot.yaml)
 #   BACKTEST_OUT     where the JSON report and the timings are kept
 #                    (default: a temporary directory, printed at the end)
 #   BACKTEST_REUSE   when set, report on the run already in BACKTEST_OUT
@@ -28,7 +29,7 @@ set -euo pipefail
 repo=${1:?usage: hack/backtest-measure.sh REPO [N]}
 n=${2:-150}
 here=$(cd "$(dirname "$0")/.." && pwd)
-policy=${BACKTEST_POLICY:-$here/policy/review/replay/testdata/community-operators-prod.catalogbot.yaml}
+policy=${BACKTEST_POLICY:-$here/cmd/catalogbot/testdata/community-operators-prod.catalogbot.yaml}
 out=${BACKTEST_OUT:-$(mktemp -d)}
 mkdir -p "$out"
 
@@ -37,7 +38,8 @@ for tool in go git jq tar; do
 done
 
 (cd "$here" && go build -o "$out/catalogbot" ./cmd/catalogbot)
-(cd "$here/checks/fbc/conformance" && go build -o "$out/refvalidate" ./cmd/refvalidate)
+# opm's own build tags, so that no gpgme is needed (see the Makefile).
+(cd "$here/checks/fbc/conformance" && CGO_ENABLED=0 go build -tags json1,containers_image_openpgp -o "$out/refvalidate" ./cmd/refvalidate)
 
 # Exit status 1 only says that some commit's content checks failed.
 if [ -n "${BACKTEST_REUSE:-}" ] && [ -s "$out/backtest.json" ]; then

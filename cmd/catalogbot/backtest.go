@@ -20,13 +20,13 @@ type backtestFlags struct {
 	repo, head, since string
 	last              int
 	policies          []string
-	format            string
+	format            checks.Format
 	// The registry flags are check's, with images and rendering off.
 	registry checkFlags
 }
 
 func newBacktestCmd(a *app) *cobra.Command {
-	f := backtestFlags{repo: ".", format: "text"}
+	f := backtestFlags{repo: ".", format: checks.FormatText}
 	cmd := &cobra.Command{
 		Use:   "backtest [--repo DIR] [--last N | --since REV] [--policy FILE]... [-o text|json]",
 		Short: "Replay a repository's history through the pull request checks",
@@ -68,7 +68,7 @@ did, 2 usage or I/O error.`,
 	fl.IntVar(&f.last, "last", 0, fmt.Sprintf("replay at most the last N commits that touched a catalog root (default %d without --since)", replay.DefaultLast))
 	fl.StringVar(&f.since, "since", "", "replay the commits after REV on the first-parent history")
 	fl.StringArrayVar(&f.policies, "policy", nil, "review under this policy file instead of each base commit's; twice to compare two")
-	fl.StringVarP(&f.format, "output", "o", f.format, "output format: text or json")
+	fl.VarP(ownersFormats.Value(&f.format), "output", "o", "output format: text or json")
 	fl.BoolVar(&f.registry.images, "images", false, "verify the image references each commit adds or changes against their registries")
 	fl.BoolVar(&f.registry.render, "render", false, "render the reference list entries each commit adds or changes")
 	fl.StringArrayVar(&f.registry.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
@@ -78,9 +78,6 @@ did, 2 usage or I/O error.`,
 }
 
 func (a *app) runBacktest(ctx context.Context, cmdPath string, f backtestFlags) error {
-	if f.format != "text" && f.format != "json" {
-		return usageErrorf(cmdPath, "unknown output format %q (want text, json)", f.format)
-	}
 	if f.last < 0 {
 		return usageErrorf(cmdPath, "--last must not be negative")
 	}
@@ -113,7 +110,7 @@ func (a *app) runBacktest(ctx context.Context, cmdPath string, f backtestFlags) 
 	if err != nil {
 		return err
 	}
-	if f.format == "json" {
+	if f.format == checks.FormatJSON {
 		err = checks.WriteJSON(a.stdout, rep)
 	} else {
 		err = rep.WriteText(a.stdout)

@@ -437,25 +437,40 @@ func touchedRoots(repo *git.Repository, c *object.Commit, parent plumbing.Hash, 
 	if err != nil {
 		return nil, err
 	}
-	var roots []string
-	if len(trials) == 0 {
-		base, err := change.TreeFS(repo, parent.String())
-		if err != nil {
-			return nil, err
-		}
-		pol, findings, err := policy.Load(base)
-		if err != nil {
-			return nil, err
-		}
+	// The roots are the policy's catalogs resolved against both trees,
+	// as the review resolves them: a catalogs list or a conventions line
+	// names its roots by pattern, and a catalog the commit adds counts.
+	base, err := change.TreeFS(repo, parent.String())
+	if err != nil {
+		return nil, err
+	}
+	head, err := change.TreeFS(repo, c.Hash.String())
+	if err != nil {
+		return nil, err
+	}
+	resolved := func(pol *policy.Policy, findings []checks.Finding) []string {
 		if len(findings) > 0 {
 			// The review will say the policy is invalid; which roots
 			// it meant is unknown, so the default's count.
 			pol = policy.Default()
 		}
-		roots = pol.Catalog.Roots
+		r, _, err := pol.Resolved(base, head)
+		if err != nil {
+			return policy.Default().Catalog.Roots
+		}
+		return r.Catalog.Roots
+	}
+	var roots []string
+	if len(trials) == 0 {
+		pol, findings, err := policy.Load(base)
+		if err != nil {
+			return nil, err
+		}
+		roots = resolved(pol, findings)
 	}
 	for _, t := range trials {
-		for _, r := range t.pol.Catalog.Roots {
+		pol, findings := policy.LoadWith(base, t.name, t.data)
+		for _, r := range resolved(pol, findings) {
 			if !slices.Contains(roots, r) {
 				roots = append(roots, r)
 			}
@@ -507,7 +522,7 @@ func entryID(t *object.Tree, p string) (plumbing.Hash, error) {
 // no approvals, no conversation.
 func reviewCommit(ctx context.Context, repoDir string, c *Commit, trials []trial, o Options) error {
 	ch, baseFS, headFS, err := change.FromGit(repoDir, c.Parent, c.SHA)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if unreadable(err) {
 		c.Unreadable = &Unreadable{Reason: err.Error()}
 		return nil
 	}
@@ -541,12 +556,24 @@ func reviewCommit(ctx context.Context, repoDir string, c *Commit, trials []trial
 			c.Unreadable, c.Reviews = &Unreadable{Path: p, Reason: merr.Error()}, nil
 			return nil
 		}
+		if unreadable(err) {
+			// An object missing, or one whose bytes are not the ones git
+			// named (change.Misread): no verdict, as the App gives none.
+			c.Unreadable, c.Reviews = &Unreadable{Reason: err.Error()}, nil
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("review %s: %w", change.ShortSHA(c.SHA), err)
 		}
 		c.Reviews = append(c.Reviews, reviewOf(name, out))
 	}
 	return nil
+}
+
+// unreadable says whether err is a read of the repository that gave no
+// bytes, or other bytes than the object's: a commit that cannot be judged.
+func unreadable(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, change.ErrCorruptObject)
 }
 
 func reviewOf(name string, out *review.Outcome) Review {
