@@ -294,3 +294,38 @@ func CertificateIssuer(cert *x509.Certificate) string {
 	}
 	return ""
 }
+
+// SignedBy says whether digest already carries a signature by s: one that
+// verifies with s's key, or for a keyless s, one whose certificate names
+// the same identity and issuer as s's (a new certificate every run, the
+// identity is what stays). It decides only whether to sign again; Verify
+// is what checks a signature.
+func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remote.Option) (bool, error) {
+	layers, err := readLayers(Tag(digest, SignatureSuffix), append(slices.Clone(ropts), remote.WithContext(ctx)))
+	if err != nil {
+		return false, err
+	}
+	o := VerifyOptions{Key: s.PublicKey()}
+	var ids []string
+	var issuer string
+	if s.Keyless() {
+		certs, err := cryptoutils.UnmarshalCertificatesFromPEM(s.cert)
+		if err != nil || len(certs) == 0 {
+			return false, errors.New("sign: the signer's certificate does not parse")
+		}
+		ids, issuer = CertificateIdentities(certs[0]), CertificateIssuer(certs[0])
+	}
+	for _, l := range layers {
+		if s.Keyless() {
+			certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(l.annotations[AnnCertificate]))
+			if err != nil || len(certs) != 1 || !slices.Equal(CertificateIdentities(certs[0]), ids) || CertificateIssuer(certs[0]) != issuer {
+				continue
+			}
+			o.Key = certs[0].PublicKey
+		}
+		if verifySignature(l, digest, o) == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
