@@ -1,10 +1,16 @@
 package policy
 
 import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 )
 
 // PublishInput translates the policy into what the publish flow takes for
@@ -25,4 +31,66 @@ func (p *Policy) PublishInput(tree fs.FS) (publish.Source, publish.Options) {
 		Build: build.Options{Base: p.Publish.Base, OPMImage: p.Publish.OPMImage, Platforms: p.Publish.Platforms},
 	}
 	return src, opts
+}
+
+// SignWith is what a publisher holds to sign with: its configuration,
+// never the repository's.
+type SignWith struct {
+	// KeyFile is a cosign key pair's private key; its password is in
+	// $COSIGN_PASSWORD, as cosign reads it.
+	KeyFile string
+	// Keyless configures Fulcio and the OIDC token for SignKeyless.
+	Keyless sign.KeylessOptions
+}
+
+// Signer is the signer the policy's publish.sign asks for (nil for
+// SignNone), made from what the publisher holds.
+func (p *Policy) Signer(ctx context.Context, w SignWith) (*sign.Signer, error) {
+	return NewSigner(ctx, p.Publish.Sign, w)
+}
+
+// NewSigner is the signer for a publish.sign mode: SignKey reads the key
+// file, SignKeyless asks Fulcio for a certificate; a mode that asks for
+// what the publisher does not hold is an error, never an unsigned image.
+func NewSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
+	switch mode {
+	case "", SignNone:
+		return nil, nil
+	case SignKey:
+		if w.KeyFile == "" {
+			return nil, errors.New("publish.sign is key, and the publisher has no signing key (the App's publish.signKey, the CLI's --sign-key)")
+		}
+		return sign.LoadKeyFile(w.KeyFile)
+	case SignKeyless:
+		return sign.Keyless(ctx, w.Keyless)
+	}
+	return nil, fmt.Errorf("publish.sign %q: want none, key or keyless", mode)
+}
+
+// Provenance is what the attestations of a publish record about the
+// source: the repository and commit, and the approval predicate with the
+// policy's revision (FileName and the git id of its content at commit).
+// Approvals are left to the caller that knows them (ApprovalsRecorded
+// false until then).
+func (p *Policy) Provenance(tree fs.FS, repository, commit string) (sign.Source, *sign.Approval) {
+	rev := sign.Revision{Path: FileName, Commit: commit}
+	if data, err := fs.ReadFile(tree, FileName); err == nil {
+		rev.Blob = gitBlobID(data)
+	}
+	return sign.Source{Repository: repository, Commit: commit, Path: "."}, &sign.Approval{
+		Repository: repository,
+		Commit:     commit,
+		Policy:     rev,
+		Note:       "the commit and the policy are recorded; the approvals of the changes are not known to this publisher",
+		Packages:   []sign.Package{},
+		Checks:     []sign.Check{},
+	}
+}
+
+// gitBlobID is the object id git gives content as a blob.
+func gitBlobID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
