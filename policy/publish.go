@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
@@ -93,4 +94,53 @@ func gitBlobID(data []byte) string {
 	fmt.Fprintf(h, "blob %d\x00", len(data))
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RebuildInput is the publish input that rebuilds the image provenance p
+// records, from tree, the repository at the recorded commit: what the
+// policy there publishes (or the recorded catalog path), on the recorded
+// base pinned to its recorded digest, for the recorded platforms and
+// time, built only. An assembled catalog's references are resolved anew;
+// the caller compares them with the recorded ones.
+func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publish.Options, error) {
+	var src publish.Source
+	var opts publish.Options
+	if p.Source.Path == "" || p.Source.Path == "." {
+		pol, findings, err := Load(tree)
+		if err != nil {
+			return src, opts, err
+		}
+		if len(findings) > 0 {
+			return src, opts, fmt.Errorf("%s:%d: %s", findings[0].File, findings[0].Line, findings[0].Message)
+		}
+		src, opts = pol.PublishInput(tree)
+	} else {
+		info, err := fs.Stat(tree, p.Source.Path)
+		if err != nil {
+			return src, opts, fmt.Errorf("the recorded catalog %s: %w", p.Source.Path, err)
+		}
+		src = publish.Source{Tree: tree}
+		if info.IsDir() {
+			src.Roots = []string{p.Source.Path}
+		} else {
+			src.ReferenceList = p.Source.Path
+		}
+	}
+	opts.Image = p.Image
+	opts.BuildOnly = true
+	opts.Build = build.Options{
+		Base:       p.Base,
+		OPMImage:   p.OPMImage,
+		BaseDigest: p.BaseDigest,
+		Platforms:  p.Platforms,
+	}
+	if p.Epoch != 0 {
+		opts.Build.Epoch = time.Unix(p.Epoch, 0)
+	}
+	if len(p.Refs) > 0 && src.ReferenceList == "" {
+		// A catalog directory published with recorded references
+		// records them again.
+		opts.Build.References = p.Refs
+	}
+	return src, opts, nil
 }

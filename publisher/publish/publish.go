@@ -128,6 +128,10 @@ type Options struct {
 	Builder sign.Builder
 	// Now is the clock of the provenance's times; nil means time.Now.
 	Now func() time.Time
+	// BuildOnly stops after the build: the target is neither read nor
+	// written, and the result is Built with the digest. Rebuilding a
+	// published catalog to compare digests uses it.
+	BuildOnly bool
 }
 
 // Signature statuses (Result.Signature).
@@ -149,6 +153,8 @@ const (
 	// Unchanged: the target already had the built digest; nothing was
 	// written.
 	Unchanged Status = "unchanged"
+	// Built: Options.BuildOnly; the image was built, not pushed.
+	Built Status = "built"
 	// Invalid: the reference list or the catalog does not validate;
 	// nothing was built or written. Result.ListFindings or
 	// Result.Findings holds why.
@@ -234,7 +240,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
-	if o.Image == "" {
+	if o.Image == "" && !o.BuildOnly {
 		return nil, errors.New("publish: no target image")
 	}
 	if o.Validate == nil {
@@ -247,7 +253,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 		o.Now = time.Now
 	}
 	started := o.Now()
-	if o.Signer != nil && strings.HasPrefix(o.Image, build.LayoutPrefix) {
+	if o.Signer != nil && !o.BuildOnly && strings.HasPrefix(o.Image, build.LayoutPrefix) {
 		return nil, fmt.Errorf("publish: signing needs a registry target; %s is an OCI layout", o.Image)
 	}
 	tmp, err := tmpdir.Make("", tmpdir.Prefix+"publish-")
@@ -312,6 +318,10 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	res.Build = img
 	res.Digest = img.Digest.String()
 	res.BaseName, res.BaseDigest = img.BaseName, img.BaseDigest
+	if o.BuildOnly {
+		res.Status = Built
+		return res, nil
+	}
 
 	// The previous image is read before the push replaces it.
 	prev, err := readPublished(ctx, o.Image, o.InsecureRegistries, ropts)
@@ -415,17 +425,22 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 // enough to rebuild the same digest.
 func provenance(res *Result, o Options, started time.Time) sign.Provenance {
 	params := sign.ProvenanceParameters{
-		Source:    o.Source,
-		Image:     o.Image,
-		Base:      res.Base(),
-		Platforms: o.Build.Platforms,
-		Refs:      res.References,
+		Source:     o.Source,
+		Image:      o.Image,
+		Base:       o.Build.Base,
+		BaseName:   res.BaseName,
+		BaseDigest: res.BaseDigest,
+		Platforms:  o.Build.Platforms,
+		Refs:       res.References,
+	}
+	if params.Base == "" {
+		params.Base = build.BaseOPM
 	}
 	// The zero time is the build's Unix epoch.
 	if !o.Build.Epoch.IsZero() {
 		params.Epoch = o.Build.Epoch.Unix()
 	}
-	if o.Build.Base == build.BaseOPM || o.Build.Base == "" {
+	if params.Base == build.BaseOPM {
 		params.OPMImage = o.Build.OPMImage
 	}
 	var deps []sign.ResourceDescriptor
@@ -659,4 +674,18 @@ func compare(anns map[string]string, refs map[string]string, baseName, baseDiges
 		drift = append(drift, Drift{Kind: DriftBase, Name: baseName, Was: w, Now: baseDigest})
 	}
 	return drift
+}
+
+// DriftSince lists what moved between the inputs an earlier build
+// recorded (its references and base, as resolved then) and those of res:
+// why a rebuild of the same commit gave another digest.
+func DriftSince(refs map[string]string, baseName, baseDigest string, res *Result) []Drift {
+	anns := map[string]string{build.AnnBaseName: baseName, build.AnnBaseDigest: baseDigest}
+	if len(refs) > 0 {
+		data, err := json.Marshal(refs)
+		if err == nil {
+			anns[build.AnnReferences] = string(data)
+		}
+	}
+	return compare(anns, res.References, res.BaseName, res.BaseDigest)
 }

@@ -59,7 +59,7 @@ func TestPublishSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := prov.BuildDefinition.ExternalParameters
-	if p.Source != o.Source || p.Base != "scratch" || p.Image != target || prov.RunDetails.Builder.ID != o.Builder.ID ||
+	if p.Source != o.Source || p.Base != "scratch" || p.BaseName != "" || p.Image != target || prov.RunDetails.Builder.ID != o.Builder.ID ||
 		prov.BuildDefinition.BuildType != sign.BuildType || prov.RunDetails.Metadata.FinishedOn != "2026-01-02T03:04:05Z" {
 		t.Errorf("provenance = %+v", prov)
 	}
@@ -104,6 +104,32 @@ func TestPublishSigned(t *testing.T) {
 	}
 	if appr.Previous == nil || appr.Previous.Digest != first.Digest {
 		t.Errorf("approval of the third run records previous %+v, want %s", appr.Previous, first.Digest)
+	}
+}
+
+// TestBuildOnly rebuilds a published catalog without touching the target:
+// the same digest, nothing written.
+func TestBuildOnly(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	target := reg.Host + "/catalog:latest"
+	dir := filepath.Join("..", "..", "testdata", "catalogs", "valid")
+	pub, err := publish.Publish(ctx, publish.Source{Dir: dir}, options(target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Reset()
+	o := options("")
+	o.BuildOnly = true
+	built, err := publish.Publish(ctx, publish.Source{Dir: dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built.Status != publish.Built || built.Digest != pub.Digest {
+		t.Fatalf("build only: %s %s, want built %s", built.Status, built.Digest, pub.Digest)
+	}
+	if n := len(reg.Requests()); n != 0 {
+		t.Errorf("a build-only publish sent %d requests to the registry", n)
 	}
 }
 

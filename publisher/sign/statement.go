@@ -130,13 +130,18 @@ type BuildDefinition struct {
 // rebuild it: the source at a commit, the base by digest, the platforms,
 // the created time, and the references of an assembled catalog.
 type ProvenanceParameters struct {
-	Source    Source            `json:"source"`
-	Image     string            `json:"image"`
-	Base      string            `json:"base"`
-	OPMImage  string            `json:"opmImage,omitempty"`
-	Platforms []string          `json:"platforms,omitempty"`
-	Epoch     int64             `json:"sourceDateEpoch"`
-	Refs      map[string]string `json:"references,omitempty"`
+	Source Source `json:"source"`
+	Image  string `json:"image"`
+	// Base is the base as configured (opm, scratch or a reference) and
+	// OPMImage the image opm stands for; BaseName and BaseDigest are
+	// what the base resolved to, empty for scratch.
+	Base       string            `json:"base"`
+	OPMImage   string            `json:"opmImage,omitempty"`
+	BaseName   string            `json:"baseName,omitempty"`
+	BaseDigest string            `json:"baseDigest,omitempty"`
+	Platforms  []string          `json:"platforms,omitempty"`
+	Epoch      int64             `json:"sourceDateEpoch"`
+	Refs       map[string]string `json:"references,omitempty"`
 }
 
 // Source is where the catalog came from.
