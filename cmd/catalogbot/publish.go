@@ -32,6 +32,7 @@ type publishFlags struct {
 	platforms []string
 	insecure  []string
 	refs      map[string]string
+	sign      signFlags
 	// set are the build flags given on the command line, which override
 	// the policy's publish section with --repo.
 	set map[string]bool
@@ -89,9 +90,20 @@ Blobs and the manifest are pushed before the tag moves. When the tag
 already points at the digest, nothing is pushed and the result is
 "unchanged". An invalid catalog is never published.
 
+With --sign-key FILE (a cosign private key, its password in
+$COSIGN_PASSWORD) or --sign-keyless (GitHub Actions: a Fulcio certificate
+for the workflow's OIDC identity), or with --repo when the policy's
+publish.sign asks for it, the pushed digest is signed and gets two
+attestations, the approval record and SLSA provenance, stored as cosign
+stores them (the sha256-<hex>.sig and .att tags); a digest signed by the
+same signer already gets nothing new. catalogbot verify and cosign verify
+check them. A policy that asks for a signature that cannot be made fails
+before anything is pushed.
+
 Output: one "drift: ..." line per input that moved since the image at
 the target was built (the base; the references too when they are
-recorded), then the digest and "published" or "unchanged"; on stderr a
+recorded), "signature: signed" or "signature: already signed" when
+signing, then the digest and "published" or "unchanged"; on stderr a
 log line with the image, the digest and the resolved base. On a terminal,
 a registry request that has waited more than two seconds is shown on
 stderr until it is answered or times out (30 s without an answer).
@@ -122,6 +134,9 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 			} else if (f.catalog == "") == (f.config == "") || f.image == "" {
 				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config, or --repo")
 			}
+			if err := f.sign.check(cmd.CommandPath()); err != nil {
+				return err
+			}
 			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -140,6 +155,7 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	fl.StringToStringVar(&f.refs, "reference-digest", nil,
 		"record REF=DIGEST in the image's io.catalogbot.references annotation, to tell later when REF has moved (repeatable)")
+	f.sign.register(fl)
 	return cmd
 }
 
@@ -158,13 +174,17 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 			References: f.refs,
 		},
 	}
-	what := f.catalog
+	what, dir, mode := f.catalog, f.catalog, f.sign.mode()
+	var pol *policy.Policy
 	switch {
 	case f.repo != "":
-		if src, opts, err = a.repoPublishInput(cmdPath, f); err != nil {
+		if pol, src, opts, err = a.repoPublishInput(cmdPath, f); err != nil {
 			return err
 		}
-		what = "the catalog of " + f.repo
+		what, dir = "the catalog of "+f.repo, f.repo
+		if mode == "" {
+			mode = pol.Publish.Sign
+		}
 	case f.config != "":
 		if len(f.refs) > 0 {
 			return usageErrorf(cmdPath, "--reference-digest is for --catalog; a catalog.yaml records the digests its references resolve to")
@@ -173,7 +193,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 		if err != nil {
 			return err
 		}
-		src.List, what = file, "the catalog assembled from "+f.config
+		src.List, what, dir = file, "the catalog assembled from "+f.config, f.config
 	default:
 		info, err := os.Stat(f.catalog)
 		if err != nil {
@@ -192,6 +212,9 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	opts.UserAgent = a.userAgent()
 	opts.Validate = a.validate
 	opts.Progress = assemble.LogProgress(a.stderr)
+	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, &opts); err != nil {
+		return err
+	}
 	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		return a.publishError(ctx, err)
@@ -202,25 +225,25 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 // repoPublishInput reads the policy of the repository work tree f.repo and
 // translates it as the App does (policy.Policy.PublishInput); the build
 // flags given on the command line take the place of the policy's.
-func (a *app) repoPublishInput(cmdPath string, f publishFlags) (publish.Source, publish.Options, error) {
+func (a *app) repoPublishInput(cmdPath string, f publishFlags) (*policy.Policy, publish.Source, publish.Options, error) {
 	info, err := os.Stat(f.repo)
 	if err != nil {
-		return publish.Source{}, publish.Options{}, err
+		return nil, publish.Source{}, publish.Options{}, err
 	}
 	if !info.IsDir() {
-		return publish.Source{}, publish.Options{}, fmt.Errorf("%q is not a directory", f.repo)
+		return nil, publish.Source{}, publish.Options{}, fmt.Errorf("%q is not a directory", f.repo)
 	}
 	tree := os.DirFS(f.repo)
 	pol, findings, err := policy.Load(tree)
 	if err != nil {
-		return publish.Source{}, publish.Options{}, err
+		return nil, publish.Source{}, publish.Options{}, err
 	}
 	if len(findings) > 0 {
 		for _, fd := range findings {
 			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(f.repo, fd.File), fd.Line, fd.Message, fd.Rule)
 		}
 		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; not published\n", f.repo)
-		return publish.Source{}, publish.Options{}, errInvalid
+		return nil, publish.Source{}, publish.Options{}, errInvalid
 	}
 	src, opts := pol.PublishInput(tree)
 	if f.set["image"] {
@@ -236,9 +259,9 @@ func (a *app) repoPublishInput(cmdPath string, f publishFlags) (publish.Source, 
 		opts.Build.Platforms = f.platforms
 	}
 	if opts.Image == "" {
-		return publish.Source{}, publish.Options{}, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
+		return nil, publish.Source{}, publish.Options{}, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
 	}
-	return src, opts, nil
+	return pol, src, opts, nil
 }
 
 // publishError is what publish and rebuild make of a failed publish: a
@@ -308,6 +331,9 @@ func (a *app) reportPublish(res *publish.Result, what, image string, start time.
 	// and can be pinned.
 	a.log.Info(string(res.Status), "image", image, "digest", res.Digest, "previous", res.Previous,
 		"base", res.Base(), "drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
+	if res.Signature != "" {
+		fmt.Fprintf(a.stdout, "signature: %s\n", res.Signature)
+	}
 	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
 	return nil
 }

@@ -71,6 +71,7 @@ independent problem at once, each with its file and line.`,
 	cmd.AddCommand(newRebuildCmd(a))
 	cmd.AddCommand(newOwnersCmd(a))
 	cmd.AddCommand(newPublishCmd(a))
+	cmd.AddCommand(newVerifyCmd(a))
 	cmd.AddCommand(newAssembleCmd(a))
 	cmd.AddCommand(newRenderCmd(a))
 	cmd.AddCommand(newRenderTemplateCmd(a))
