@@ -14,9 +14,6 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/sign"
 )
 
-// builderID names catalogbot as the builder in SLSA provenance.
-const builderID = "https://github.com/catalogbot/catalogbot/cmd/catalogbot"
-
 // signFlags are the signing flags of publish and rebuild.
 type signFlags struct {
 	key     string
@@ -56,7 +53,7 @@ func (s signFlags) signer(ctx context.Context, mode string) (*sign.Signer, error
 
 // builder is catalogbot, this version, as provenance names the builder.
 func (a *app) builder() sign.Builder {
-	return sign.Builder{ID: builderID, Version: map[string]string{"catalogbot": a.version}}
+	return sign.Builder{ID: sign.BuilderID, Version: map[string]string{"catalogbot": a.version}}
 }
 
 // gitSource is the repository (its origin's URL, else its directory), the

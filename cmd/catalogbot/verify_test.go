@@ -84,7 +84,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		"signature: " + reg.Ref("team/catalog@"+digest) + ", 1 signature(s) by the key " + pub,
 		"approval: commit " + commit + ", policy .catalogbot.yaml (blob ",
 		"approvals not recorded: ",
-		"provenance: commit " + commit + " of " + repo.Dir + ", base scratch, built by " + builderID,
+		"provenance: commit " + commit + " of " + repo.Dir + ", base scratch, built by " + sign.BuilderID,
 		"rebuild: " + change.ShortSHA(commit) + " of " + repo.Dir,
 		"gives " + digest,
 		"verified\n",

@@ -390,12 +390,15 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 	if approval.Packages == nil {
 		approval.Packages = []sign.Package{}
 	}
-	if approval.Checks == nil {
-		approval.Checks = []sign.Check{}
+	if res.Previous != "" && res.Previous != res.Digest {
+		prev := sign.Publication{Digest: res.Previous}
+		if approval.Previous != nil {
+			prev.Commit = approval.Previous.Commit
+		}
+		approval.Previous = &prev
 	}
-	if approval.Previous == nil && res.Previous != "" {
-		approval.Previous = &sign.Publication{Digest: res.Previous}
-	}
+	// The publish validated the catalog before building it.
+	approval.Checks = append(slices.Clone(approval.Checks), sign.Check{Name: "catalog validation", Conclusion: "success"})
 	for _, s := range []struct {
 		typ  string
 		pred any

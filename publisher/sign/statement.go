@@ -20,6 +20,9 @@ const (
 	// BuildType is the SLSA build type of a catalogbot image build: the
 	// external parameters are ProvenanceParameters.
 	BuildType = "https://catalogbot.dev/build/catalog-image/v1"
+	// BuilderID names catalogbot, whichever front end published, as
+	// the provenance's builder; the version goes beside it.
+	BuilderID = "https://github.com/catalogbot/catalogbot"
 )
 
 // Statement is an in-toto statement (v1) about one image.
@@ -70,7 +73,11 @@ type Approval struct {
 	ApprovalsRecorded bool      `json:"approvalsRecorded"`
 	Note              string    `json:"note,omitempty"`
 	Packages          []Package `json:"packages"`
-	// Checks are the checks that passed on the published commit.
+	// Unpackaged are the pull requests merged since the previous
+	// publication that changed no package (OWNERS files, the policy).
+	Unpackaged []PullRequest `json:"unpackaged,omitempty"`
+	// Checks are the checks the publish itself passed (the catalog's
+	// validation).
 	Checks []Check `json:"checks"`
 }
 
@@ -105,6 +112,8 @@ type PullRequest struct {
 	// ci.yaml files (at the base revision) that made them approvers.
 	Approvers []string   `json:"approvers"`
 	Owners    []Revision `json:"owners"`
+	// Checks are the checks that passed on the head.
+	Checks []Check `json:"checks"`
 }
 
 // Check is a check that passed on the published commit.
