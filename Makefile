@@ -17,6 +17,9 @@ CONFORMANCE := checks/fbc/conformance
 # The tests that run built catalog images build opm (cgo: needs gcc) and
 # use its gRPC client, so they too have their own module.
 IMAGERUN := publisher/build/imagerun
+# The tests that run the real cosign against what catalogbot signs build
+# cmd/cosign, so they have their own module too.
+COSIGNCHECK := publisher/sign/cosigncheck
 FUZZTIME ?= 10s
 
 .PHONY: help build test vet docs docs-check fuzz bench demo e2e clean
@@ -27,15 +30,17 @@ help: ## list the targets
 build: ## build bin/catalogbot (static, version from git describe)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/catalogbot
 
-test: ## run the tests of the main module, the conformance module and the image-run module
+test: ## run the tests of the main module and of the conformance, image-run and cosign modules
 	$(GO) test ./...
 	cd $(CONFORMANCE) && $(GO) test ./...
 	cd $(IMAGERUN) && $(GO) test ./...
+	cd $(COSIGNCHECK) && $(GO) test ./...
 
 vet: ## go vet every module and fail on files gofmt would change
 	$(GO) vet ./...
 	cd $(CONFORMANCE) && $(GO) vet ./...
 	cd $(IMAGERUN) && $(GO) vet ./...
+	cd $(COSIGNCHECK) && $(GO) vet ./...
 	@unformatted="$$($(GOFMT) -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 

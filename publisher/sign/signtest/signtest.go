@@ -104,8 +104,13 @@ func NewFulcio(t *testing.T) *Fulcio {
 			SerialNumber: big.NewInt(2),
 			NotBefore:    time.Now().Add(-time.Minute), NotAfter: time.Now().Add(10 * time.Minute),
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
-			URIs:            []*url.URL{san},
-			ExtraExtensions: []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 8}, Value: issuer}},
+			URIs: []*url.URL{san},
+			// Fulcio writes the issuer twice: raw in the first
+			// extension (what cosign reads), DER in its successor.
+			ExtraExtensions: []pkix.Extension{
+				{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 1}, Value: []byte(claims["iss"])},
+				{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 8}, Value: issuer},
+			},
 		}
 		leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, pub, caKey)
 		if err != nil {
