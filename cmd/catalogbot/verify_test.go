@@ -105,6 +105,21 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		}
 	})
 
+	t.Run("a catalog directory in the repository", func(t *testing.T) {
+		// The path is recorded from the repository's root, where the
+		// rebuild finds it.
+		dir := reg.Ref("team/dir:latest")
+		r := cli(t, nil, "publish", "--catalog", filepath.Join(repo.Dir, "catalog"), "--image", dir, "--base", "scratch",
+			"--insecure-registry", reg.Host, "--sign-key", priv)
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = cli(t, nil, "verify", dir, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+		if r.code != exitOK || !strings.Contains(r.stdout, "rebuild: "+change.ShortSHA(commit)) {
+			t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
 	t.Run("rebuild of a dirty work tree", func(t *testing.T) {
 		// Published from uncommitted changes, the image is not what the
 		// recorded commit builds.
