@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 )
 
 // keyPair writes a cosign key pair to dir and sets its password as cosign
@@ -139,6 +142,23 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		}
 		r = cli(t, nil, "verify", dirty, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
 		if r.code != exitInvalid || !regexp.MustCompile(`not verified: rebuilding `+change.ShortSHA(commit)+` on scratch gives sha256:[0-9a-f]{64}, not sha256:`).MatchString(r.stderr) {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("tampered attestation", func(t *testing.T) {
+		// Someone with write access to the registry claims other
+		// approvers; the envelope's signature no longer matches.
+		d, err := name.NewDigest(reg.Ref("team/catalog@" + digest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		signtest.TamperAttestation(t, sign.Tag(d, sign.AttestationSuffix), func(st map[string]any) {
+			st["predicate"].(map[string]any)["approvalsRecorded"] = true
+		})
+		r := cli(t, nil, "verify", d.String(), "--key", pub, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+d.String()+": attestation does not verify: no valid "+sign.ApprovalPredicateType+" attestation") ||
+			!strings.Contains(r.stderr, "its DSSE signature does not match its content: altered, or signed with another key") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
 	})

@@ -2,21 +2,18 @@ package sign_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 )
 
 // newKey is a cosign key pair, encrypted as cosign generate-key-pair
@@ -180,7 +177,7 @@ func TestVerifyFailures(t *testing.T) {
 
 	t.Run("tampered attestation", func(t *testing.T) {
 		img := publishSigned(t, s)
-		tamper(t, sign.Tag(img.digest, "att"), func(st map[string]any) {
+		signtest.TamperAttestation(t, sign.Tag(img.digest, "att"), func(st map[string]any) {
 			st["predicate"] = map[string]any{"commit": "evil"}
 		})
 		_, err := sign.Verify(ctx, img.tag, sign.VerifyOptions{Key: s.PublicKey(), PredicateTypes: both})
@@ -217,51 +214,6 @@ func TestVerifyFailures(t *testing.T) {
 		_, err = sign.Verify(ctx, other, sign.VerifyOptions{Key: s.PublicKey(), PredicateTypes: both})
 		wantErr(t, err, sign.ErrAttestation, "the statement is about another image, not "+h.String())
 	})
-}
-
-// tamper rewrites the first layer's DSSE payload of the image at tag,
-// keeping its signature, and pushes the result in its place.
-func tamper(t *testing.T, tag name.Tag, edit func(map[string]any)) {
-	t.Helper()
-	img, err := remote.Image(tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := img.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	for i, d := range m.Layers {
-		l, err := img.LayerByDigest(d.Digest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, _ := l.Compressed()
-		var env map[string]any
-		if err := json.NewDecoder(rc).Decode(&env); err != nil {
-			t.Fatal(err)
-		}
-		rc.Close()
-		if i == 0 {
-			raw, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
-			var st map[string]any
-			if err := json.Unmarshal(raw, &st); err != nil {
-				t.Fatal(err)
-			}
-			edit(st)
-			raw, _ = json.Marshal(st)
-			env["payload"] = base64.StdEncoding.EncodeToString(raw)
-		}
-		body, _ := json.Marshal(env)
-		base, err = mutate.Append(base, mutate.Addendum{Layer: static.NewLayer(body, d.MediaType), Annotations: d.Annotations, MediaType: d.MediaType})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := remote.Write(tag, base); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func wantErr(t *testing.T, err, sentinel error, parts ...string) {

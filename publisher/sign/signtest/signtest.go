@@ -1,7 +1,8 @@
-// Package signtest holds what tests of keyless signing talk to: a fake
-// Fulcio on loopback (NewFulcio) that issues certificates as Fulcio does
-// for a GitHub Actions token, and the Actions environment that hands a
-// job its OIDC token (ActionsEnv, ActionsToken).
+// Package signtest holds what tests of signing use: a fake Fulcio on
+// loopback (NewFulcio) that issues certificates as Fulcio does for a
+// GitHub Actions token, the Actions environment that hands a job its OIDC
+// token (ActionsEnv, ActionsToken), and an attacker's edit of a stored
+// attestation (TamperAttestation).
 package signtest
 
 import (
@@ -22,6 +23,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
@@ -171,4 +178,51 @@ func ActionsEnv(t *testing.T) func(string) string {
 		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "runtime-token",
 	}
 	return func(k string) string { return env[k] }
+}
+
+// TamperAttestation rewrites the statement in the first DSSE envelope of
+// the attestations at tag (a sha256-<hex>.att tag), keeping its signature,
+// and pushes the result in its place: what someone with write access to
+// the registry, and without the key, can do.
+func TamperAttestation(t *testing.T, tag name.Tag, edit func(map[string]any)) {
+	t.Helper()
+	img, err := remote.Image(tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	for i, d := range m.Layers {
+		l, err := img.LayerByDigest(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, _ := l.Compressed()
+		var env map[string]any
+		if err := json.NewDecoder(rc).Decode(&env); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+		if i == 0 {
+			raw, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
+			var st map[string]any
+			if err := json.Unmarshal(raw, &st); err != nil {
+				t.Fatal(err)
+			}
+			edit(st)
+			raw, _ = json.Marshal(st)
+			env["payload"] = base64.StdEncoding.EncodeToString(raw)
+		}
+		body, _ := json.Marshal(env)
+		base, err = mutate.Append(base, mutate.Addendum{Layer: static.NewLayer(body, d.MediaType), Annotations: d.Annotations, MediaType: d.MediaType})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := remote.Write(tag, base); err != nil {
+		t.Fatal(err)
+	}
 }
