@@ -54,6 +54,11 @@ func (o *Outcome) Merged(number int, author, merge string) (pkgs []sign.Package,
 type MergeRecord struct {
 	Packages    []sign.Package
 	PullRequest sign.PullRequest
+	// Onto is, for a rebase merge, the branch's tip the pull request's
+	// commits were replayed onto: the commits after it up to the merge
+	// commit are the pull request's too. Empty for squash and merge
+	// commits, which are one commit.
+	Onto string
 }
 
 // RecordApprovals fills appr from the merges among commits, the
@@ -64,11 +69,26 @@ type MergeRecord struct {
 // otherwise the Note says what is missing, and what is recorded is kept.
 func RecordApprovals(appr *sign.Approval, commits []string, complete bool, record func(sha string) (MergeRecord, bool)) {
 	appr.Packages, appr.Unpackaged = []sign.Package{}, nil
+	// The commits a rebase merge replayed before its last one belong to
+	// its record; newest first, they follow the merge commit.
+	covered := map[string]bool{}
+	for i, c := range commits {
+		if rec, ok := record(c); ok && rec.Onto != "" {
+			for _, d := range commits[i+1:] {
+				if d == rec.Onto {
+					break
+				}
+				covered[d] = true
+			}
+		}
+	}
 	var unknown []string
 	for i := len(commits) - 1; i >= 0; i-- {
 		rec, ok := record(commits[i])
 		if !ok {
-			unknown = append(unknown, commits[i])
+			if !covered[commits[i]] {
+				unknown = append(unknown, commits[i])
+			}
 			continue
 		}
 		if len(rec.Packages) == 0 {

@@ -67,6 +67,8 @@ func TestRecordApprovals(t *testing.T) {
 			{Name: "bar", PullRequests: []sign.PullRequest{pr(2, "m2")}},
 		}, PullRequest: pr(2, "m2")},
 		"m3": {PullRequest: pr(3, "m3")},
+		// A rebase merge of two commits, r1 then r2, onto m1.
+		"r2": {Packages: []sign.Package{{Name: "baz", PullRequests: []sign.PullRequest{pr(4, "r2")}}}, PullRequest: pr(4, "r2"), Onto: "m1"},
 	}
 	lookup := func(sha string) (MergeRecord, bool) { r, ok := records[sha]; return r, ok }
 	for _, tc := range []struct {
@@ -82,6 +84,13 @@ func TestRecordApprovals(t *testing.T) {
 		{"a direct push", []string{"d1", "m1"}, true,
 			`{"policy":{"path":""},"approvalsRecorded":false,"note":"1 commit(s) since the previous publication are not merges this publisher recorded (a direct push, or a merge before a restart): d1",` +
 				`"packages":[{"name":"foo","pullRequests":[{"number":1,"head":"","merge":"m1","approvers":null,"owners":null,"checks":null}]}],"checks":null}`},
+		{"a rebase merge", []string{"r2", "r1", "m1"}, true,
+			`{"policy":{"path":""},"approvalsRecorded":true,"packages":[{"name":"baz","pullRequests":[{"number":4,"head":"","merge":"r2","approvers":null,"owners":null,"checks":null}]},` +
+				`{"name":"foo","pullRequests":[{"number":1,"head":"","merge":"m1","approvers":null,"owners":null,"checks":null}]}],"checks":null}`},
+		{"a direct push after a rebase merge", []string{"d1", "r2", "r1", "m1"}, true,
+			`{"policy":{"path":""},"approvalsRecorded":false,"note":"1 commit(s) since the previous publication are not merges this publisher recorded (a direct push, or a merge before a restart): d1",` +
+				`"packages":[{"name":"baz","pullRequests":[{"number":4,"head":"","merge":"r2","approvers":null,"owners":null,"checks":null}]},` +
+				`{"name":"foo","pullRequests":[{"number":1,"head":"","merge":"m1","approvers":null,"owners":null,"checks":null}]}],"checks":null}`},
 		{"previous publication unknown", []string{"m1"}, false,
 			`{"policy":{"path":""},"approvalsRecorded":false,"note":"the previous publication is not known to this publisher: only the merges it recorded since are listed",` +
 				`"packages":[{"name":"foo","pullRequests":[{"number":1,"head":"","merge":"m1","approvers":null,"owners":null,"checks":null}]}],"checks":null}`},

@@ -118,8 +118,14 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	a.metrics.Merges.WithLabelValues(MergeMerged).Inc()
 	log.Info("merged", "method", d.Method, "merge_commit", res.GetSHA())
 	pkgs, merged := in.outcome.Merged(r.number, pr.GetUser().GetLogin(), res.GetSHA())
+	rec := review.MergeRecord{Packages: pkgs, PullRequest: merged}
+	if d.Method == policy.MethodRebase {
+		// The branch's tip just before the merge: a rebase replays
+		// the pull request's commits after it.
+		rec.Onto = tip
+	}
 	a.merges.update(r.job.Key.Repo+"@"+res.GetSHA(), maxMerges, func(review.MergeRecord, bool) (review.MergeRecord, bool) {
-		return review.MergeRecord{Packages: pkgs, PullRequest: merged}, true
+		return rec, true
 	})
 	a.forget(r.job.Key.Repo, r.number)
 	r.final = nil
