@@ -191,3 +191,35 @@ func TestVerifyUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishKeylessAndVerify signs in a GitHub Actions job's environment
+// with a certificate from a fake Fulcio, and verifies by identity.
+func TestPublishKeylessAndVerify(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	target := reg.Ref("team/catalog:latest")
+	fulcio := signtest.NewFulcio(t)
+	env := signtest.ActionsEnv(t)
+	for _, k := range []string{"ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"} {
+		t.Setenv(k, env(k))
+	}
+	roots := filepath.Join(t.TempDir(), "roots.pem")
+	if err := os.WriteFile(roots, fulcio.RootsPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, nil, "publish", "--catalog", validDir, "--image", target, "--base", "scratch", "--insecure-registry", reg.Host,
+		"--sign-keyless", "--fulcio-url", fulcio.URL)
+	if m := signedLine.FindStringSubmatch(r.stdout); r.code != exitOK || m == nil || m[1] != "signed" {
+		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	verify := func(identity string) result {
+		return cli(t, nil, "verify", target, "--ca-roots", roots, "--certificate-identity", identity,
+			"--certificate-oidc-issuer", signtest.ActionsIssuer, "--insecure-registry", reg.Host)
+	}
+	if r := verify(signtest.Identity); r.code != exitOK || !strings.Contains(r.stdout, "by the identity "+signtest.Identity) {
+		t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := verify("https://github.com/evil/fork/.github/workflows/x.yaml@refs/heads/main"); r.code != exitInvalid || !strings.Contains(r.stderr, "certificate identity") {
+		t.Fatalf("verify another identity: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
