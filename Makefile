@@ -17,8 +17,9 @@ LDFLAGS := -X main.version=$(VERSION)
 # Besides the main one: the opm conformance tests (checks/fbc/conformance)
 # and the tests that build opm and run catalog images under it
 # (publisher/build/imagerun) have their own modules, so that the main module
-# does not depend on operator-registry.
-MODULES := . checks/fbc/conformance publisher/build/imagerun
+# does not depend on operator-registry; so do the tests that build the real
+# cosign and run it against what catalogbot signs (publisher/sign/cosigncheck).
+MODULES := . checks/fbc/conformance publisher/build/imagerun publisher/sign/cosigncheck
 
 # Build tags for every module: the ones operator-registry builds opm with.
 # containers_image_openpgp makes containers/image, which the conformance

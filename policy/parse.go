@@ -415,6 +415,18 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 				pub.Platforms = list
 			}
 		},
+		"sign": func(v *yaml.Node) {
+			s, ok := p.Str(v, "publish.sign")
+			if !ok {
+				return
+			}
+			switch s {
+			case SignNone, SignKey, SignKeyless:
+				pub.Sign = s
+			default:
+				p.errorf(v.Line, RuleValue, "publish.sign is %q; want none, key or keyless", s)
+			}
+		},
 	})
 }
 

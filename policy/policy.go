@@ -208,7 +208,24 @@ type Publish struct {
 	// Platforms are the platforms of the published image, such as
 	// "linux/amd64"; empty means those of the base.
 	Platforms []string
+	// Sign is SignNone, SignKey or SignKeyless: whether the published
+	// image is signed and attested, and how. The key and the Fulcio
+	// instance are the publisher's configuration, never the
+	// repository's.
+	Sign string
 }
+
+// How the published image is signed (Publish.Sign).
+const (
+	// SignNone: not signed.
+	SignNone = "none"
+	// SignKey: with the publisher's cosign key (the App's
+	// publish.signKey, the CLI's --sign-key).
+	SignKey = "key"
+	// SignKeyless: with a Fulcio certificate for the workflow's OIDC
+	// identity (GitHub Actions).
+	SignKeyless = "keyless"
+)
 
 // Default is the policy of a repository without a policy file: the catalog
 // in catalog/, the author counts as an approver, approvals are bound to the
@@ -219,7 +236,7 @@ func Default() *Policy {
 		Catalog: Catalog{Roots: []string{"catalog"}},
 		Images:  images.DefaultPolicy(),
 		Merge:   Merge{Method: MethodSquash, HoldLabel: DefaultHoldLabel},
-		Publish: Publish{Base: BaseOPM},
+		Publish: Publish{Base: BaseOPM, Sign: SignNone},
 		Limits:  defaultLimits(),
 		Release: Release{Prunable: slices.Clone(defaultPrunable), Continuity: ContinuityWarning},
 	}

@@ -1,10 +1,17 @@
 package policy
 
 import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 )
 
 // PublishTarget is one catalog's publication: what the publish flow takes
@@ -54,4 +61,130 @@ func (p *Policy) PublishInputs(tree fs.FS) ([]PublishTarget, error) {
 		})
 	}
 	return out, nil
+}
+
+// SignWith is what a publisher holds to sign with: its configuration,
+// never the repository's.
+type SignWith struct {
+	// KeyFile is a cosign key pair's private key; its password is in
+	// $COSIGN_PASSWORD, as cosign reads it.
+	KeyFile string
+	// Keyless configures Fulcio and the OIDC token for SignKeyless.
+	Keyless sign.KeylessOptions
+}
+
+// Signer is the signer the policy's publish.sign asks for (nil for
+// SignNone), made from what the publisher holds.
+func (p *Policy) Signer(ctx context.Context, w SignWith) (*sign.Signer, error) {
+	return NewSigner(ctx, p.Publish.Sign, w)
+}
+
+// NewSigner is the signer for a publish.sign mode: SignKey reads the key
+// file, SignKeyless asks Fulcio for a certificate; a mode that asks for
+// what the publisher does not hold is an error, never an unsigned image.
+func NewSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
+	switch mode {
+	case "", SignNone:
+		return nil, nil
+	case SignKey:
+		if w.KeyFile == "" {
+			return nil, errors.New("publish.sign is key, and the publisher has no signing key (the App's publish.signKey, the CLI's --sign-key)")
+		}
+		return sign.LoadKeyFile(w.KeyFile)
+	case SignKeyless:
+		return sign.Keyless(ctx, w.Keyless)
+	}
+	return nil, fmt.Errorf("publish.sign %q: want none, key or keyless", mode)
+}
+
+// Provenance is what the attestations of a publish record about the
+// source: the repository and commit, and the approval predicate with the
+// policy's revision (FileName and the git id of its content at commit).
+// Approvals are left to the caller that knows them (ApprovalsRecorded
+// false until then).
+func (p *Policy) Provenance(tree fs.FS, repository, commit string) (sign.Source, *sign.Approval) {
+	rev := sign.Revision{Path: FileName, Commit: commit}
+	if data, err := fs.ReadFile(tree, FileName); err == nil {
+		rev.Blob = gitBlobID(data)
+	}
+	return sign.Source{Repository: repository, Commit: commit, Path: "."}, &sign.Approval{
+		Repository: repository,
+		Commit:     commit,
+		Policy:     rev,
+		Note:       "the commit and the policy are recorded; the approvals of the changes are not known to this publisher",
+		Packages:   []sign.Package{},
+		Checks:     []sign.Check{},
+	}
+}
+
+// gitBlobID is the object id git gives content as a blob.
+func gitBlobID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RebuildInput is the publish input that rebuilds the image provenance p
+// records, from tree, the repository at the recorded commit: what the
+// policy there publishes (or the recorded catalog path), on the recorded
+// base pinned to its recorded digest, for the recorded platforms and
+// time, built only. An assembled catalog's references are resolved anew;
+// the caller compares them with the recorded ones.
+func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publish.Options, error) {
+	var src publish.Source
+	var opts publish.Options
+	if p.Source.Path == "" || p.Source.Path == "." {
+		pol, findings, err := Load(tree)
+		if err != nil {
+			return src, opts, err
+		}
+		if len(findings) > 0 {
+			return src, opts, fmt.Errorf("%s:%d: %s", findings[0].File, findings[0].Line, findings[0].Message)
+		}
+		inputs, err := pol.PublishInputs(tree)
+		if err != nil {
+			return src, opts, err
+		}
+		// A repository of several catalogs published the one whose
+		// target is the recorded image.
+		found := false
+		for _, in := range inputs {
+			if len(inputs) == 1 || in.Options.Image == p.Image {
+				src, opts, found = in.Source, in.Options, true
+				break
+			}
+		}
+		if !found {
+			return src, opts, fmt.Errorf("no catalog of the policy at the recorded commit publishes %s", p.Image)
+		}
+	} else {
+		info, err := fs.Stat(tree, p.Source.Path)
+		if err != nil {
+			return src, opts, fmt.Errorf("the recorded catalog %s: %w", p.Source.Path, err)
+		}
+		src = publish.Source{Tree: tree}
+		if info.IsDir() {
+			src.Roots = []string{p.Source.Path}
+		} else {
+			src.ReferenceList = p.Source.Path
+		}
+	}
+	opts.Image = p.Image
+	opts.BuildOnly = true
+	opts.Build = build.Options{
+		Base:       p.Base,
+		OPMImage:   p.OPMImage,
+		BaseDigest: p.BaseDigest,
+		Platforms:  p.Platforms,
+	}
+	if p.Epoch != 0 {
+		opts.Build.Epoch = time.Unix(p.Epoch, 0)
+	}
+	if len(p.Refs) > 0 && src.ReferenceList == "" {
+		// A catalog directory published with recorded references
+		// records them again.
+		opts.Build.References = p.Refs
+	}
+	return src, opts, nil
 }

@@ -1,12 +1,17 @@
 package policy
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 )
 
 func TestPublishInputs(t *testing.T) {
@@ -102,5 +107,57 @@ publish:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("PublishInputs:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestNewSigner(t *testing.T) {
+	dir := t.TempDir()
+	priv, _, err := sign.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "cosign.key")
+	if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noActions := sign.KeylessOptions{Getenv: func(string) string { return "" }}
+	for _, tc := range []struct {
+		name, mode, password string
+		with                 SignWith
+		signer               bool
+		want                 string
+	}{
+		{"none", SignNone, "", SignWith{KeyFile: keyFile}, false, ""},
+		{"unset", "", "", SignWith{KeyFile: keyFile}, false, ""},
+		{"key", SignKey, "pw", SignWith{KeyFile: keyFile}, true, ""},
+		{"key without one", SignKey, "pw", SignWith{}, false, "publish.sign is key, and the publisher has no signing key"},
+		{"key with the wrong password", SignKey, "nope", SignWith{KeyFile: keyFile}, false, "cannot decrypt the key (is COSIGN_PASSWORD its password?)"},
+		{"keyless outside Actions", SignKeyless, "", SignWith{Keyless: noActions}, false, "permissions: id-token: write"},
+		{"unknown", "cosign", "", SignWith{}, false, `publish.sign "cosign": want none, key or keyless`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("COSIGN_PASSWORD", tc.password)
+			s, err := NewSigner(context.Background(), tc.mode, tc.with)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if (s != nil) != tc.signer {
+				t.Fatalf("signer = %v, want one: %v", s, tc.signer)
+			}
+		})
+	}
+}
+
+func TestProvenance(t *testing.T) {
+	policyFile := []byte("publish:\n  sign: key\n")
+	tree := fstest.MapFS{FileName: &fstest.MapFile{Data: policyFile}}
+	src, appr := Default().Provenance(tree, "example/catalog", "abc")
+	if src != (sign.Source{Repository: "example/catalog", Commit: "abc", Path: "."}) {
+		t.Errorf("source = %+v", src)
+	}
+	// What git hash-object says of the same bytes.
+	const blob = "9bbc1487ca98d57d2fee5ffce7bf0283368274ee"
+	if appr.Policy != (sign.Revision{Path: FileName, Blob: blob, Commit: "abc"}) || appr.ApprovalsRecorded || appr.Note == "" {
+		t.Errorf("approval = %+v", appr)
 	}
 }

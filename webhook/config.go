@@ -109,6 +109,14 @@ type PublishConfig struct {
 	// be; the rest of the keychain (registry.Keychain) follows it.
 	AuthFile string
 	Insecure []string // registries reached over plain http
+	// SignKey is the cosign private key the App signs published images
+	// with when a repository's policy says publish.sign: key; its
+	// password is in the App's $COSIGN_PASSWORD.
+	SignKey string
+	// FulcioURL is the Fulcio instance for publish.sign: keyless, which
+	// needs an OIDC token the App does not have outside GitHub Actions;
+	// "" means sigstore's public instance.
+	FulcioURL string
 }
 
 // defaultConfig returns a Config with every default set and no identity or
@@ -159,7 +167,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 			return nil, err
 		}
 		dir := filepath.Dir(path)
-		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.Publish.AuthFile} {
+		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
 			if *f != "" && !filepath.IsAbs(*f) {
 				*f = filepath.Join(dir, *f)
 			}
@@ -447,7 +455,9 @@ func (p *configParser) parse(data []byte, c *Config) {
 		},
 		"publish": func(v *yaml.Node) {
 			p.Mapping(v, "publish.", map[string]func(*yaml.Node){
-				"authFile": func(v *yaml.Node) { p.str(v, "publish.authFile", &c.Publish.AuthFile) },
+				"authFile":  func(v *yaml.Node) { p.str(v, "publish.authFile", &c.Publish.AuthFile) },
+				"signKey":   func(v *yaml.Node) { p.str(v, "publish.signKey", &c.Publish.SignKey) },
+				"fulcioURL": func(v *yaml.Node) { p.str(v, "publish.fulcioURL", &c.Publish.FulcioURL) },
 				"insecure": func(v *yaml.Node) {
 					list, ok := p.Strs(v, "publish.insecure")
 					for i, h := range list {

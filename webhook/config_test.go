@@ -76,8 +76,10 @@ func TestLoadConfigFull(t *testing.T) {
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
 		Publish: PublishConfig{
-			AuthFile: filepath.Join("testdata", "config", "docker", "config.json"),
-			Insecure: []string{"localhost:5000"},
+			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
+			Insecure:  []string{"localhost:5000"},
+			SignKey:   filepath.Join("testdata", "config", "keys", "cosign.key"),
+			FulcioURL: "https://fulcio.example.com",
 		},
 	}
 	if !reflect.DeepEqual(c, want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,6 +35,7 @@ type publishFlags struct {
 	platforms []string
 	insecure  []string
 	refs      map[string]string
+	sign      signFlags
 	// set are the build flags given on the command line, which override
 	// the policy's publish section with --repo.
 	set map[string]bool
@@ -94,9 +96,20 @@ Blobs and the manifest are pushed before the tag moves. When the tag
 already points at the digest, nothing is pushed and the result is
 "unchanged". An invalid catalog is never published.
 
+With --sign-key FILE (a cosign private key, its password in
+$COSIGN_PASSWORD) or --sign-keyless (GitHub Actions: a Fulcio certificate
+for the workflow's OIDC identity), or with --repo when the policy's
+publish.sign asks for it, the pushed digest is signed and gets two
+attestations, the approval record and SLSA provenance, stored as cosign
+stores them (the sha256-<hex>.sig and .att tags); a digest signed by the
+same signer already gets nothing new. catalogbot verify and cosign verify
+check them. A policy that asks for a signature that cannot be made fails
+before anything is pushed.
+
 Output: one "drift: ..." line per input that moved since the image at
 the target was built (the base; the references too when they are
-recorded), then the digest and "published" or "unchanged"; on stderr a
+recorded), "signature: signed" or "signature: already signed" when
+signing, then the digest and "published" or "unchanged"; on stderr a
 log line with the image, the digest and the resolved base. On a terminal,
 a registry request that has waited more than two seconds is shown on
 stderr until it is answered or times out (30 s without an answer).
@@ -131,6 +144,9 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 			} else if (f.catalog == "") == (f.config == "") || f.image == "" {
 				return usageErrorf(cmd.CommandPath(), "publish needs --image and one of --catalog and --config, or --repo")
 			}
+			if err := f.sign.check(cmd.CommandPath()); err != nil {
+				return err
+			}
 			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -150,6 +166,7 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	fl.StringToStringVar(&f.refs, "reference-digest", nil,
 		"record REF=DIGEST in the image's io.catalogbot.references annotation, to tell later when REF has moved (repeatable)")
+	f.sign.register(fl)
 	return cmd
 }
 
@@ -168,7 +185,8 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 			References: f.refs,
 		},
 	}
-	what := f.catalog
+	what, dir, mode := f.catalog, f.catalog, f.sign.mode()
+	var pol *policy.Policy
 	switch {
 	case f.repo != "":
 		return a.publishRepo(ctx, cmdPath, f, epoch)
@@ -180,7 +198,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 		if err != nil {
 			return err
 		}
-		src.List, what = file, "the catalog assembled from "+f.config
+		src.List, what, dir = file, "the catalog assembled from "+f.config, f.config
 	default:
 		info, err := os.Stat(f.catalog)
 		if err != nil {
@@ -199,6 +217,9 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	opts.UserAgent = a.userAgent()
 	opts.Validate = a.validate
 	opts.Progress = assemble.LogProgress(a.stderr)
+	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, &opts); err != nil {
+		return err
+	}
 	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
 		return a.publishError(ctx, err)
@@ -211,9 +232,13 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 // (policy.Policy.PublishInputs), one after another. Every catalog is
 // tried; the outcome is the worst of them.
 func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, epoch time.Time) error {
-	inputs, err := a.repoPublishInputs(cmdPath, f)
+	pol, tree, inputs, err := a.repoPublishInputs(cmdPath, f)
 	if err != nil {
 		return err
+	}
+	mode := f.sign.mode()
+	if mode == "" {
+		mode = pol.Publish.Sign
 	}
 	var worst error
 	for _, in := range inputs {
@@ -226,9 +251,12 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 		opts.Build.Epoch = epoch
 		opts.InsecureRegistries = f.insecure
 		opts.Keychain = registry.DefaultKeychain()
-		opts.UserAgent = "catalogbot/" + a.version
+		opts.UserAgent = a.userAgent()
 		opts.Validate = a.validate
 		opts.Progress = assemble.LogProgress(a.stderr)
+		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, &opts); err != nil {
+			return err
+		}
 		if in.Catalog != "" {
 			fmt.Fprintf(a.stdout, "%s: %s\n", in.Catalog, opts.Image)
 		}
@@ -252,26 +280,26 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 // or as its work tree is, and translates it as the App does
 // (policy.Policy.PublishInputs); the build flags given on the command
 // line take the place of the policy's.
-func (a *app) repoPublishInputs(cmdPath string, f publishFlags) ([]policy.PublishTarget, error) {
+func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy, fs.FS, []policy.PublishTarget, error) {
 	tree, err := openTree(f.repo, f.rev)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pol, findings, err := policy.Load(tree)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if len(findings) > 0 {
 		for _, fd := range findings {
 			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(f.repo, fd.File), fd.Line, fd.Message, fd.Rule)
 		}
 		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; not published\n", f.repo)
-		return nil, errInvalid
+		return nil, nil, nil, errInvalid
 	}
 	all, err := pol.PublishInputs(tree)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(f.repo, policy.FileName), err)
-		return nil, errInvalid
+		return nil, nil, nil, errInvalid
 	}
 	var inputs []policy.PublishTarget
 	var names []string
@@ -282,10 +310,10 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) ([]policy.Publis
 		}
 	}
 	if f.catalog != "" && len(inputs) == 0 {
-		return nil, usageErrorf(cmdPath, "the policy of %s has no catalog %q; it has %s", f.repo, f.catalog, strings.Join(names, ", "))
+		return nil, nil, nil, usageErrorf(cmdPath, "the policy of %s has no catalog %q; it has %s", f.repo, f.catalog, strings.Join(names, ", "))
 	}
 	if f.set["image"] && len(inputs) > 1 {
-		return nil, usageErrorf(cmdPath, "--image names one image, and the policy of %s publishes %d catalogs; pick one with --catalog", f.repo, len(inputs))
+		return nil, nil, nil, usageErrorf(cmdPath, "--image names one image, and the policy of %s publishes %d catalogs; pick one with --catalog", f.repo, len(inputs))
 	}
 	published := inputs[:0]
 	for _, in := range inputs {
@@ -306,9 +334,9 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) ([]policy.Publis
 		}
 	}
 	if len(published) == 0 {
-		return nil, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
+		return nil, nil, nil, usageErrorf(cmdPath, "the policy of %s names no publish.image; give --image", f.repo)
 	}
-	return published, nil
+	return pol, tree, published, nil
 }
 
 // publishError is what publish and rebuild make of a failed publish: a
@@ -378,6 +406,9 @@ func (a *app) reportPublish(res *publish.Result, what, image string, start time.
 	// and can be pinned.
 	a.log.Info(string(res.Status), "image", image, "digest", res.Digest, "previous", res.Previous,
 		"base", res.Base(), "drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
+	if res.Signature != "" {
+		fmt.Fprintf(a.stdout, "signature: %s\n", res.Signature)
+	}
 	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
 	return nil
 }

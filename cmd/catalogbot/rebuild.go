@@ -21,6 +21,7 @@ type rebuildFlags struct {
 	platforms []string
 	cacheDir  string
 	insecure  []string
+	sign      signFlags
 }
 
 func newRebuildCmd(a *app) *cobra.Command {
@@ -45,6 +46,9 @@ one published and nothing is pushed: the result is "unchanged".
 
 An invalid catalog is never published: its findings are printed and the
 exit status is 1.
+
+--sign-key FILE or --sign-keyless sign the pushed image and attest its
+provenance, as publish does (see catalogbot publish --help).
 
 Output: one "drift: ..." line per input that moved, then the digest and
 "published" or "unchanged"; on stderr a log line with the image, the
@@ -76,6 +80,9 @@ registry or I/O error, 130 interrupted.`,
 			case f.config == "":
 				return usageErrorf(cmd.CommandPath(), "rebuild needs a catalog.yaml (rebuild CATALOG_YAML)")
 			}
+			if err := f.sign.check(cmd.CommandPath()); err != nil {
+				return err
+			}
 			return checkBuildFlags(cmd.CommandPath(), f.image, f.base, f.opmImage, f.platforms, f.insecure)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -91,6 +98,7 @@ registry or I/O error, 130 interrupted.`,
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
+	f.sign.register(fl)
 	return cmd
 }
 
@@ -112,7 +120,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 	}
 
 	start := time.Now()
-	res, err := publish.Publish(ctx, publish.Source{List: file}, publish.Options{
+	opts := publish.Options{
 		Image: target,
 		Build: build.Options{
 			Base:      f.base,
@@ -126,7 +134,11 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		UserAgent:          a.userAgent(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
-	})
+	}
+	if err := a.signOptions(ctx, f.sign, f.sign.mode(), nil, nil, f.config, &opts); err != nil {
+		return err
+	}
+	res, err := publish.Publish(ctx, publish.Source{List: file}, opts)
 	if err != nil {
 		return a.publishError(ctx, err)
 	}

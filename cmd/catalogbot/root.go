@@ -78,6 +78,7 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 	cmd.AddCommand(newRebuildCmd(a))
 	cmd.AddCommand(newOwnersCmd(a))
 	cmd.AddCommand(newPublishCmd(a))
+	cmd.AddCommand(newVerifyCmd(a))
 	cmd.AddCommand(newAssembleCmd(a))
 	cmd.AddCommand(newRenderCmd(a))
 	cmd.AddCommand(newRenderTemplateCmd(a))

@@ -85,6 +85,11 @@ type Options struct {
 	Base string
 	// OPMImage is the image BaseOPM stands for; DefaultOPMImage if empty.
 	OPMImage string
+	// BaseDigest, when set, pins the base (the image Base or OPMImage
+	// names) to this digest: the base is read at it, while the
+	// annotations record the name as given. Rebuilding a published
+	// image on the base it was built on uses it.
+	BaseDigest string
 	// Platforms (os/arch[/variant]) to build. For an index base they
 	// select its manifests (default: all); for scratch each gets a
 	// manifest (default: linux/amd64); a single-image base must match.
@@ -220,6 +225,11 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 	r, err := name.ParseReference(ref, nopts...)
 	if err != nil {
 		return fmt.Errorf("base image %q: %w", ref, err)
+	}
+	if o.BaseDigest != "" {
+		if r, err = name.NewDigest(r.Context().String()+"@"+o.BaseDigest, nopts...); err != nil {
+			return fmt.Errorf("base image %q pinned to %q: %w", ref, o.BaseDigest, err)
+		}
 	}
 	desc, err := remote.Get(r, append(boundedRemote(o.Remote, r.Context().RegistryStr()), remote.WithContext(ctx))...)
 	if err != nil {

@@ -375,3 +375,22 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+// TestBaseDigest rebuilds on a base whose tag has moved: pinned to the
+// digest it was built on, the build gives the first digest again, with
+// the base's name as given.
+func TestBaseDigest(t *testing.T) {
+	reg := newRegistry(t)
+	base := reg.Ref("example/base:v1")
+	was := registrytest.Push(t, base, baseImage(t, "linux/amd64"))
+	first := mustBuild(t, fixture, build.Options{Base: base})
+	registrytest.Push(t, base, baseImage(t, "linux/amd64"))
+	moved := mustBuild(t, fixture, build.Options{Base: base})
+	if moved.Digest == first.Digest || moved.BaseDigest == was.String() {
+		t.Fatalf("the base moved, and the build did not: %s on %s", moved.Digest, moved.BaseDigest)
+	}
+	pinned := mustBuild(t, fixture, build.Options{Base: base, BaseDigest: was.String()})
+	if pinned.Digest != first.Digest || pinned.BaseName != base || pinned.BaseDigest != was.String() {
+		t.Fatalf("pinned: %s on %s@%s, want %s on %s@%s", pinned.Digest, pinned.BaseName, pinned.BaseDigest, first.Digest, base, was)
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -48,6 +49,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 )
@@ -110,7 +112,36 @@ type Options struct {
 	Validate func(context.Context, fs.FS, fbc.Options) (*fbc.Result, error)
 	// Progress is assemble's progress callback.
 	Progress func(assemble.Event)
+	// Signer, when set, signs the image pushed and attests it: the
+	// approval attestation (Approval, with the digests filled in) and
+	// SLSA provenance of the build (from Source and Builder). A target
+	// that already holds the digest signed by Signer gets nothing new.
+	// Signing needs a registry target.
+	Signer *sign.Signer
+	// Approval is the approval attestation's predicate; nil records
+	// only what the flow knows, without approvals (ApprovalsRecorded
+	// false), and says so.
+	Approval *sign.Approval
+	// Source is the commit published, recorded in the provenance.
+	Source sign.Source
+	// Builder identifies the publisher in the provenance.
+	Builder sign.Builder
+	// Now is the clock of the provenance's times; nil means time.Now.
+	Now func() time.Time
+	// BuildOnly stops after the build: the target is neither read nor
+	// written, and the result is Built with the digest. Rebuilding a
+	// published catalog to compare digests uses it.
+	BuildOnly bool
 }
+
+// Signature statuses (Result.Signature).
+const (
+	// Signed: a signature and the attestations were added.
+	Signed = "signed"
+	// AlreadySigned: the digest carried a signature by the signer; nothing
+	// was added.
+	AlreadySigned = "already signed"
+)
 
 // Status is what a publish did.
 type Status string
@@ -122,6 +153,8 @@ const (
 	// Unchanged: the target already had the built digest; nothing was
 	// written.
 	Unchanged Status = "unchanged"
+	// Built: Options.BuildOnly; the image was built, not pushed.
+	Built Status = "built"
 	// Invalid: the reference list or the catalog does not validate;
 	// nothing was built or written. Result.ListFindings or
 	// Result.Findings holds why.
@@ -181,6 +214,9 @@ type Result struct {
 	BaseDigest string
 	// Build is the build's own result, whole.
 	Build *build.Result
+	// Signature is Signed or AlreadySigned when Options.Signer is set,
+	// else empty.
+	Signature string
 }
 
 // Base is the resolved base as name@digest, or "scratch" for none. A base
@@ -204,7 +240,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
-	if o.Image == "" {
+	if o.Image == "" && !o.BuildOnly {
 		return nil, errors.New("publish: no target image")
 	}
 	if o.Validate == nil {
@@ -212,6 +248,13 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	if o.Keychain == nil {
 		o.Keychain = registry.DefaultKeychain()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	started := o.Now()
+	if o.Signer != nil && !o.BuildOnly && strings.HasPrefix(o.Image, build.LayoutPrefix) {
+		return nil, fmt.Errorf("publish: signing needs a registry target; %s is an OCI layout", o.Image)
 	}
 	tmp, err := tmpdir.Make("", tmpdir.Prefix+"publish-")
 	if err != nil {
@@ -275,6 +318,10 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	res.Build = img
 	res.Digest = img.Digest.String()
 	res.BaseName, res.BaseDigest = img.BaseName, img.BaseDigest
+	if o.BuildOnly {
+		res.Status = Built
+		return res, nil
+	}
 
 	// The previous image is read before the push replaces it.
 	prev, err := readPublished(ctx, o.Image, o.InsecureRegistries, ropts)
@@ -293,7 +340,7 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 		res.Drift = compare(anns, refs, img.BaseName, img.BaseDigest)
 		if prev.Digest == res.Digest {
 			res.Status = Unchanged
-			return res, nil
+			return res, signAndAttest(ctx, res, o, started, ropts)
 		}
 	}
 	pushed, err := build.Push(ctx, img, o.Image, build.PushOptions{Insecure: o.InsecureRegistries, Remote: ropts})
@@ -304,7 +351,131 @@ func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if pushed.Unchanged {
 		res.Status = Unchanged
 	}
-	return res, nil
+	return res, signAndAttest(ctx, res, o, started, ropts)
+}
+
+// signAndAttest signs the published digest and attests its approvals and
+// provenance when o.Signer is set, unless the digest is signed by it
+// already: an unchanged catalog gets no new signature. The result is
+// returned with the error, for what was pushed is pushed.
+func signAndAttest(ctx context.Context, res *Result, o Options, started time.Time, ropts []remote.Option) error {
+	if o.Signer == nil {
+		return nil
+	}
+	var nopts []name.Option
+	if host, _, _ := strings.Cut(o.Image, "/"); slices.Contains(o.InsecureRegistries, host) {
+		nopts = append(nopts, name.Insecure)
+	}
+	ref, err := name.ParseReference(o.Image, nopts...)
+	if err != nil {
+		return fmt.Errorf("image %q: %w", o.Image, err)
+	}
+	digest := ref.Context().Digest(res.Digest)
+	signed, err := sign.SignedBy(ctx, digest, o.Signer, ropts...)
+	if err != nil {
+		return fmt.Errorf("read the signatures of %s: %w", digest, err)
+	}
+	if signed {
+		res.Signature = AlreadySigned
+		return nil
+	}
+	approval := sign.Approval{
+		Repository: o.Source.Repository,
+		Commit:     o.Source.Commit,
+		Note:       "published outside the App: the commit and the policy are recorded, the approvals are not known",
+	}
+	if o.Approval != nil {
+		approval = *o.Approval
+	}
+	if approval.Packages == nil {
+		approval.Packages = []sign.Package{}
+	}
+	if res.Previous != "" && res.Previous != res.Digest {
+		prev := sign.Publication{Digest: res.Previous}
+		if approval.Previous != nil {
+			prev.Commit = approval.Previous.Commit
+		}
+		approval.Previous = &prev
+	}
+	// The publish validated the catalog before building it.
+	approval.Checks = append(slices.Clone(approval.Checks), sign.Check{Name: "catalog validation", Conclusion: "success"})
+	for _, s := range []struct {
+		typ  string
+		pred any
+	}{
+		{sign.ApprovalPredicateType, approval},
+		{sign.ProvenancePredicateType, provenance(res, o, started)},
+	} {
+		st, err := sign.NewStatement(digest, s.typ, s.pred)
+		if err != nil {
+			return err
+		}
+		if err := sign.Attest(ctx, o.Signer, digest, st, ropts...); err != nil {
+			return err
+		}
+	}
+	// The signature goes last: a verifier that finds it finds the
+	// attestations beside it.
+	if err := sign.SignImage(ctx, o.Signer, digest, ropts...); err != nil {
+		return err
+	}
+	res.Signature = Signed
+	return nil
+}
+
+// provenance is the SLSA provenance of the build: the source commit, the
+// base by digest, the references by digest, and what else the build took,
+// enough to rebuild the same digest.
+func provenance(res *Result, o Options, started time.Time) sign.Provenance {
+	params := sign.ProvenanceParameters{
+		Source:     o.Source,
+		Image:      o.Image,
+		Base:       o.Build.Base,
+		BaseName:   res.BaseName,
+		BaseDigest: res.BaseDigest,
+		Platforms:  o.Build.Platforms,
+		Refs:       res.References,
+	}
+	if params.Base == "" {
+		params.Base = build.BaseOPM
+	}
+	// The zero time is the build's Unix epoch.
+	if !o.Build.Epoch.IsZero() {
+		params.Epoch = o.Build.Epoch.Unix()
+	}
+	if params.Base == build.BaseOPM {
+		params.OPMImage = o.Build.OPMImage
+	}
+	var deps []sign.ResourceDescriptor
+	if o.Source.Commit != "" {
+		deps = append(deps, sign.ResourceDescriptor{URI: gitURI(o.Source.Repository), Digest: map[string]string{"gitCommit": o.Source.Commit}})
+	}
+	if res.BaseDigest != "" {
+		alg, hex, _ := strings.Cut(res.BaseDigest, ":")
+		deps = append(deps, sign.ResourceDescriptor{Name: "base", URI: "oci://" + res.Base(), Digest: map[string]string{alg: hex}})
+	}
+	for _, n := range slices.Sorted(maps.Keys(res.References)) {
+		alg, hex, _ := strings.Cut(res.References[n], ":")
+		deps = append(deps, sign.ResourceDescriptor{Name: n, URI: "oci://" + n, Digest: map[string]string{alg: hex}})
+	}
+	return sign.Provenance{
+		BuildDefinition: sign.BuildDefinition{BuildType: sign.BuildType, ExternalParameters: params, ResolvedDependencies: deps},
+		RunDetails: sign.RunDetails{
+			Builder:  o.Builder,
+			Metadata: sign.Metadata{StartedOn: started.UTC().Format(time.RFC3339), FinishedOn: o.Now().UTC().Format(time.RFC3339)},
+		},
+	}
+}
+
+// gitURI is a repository as SLSA names a git source: git+URL.
+func gitURI(repo string) string {
+	switch {
+	case repo == "":
+		return ""
+	case strings.Contains(repo, "://"):
+		return "git+" + repo
+	}
+	return "git+https://github.com/" + repo
 }
 
 // assembleList assembles list under tmp and returns the catalog directory
@@ -473,4 +644,18 @@ func compare(anns map[string]string, refs map[string]string, baseName, baseDiges
 		drift = append(drift, Drift{Kind: DriftBase, Name: baseName, Was: w, Now: baseDigest})
 	}
 	return drift
+}
+
+// DriftSince lists what moved between the inputs an earlier build
+// recorded (its references and base, as resolved then) and those of res:
+// why a rebuild of the same commit gave another digest.
+func DriftSince(refs map[string]string, baseName, baseDigest string, res *Result) []Drift {
+	anns := map[string]string{build.AnnBaseName: baseName, build.AnnBaseDigest: baseDigest}
+	if len(refs) > 0 {
+		data, err := json.Marshal(refs)
+		if err == nil {
+			anns[build.AnnReferences] = string(data)
+		}
+	}
+	return compare(anns, res.References, res.BaseName, res.BaseDigest)
 }

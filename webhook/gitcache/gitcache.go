@@ -284,3 +284,36 @@ func (c *Cache) ChangedPaths(repo, from, to string) ([]string, error) {
 	slices.Sort(paths)
 	return paths, nil
 }
+
+// FirstParents lists the commits a branch moved through from from to to
+// (both already fetched): to and its first parents, newest first, up to
+// and not including from, at most max of them. complete is false when
+// from was not reached within max commits or the history ends first (from
+// "" reads up to max). The first parents are the branch's own steps: a
+// merge commit is one, and the commits of the merged branch are not.
+func (c *Cache) FirstParents(repo, from, to string, max int) (shas []string, complete bool, err error) {
+	dir, err := c.path(repo)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := open(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	sha := to
+	for len(shas) < max {
+		if sha == from {
+			return shas, true, nil
+		}
+		cm, err := r.CommitObject(plumbing.NewHash(sha))
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: commit %s: %w", repo, sha, err)
+		}
+		shas = append(shas, sha)
+		if cm.NumParents() == 0 {
+			return shas, from == "", nil
+		}
+		sha = cm.ParentHashes[0].String()
+	}
+	return shas, sha == from, nil
+}

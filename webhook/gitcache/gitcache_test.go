@@ -218,6 +218,24 @@ func TestPullRequestTrees(t *testing.T) {
 	if err != nil || tip != base2 {
 		t.Errorf("Branch(main) = %s, %v; want %s", tip, err, base2)
 	}
+
+	for _, tc := range []struct {
+		from     string
+		max      int
+		want     []string
+		complete bool
+	}{
+		{base, 10, []string{base2}, true},
+		{base2, 10, nil, true},
+		{"", 10, []string{base2, base}, true},
+		{"", 1, []string{base2}, false},
+		{head, 10, []string{base2, base}, false}, // not on the branch
+	} {
+		shas, complete, err := c.FirstParents("o/r", tc.from, base2, tc.max)
+		if err != nil || !slices.Equal(shas, tc.want) || complete != tc.complete {
+			t.Errorf("FirstParents(%.7s, %d) = %.7q, %v, %v; want %.7q, %v", tc.from, tc.max, shas, complete, err, tc.want, tc.complete)
+		}
+	}
 }
 
 func TestFetchErrors(t *testing.T) {

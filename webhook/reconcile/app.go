@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -78,7 +79,14 @@ type App struct {
 	heads headLog
 	// waiting are the tries of pull requests whose check could not judge.
 	waiting memo[prKey, waiting]
-	clock   func() time.Time
+	// merges are the merges the App made, by repo@merge commit, and
+	// published the commit each repository was last published at: the
+	// approval attestation of the next publication lists the merges
+	// between the two. Forgotten on a restart, which the attestation
+	// then says.
+	merges    memo[string, review.MergeRecord]
+	published memo[string, string]
+	clock     func() time.Time
 
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR

@@ -23,6 +23,9 @@ const (
 	MergeError    = "error"
 )
 
+// maxMerges bounds the merges remembered for the approval attestation.
+const maxMerges = 10000
+
 // mergeableWaits are the pauses before reading a pull request again while
 // GitHub is still computing whether it merges cleanly.
 var mergeableWaits = []time.Duration{time.Second, 2 * time.Second}
@@ -114,6 +117,16 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	}
 	a.metrics.Merges.WithLabelValues(MergeMerged).Inc()
 	log.Info("merged", "method", d.Method, "merge_commit", res.GetSHA())
+	pkgs, merged := in.outcome.Merged(r.number, pr.GetUser().GetLogin(), res.GetSHA())
+	rec := review.MergeRecord{Packages: pkgs, PullRequest: merged}
+	if d.Method == policy.MethodRebase {
+		// The branch's tip just before the merge: a rebase replays
+		// the pull request's commits after it.
+		rec.Onto = tip
+	}
+	a.merges.update(r.job.Key.Repo+"@"+res.GetSHA(), maxMerges, func(review.MergeRecord, bool) (review.MergeRecord, bool) {
+		return rec, true
+	})
 	a.forget(r.job.Key.Repo, r.number)
 	r.final = nil
 	return false, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/publish"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
@@ -133,7 +135,7 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 			continue
 		}
 		start := time.Now()
-		out, result := a.buildAndPush(ctx, in, ev.After)
+		out, result := a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
 		a.metrics.Publishes.WithLabelValues(result).Inc()
 		log.Info("publish", "catalog", in.Catalog, "result", result, "image", in.Options.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
 		if err := a.reportPublish(ctx, gh, owner, name, ev.After, PublishRunName(in.Catalog), out); err != nil {
@@ -167,13 +169,25 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 }
 
 // buildAndPush publishes one catalog through the one publish flow, with the
-// source and options the policy translates to (Policy.PublishInputs), and
-// reports the outcome as a check run output and a Publishes result.
-func (a *App) buildAndPush(ctx context.Context, in policy.PublishTarget, sha string) (checkOutput, string) {
+// source and options the policy translates to (Policy.PublishInputs),
+// signed and attested when the policy asks for it, and reports the outcome
+// as a check run output and a Publishes result.
+func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, in policy.PublishTarget, repo, before, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src, opts, image := in.Source, in.Options, in.Options.Image
+	signer, err := pol.Signer(ctx, policy.SignWith{KeyFile: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}})
+	if err != nil {
+		return failed("Could not sign the catalog image", fmt.Sprintf("The policy at %s asks for a signed catalog image (`publish.sign: %s`), and the App cannot sign it:\n\n%s\n\nNothing was published.\n",
+			sha, pol.Publish.Sign, checks.Code(err.Error())), nil)
+	}
+	if signer != nil {
+		opts.Signer = signer
+		opts.Builder = sign.Builder{ID: sign.BuilderID, Version: map[string]string{"catalogbot": strings.TrimPrefix(a.userAgent, "catalogbot/")}}
+		opts.Source, opts.Approval = pol.Provenance(tree, repo, sha)
+		a.recordApprovals(opts.Approval, repo, before, sha)
+	}
 	// Repository directories are owner/name.git, and no owner starts
 	// with a dot.
 	opts.CacheDir = filepath.Join(a.cache.Dir(), ".render")
@@ -206,10 +220,14 @@ func (a *App) buildAndPush(ctx context.Context, in policy.PublishTarget, sha str
 	if res.Status == publish.Unchanged {
 		result, verb = PublishUnchanged, "Unchanged"
 	}
+	a.published.update(repo, maxMerges, func(string, bool) (string, bool) { return sha, true })
 	summary := fmt.Sprintf("The catalog at %s is `%s@%s`.\n\n| | |\n|---|---|\n| image | `%s` |\n| digest | `%s` |\n| base | `%s` |\n",
 		sha, repoOf(image), res.Digest, image, res.Digest, res.Base())
 	if res.Previous != "" && res.Previous != res.Digest {
 		summary += fmt.Sprintf("| previous | `%s` |\n", res.Previous)
+	}
+	if res.Signature != "" {
+		summary += fmt.Sprintf("| signature | %s, with the approval and SLSA provenance attestations |\n", res.Signature)
 	}
 	if len(res.Drift) > 0 {
 		summary += "\nMoved since the last publication:\n\n"
@@ -227,6 +245,28 @@ func (a *App) buildAndPush(ctx context.Context, in policy.PublishTarget, sha str
 		}
 	}
 	return checkOutput{Conclusion: checks.Success, Title: fmt.Sprintf("%s %s", verb, res.Digest), Summary: summary}, result
+}
+
+// recordApprovals lists in appr the merges the App made that this
+// publication of sha ships: those on the branch's first-parent line since
+// the commit last published, or since the push's before when the App has
+// not published the repository since it started.
+func (a *App) recordApprovals(appr *sign.Approval, repo, before, sha string) {
+	from, known := a.published.get(repo)
+	if !known {
+		from = before
+	}
+	commits, complete, err := a.cache.FirstParents(repo, from, sha, maxMerges)
+	if err != nil {
+		a.log.Warn("the commits since the last publication cannot be read", "repo", repo, "from", from, "to", sha, "error", err)
+		commits, complete = []string{sha}, false
+	}
+	if from != "" && strings.Trim(from, "0") != "" {
+		appr.Previous = &sign.Publication{Commit: from}
+	}
+	review.RecordApprovals(appr, commits, complete && known, func(c string) (review.MergeRecord, bool) {
+		return a.merges.get(repo + "@" + c)
+	})
 }
 
 // repoOf strips the tag from an image reference.

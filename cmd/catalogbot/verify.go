@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/registry"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/publisher/publish"
+	"github.com/catalogbot/catalogbot/publisher/sign"
+)
+
+// verifyFlags are the command line of verify.
+type verifyFlags struct {
+	key      string
+	identity string
+	issuer   string
+	caRoots  string
+	rebuild  bool
+	repo     string
+	insecure []string
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var f verifyFlags
+	cmd := &cobra.Command{
+		Use:   "verify IMAGE (--key FILE | --certificate-identity ID --certificate-oidc-issuer URL --ca-roots FILE) [--rebuild --repo DIR]",
+		Short: "Verify a published catalog image's signature, attestations and, with --rebuild, its digest",
+		Long: `Verify the catalog image IMAGE (a tag is resolved to the digest it names
+now) as publish --sign-key or --sign-keyless signed it: its signature
+(the sha256-<hex>.sig tag, as cosign stores it) with the public key --key
+(cosign.pub), or for a keyless signature with a Fulcio certificate for
+--certificate-identity (a workflow's ref, such as
+https://github.com/OWNER/REPO/.github/workflows/publish.yaml@refs/heads/main)
+issued for --certificate-oidc-issuer and chaining to the roots in
+--ca-roots; then its two attestations (the .att tag): the approval record
+and the SLSA provenance, signed alike and about that digest.
+
+No transparency log is consulted: catalogbot writes none. A keyless
+certificate is checked at the time of verifying, so a keyless signature
+verifies only while its certificate is valid (see docs/security.md).
+
+With --rebuild, the commit the provenance records is read from the git
+repository --repo, and built as it was published (its policy's catalog,
+or the recorded path, on the recorded base pinned to its digest, for the
+recorded platforms and SOURCE_DATE_EPOCH), without pushing: the digest
+must be the one verified. References of an assembled catalog are resolved
+anew; one that moved is named.
+
+Output: what was verified, one line each, then "verified".
+
+Exit status: 0 verified, 1 not verified (unsigned, signed by another key
+or identity, an attestation missing, altered or about another image, a
+rebuild that gives another digest; the reason is printed), 2 usage,
+registry or I/O error.`,
+		Example: `  catalogbot verify quay.io/example/catalog:latest --key cosign.pub
+  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rebuild --repo .
+  catalogbot verify quay.io/example/catalog@sha256:... --ca-roots fulcio.pem \
+      --certificate-identity https://github.com/example/catalog/.github/workflows/publish.yaml@refs/heads/main \
+      --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf(cmd.CommandPath(), "verify takes one image, got %d arguments", len(args))
+			}
+			switch {
+			case f.key != "" && (f.identity != "" || f.issuer != ""):
+				return usageErrorf(cmd.CommandPath(), "give --key, or --certificate-identity and --certificate-oidc-issuer, not both")
+			case f.key == "" && (f.identity == "" || f.issuer == "" || f.caRoots == ""):
+				return usageErrorf(cmd.CommandPath(), "verify needs --key, or --certificate-identity, --certificate-oidc-issuer and --ca-roots")
+			case f.rebuild && f.repo == "":
+				return usageErrorf(cmd.CommandPath(), "--rebuild needs the git repository: --repo DIR")
+			case f.repo != "" && !f.rebuild:
+				return usageErrorf(cmd.CommandPath(), "--repo is for --rebuild")
+			}
+			return checkInsecureFlags(cmd.CommandPath(), f.insecure)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			defer a.showWaiting()()
+			return a.runVerify(cmd.Context(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.key, "key", "", "the signer's public key `FILE` (cosign.pub)")
+	fl.StringVar(&f.identity, "certificate-identity", "", "for a keyless signature: the certificate's identity `ID`")
+	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "for a keyless signature: the certificate's OIDC issuer `URL`")
+	fl.StringVar(&f.caRoots, "ca-roots", "", "for a keyless signature: the Fulcio root certificates, PEM `FILE`")
+	fl.BoolVar(&f.rebuild, "rebuild", false, "rebuild the recorded commit on the recorded base and compare the digest")
+	fl.StringVar(&f.repo, "repo", "", "the git repository `DIR` holding the recorded commit, for --rebuild")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
+	return cmd
+}
+
+func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error {
+	var nopts []name.Option
+	if host, _, _ := strings.Cut(image, "/"); slices.Contains(f.insecure, host) {
+		nopts = append(nopts, name.Insecure)
+	}
+	ref, err := name.ParseReference(image, nopts...)
+	if err != nil {
+		return fmt.Errorf("image %q: %w", image, err)
+	}
+	o := sign.VerifyOptions{
+		Identity: f.identity, Issuer: f.issuer,
+		PredicateTypes: []string{sign.ApprovalPredicateType, sign.ProvenancePredicateType},
+		Remote:         []remote.Option{remote.WithAuthFromKeychain(registry.DefaultKeychain()), remote.WithUserAgent(a.userAgent())},
+	}
+	if f.key != "" {
+		data, err := os.ReadFile(f.key)
+		if err != nil {
+			return err
+		}
+		if o.Key, err = cryptoutils.UnmarshalPEMToPublicKey(data); err != nil {
+			return fmt.Errorf("%s: not a PEM public key: %w", f.key, err)
+		}
+	} else {
+		data, err := os.ReadFile(f.caRoots)
+		if err != nil {
+			return err
+		}
+		certs, err := cryptoutils.UnmarshalCertificatesFromPEM(data)
+		if err != nil || len(certs) == 0 {
+			return fmt.Errorf("%s: no PEM certificates", f.caRoots)
+		}
+		o.Roots = x509.NewCertPool()
+		for _, c := range certs {
+			o.Roots.AddCert(c)
+		}
+	}
+	v, err := sign.Verify(ctx, ref, o)
+	if errors.Is(err, sign.ErrUnsigned) || errors.Is(err, sign.ErrNotVerified) || errors.Is(err, sign.ErrAttestation) {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: %v\n", err)
+		return errInvalid
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "signature: %s, %d signature(s) by the %s\n", v.Digest, v.Signatures, signerOf(f))
+
+	var appr sign.Approval
+	if err := json.Unmarshal(v.Attestations[sign.ApprovalPredicateType].Predicate, &appr); err != nil {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: the approval attestation does not parse: %v\n", err)
+		return errInvalid
+	}
+	fmt.Fprintf(a.stdout, "approval: %s\n", describeApproval(appr))
+	var prov sign.Provenance
+	if err := json.Unmarshal(v.Attestations[sign.ProvenancePredicateType].Predicate, &prov); err != nil {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: the provenance does not parse: %v\n", err)
+		return errInvalid
+	}
+	p := prov.BuildDefinition.ExternalParameters
+	fmt.Fprintf(a.stdout, "provenance: commit %s of %s, base %s, built by %s\n",
+		orUnknown(p.Source.Commit), orUnknown(p.Source.Repository), baseOf(p), orUnknown(prov.RunDetails.Builder.ID))
+
+	if f.rebuild {
+		if err := a.verifyRebuild(ctx, v.Digest, p, f); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(a.stdout, "verified")
+	return nil
+}
+
+// verifyRebuild rebuilds the recorded commit as provenance p says and
+// compares the digest with the verified one.
+func (a *app) verifyRebuild(ctx context.Context, digest name.Digest, p sign.ProvenanceParameters, f verifyFlags) error {
+	if p.Source.Commit == "" {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: the provenance records no commit to rebuild (published outside a git work tree)\n")
+		return errInvalid
+	}
+	repo, err := git.PlainOpenWithOptions(f.repo, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return fmt.Errorf("open git repository %s: %w", f.repo, err)
+	}
+	tree, err := change.TreeFS(repo, p.Source.Commit)
+	if err != nil {
+		return fmt.Errorf("the recorded commit %s in %s: %w", p.Source.Commit, f.repo, err)
+	}
+	src, opts, err := policy.RebuildInput(tree, p)
+	if err != nil {
+		return fmt.Errorf("rebuild %s: %w", change.ShortSHA(p.Source.Commit), err)
+	}
+	opts.InsecureRegistries = f.insecure
+	opts.Keychain = registry.DefaultKeychain()
+	opts.UserAgent = a.userAgent()
+	opts.Validate = a.validate
+	res, err := publish.Publish(ctx, src, opts)
+	if err != nil {
+		return a.publishError(ctx, err)
+	}
+	if res.Status == publish.Invalid {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: the catalog at %s does not validate\n", change.ShortSHA(p.Source.Commit))
+		return errInvalid
+	}
+	if res.Digest != digest.DigestStr() {
+		fmt.Fprintf(a.stderr, "catalogbot: not verified: rebuilding %s on %s gives %s, not %s\n",
+			change.ShortSHA(p.Source.Commit), baseOf(p), res.Digest, digest.DigestStr())
+		for _, d := range publish.DriftSince(p.Refs, p.BaseName, p.BaseDigest, res) {
+			fmt.Fprintf(a.stderr, "catalogbot: moved since the build: %s\n", d)
+		}
+		return errInvalid
+	}
+	fmt.Fprintf(a.stdout, "rebuild: %s of %s gives %s\n", change.ShortSHA(p.Source.Commit), f.repo, res.Digest)
+	return nil
+}
+
+func signerOf(f verifyFlags) string {
+	if f.key != "" {
+		return "key " + f.key
+	}
+	return fmt.Sprintf("identity %s of %s", f.identity, f.issuer)
+}
+
+func describeApproval(appr sign.Approval) string {
+	s := fmt.Sprintf("commit %s, policy %s", orUnknown(appr.Commit), orUnknown(appr.Policy.Path))
+	if appr.Policy.Blob != "" {
+		s += " (blob " + change.ShortSHA(appr.Policy.Blob) + ")"
+	}
+	if !appr.ApprovalsRecorded {
+		return s + ", approvals not recorded: " + appr.Note
+	}
+	prs := 0
+	for _, p := range appr.Packages {
+		prs += len(p.PullRequests)
+	}
+	return s + fmt.Sprintf(", %d package(s) changed by %d pull request(s), %d check(s) passed", len(appr.Packages), prs, len(appr.Checks))
+}
+
+func baseOf(p sign.ProvenanceParameters) string {
+	if p.BaseName == "" {
+		return p.Base
+	}
+	return p.BaseName + "@" + p.BaseDigest
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/change/changetest"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
+)
+
+// keyPair writes a cosign key pair to dir and sets its password as cosign
+// reads it; it returns the key files.
+func keyPair(t *testing.T, dir, base string) (priv, pub string) {
+	t.Helper()
+	privPEM, pubPEM, err := sign.GenerateKeyPair([]byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, pub = filepath.Join(dir, base+".key"), filepath.Join(dir, base+".pub")
+	if err := os.WriteFile(priv, privPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub, pubPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "secret")
+	return priv, pub
+}
+
+// catalogRepo is a git repository holding the valid fixture catalog and a
+// policy that publishes it to target, signed with a key.
+func catalogRepo(t *testing.T, target string) (*changetest.Repo, string) {
+	t.Helper()
+	files, err := changetest.ReadFiles(filepath.Join(repoRoot, validDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]string{".catalogbot.yaml": "publish:\n  image: " + target + "\n  base: scratch\n  sign: key\n"}
+	for p, data := range files {
+		edits["catalog/"+p] = data
+	}
+	repo := changetest.NewRepo(t)
+	return repo, repo.Commit("catalog", edits)
+}
+
+var signedLine = regexp.MustCompile(`(?m)^signature: (signed|already signed)\n(sha256:[0-9a-f]{64}) (published|unchanged)\n$`)
+
+func TestPublishSignedAndVerify(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	target := reg.Ref("team/catalog:latest")
+	keys := t.TempDir()
+	priv, pub := keyPair(t, keys, "cosign")
+	repo, commit := catalogRepo(t, target)
+	publishArgs := []string{"publish", "--repo", repo.Dir, "--insecure-registry", reg.Host}
+
+	// The policy asks for a signature; without a key nothing is pushed.
+	r := cli(t, nil, publishArgs...)
+	if r.code == exitOK || !strings.Contains(r.stderr, "publish.sign is key, and the publisher has no signing key") {
+		t.Fatalf("without --sign-key: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if reg.Count("PUT", "manifests") != 0 {
+		t.Fatal("pushed without the signature the policy asks for")
+	}
+
+	r = cli(t, nil, append(publishArgs, "--sign-key", priv)...)
+	m := signedLine.FindStringSubmatch(r.stdout)
+	if r.code != exitOK || m == nil || m[1] != "signed" || m[3] != "published" {
+		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	digest := m[2]
+	r = cli(t, nil, append(publishArgs, "--sign-key", priv)...)
+	if m := signedLine.FindStringSubmatch(r.stdout); r.code != exitOK || m == nil || m[1] != "already signed" || m[3] != "unchanged" {
+		t.Fatalf("publish again: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+	for _, want := range []string{
+		"signature: " + reg.Ref("team/catalog@"+digest) + ", 1 signature(s) by the key " + pub,
+		"approval: commit " + commit + ", policy .catalogbot.yaml (blob ",
+		"approvals not recorded: ",
+		"provenance: commit " + commit + " of " + repo.Dir + ", base scratch, built by " + sign.BuilderID,
+		"rebuild: " + change.ShortSHA(commit) + " of " + repo.Dir,
+		"gives " + digest,
+		"verified\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify stdout does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != exitOK {
+		t.Fatalf("verify: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	t.Run("wrong key", func(t *testing.T) {
+		_, otherPub := keyPair(t, keys, "other")
+		r := cli(t, nil, "verify", target, "--key", otherPub, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+reg.Ref("team/catalog@"+digest)+": no signature verifies with the key given") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("a catalog directory in the repository", func(t *testing.T) {
+		// The path is recorded from the repository's root, where the
+		// rebuild finds it.
+		dir := reg.Ref("team/dir:latest")
+		r := cli(t, nil, "publish", "--catalog", filepath.Join(repo.Dir, "catalog"), "--image", dir, "--base", "scratch",
+			"--insecure-registry", reg.Host, "--sign-key", priv)
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = cli(t, nil, "verify", dir, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+		if r.code != exitOK || !strings.Contains(r.stdout, "rebuild: "+change.ShortSHA(commit)) {
+			t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("rebuild of a dirty work tree", func(t *testing.T) {
+		// Published from uncommitted changes, the image is not what the
+		// recorded commit builds.
+		dirty := reg.Ref("team/dirty:latest")
+		file := filepath.Join(repo.Dir, "catalog", "cert-rotator", "catalog.yaml")
+		was, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, append(was, "# not committed\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(file, was, 0o644)
+		r := cli(t, nil, append(publishArgs, "--sign-key", priv, "--image", dirty)...)
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = cli(t, nil, "verify", dirty, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+		if r.code != exitInvalid || !regexp.MustCompile(`not verified: rebuilding `+change.ShortSHA(commit)+` on scratch gives sha256:[0-9a-f]{64}, not sha256:`).MatchString(r.stderr) {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("tampered attestation", func(t *testing.T) {
+		// Someone with write access to the registry claims other
+		// approvers; the envelope's signature no longer matches.
+		d, err := name.NewDigest(reg.Ref("team/catalog@" + digest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		signtest.TamperAttestation(t, sign.Tag(d, sign.AttestationSuffix), func(st map[string]any) {
+			st["predicate"].(map[string]any)["approvalsRecorded"] = true
+		})
+		r := cli(t, nil, "verify", d.String(), "--key", pub, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+d.String()+": attestation does not verify: no valid "+sign.ApprovalPredicateType+" attestation") ||
+			!strings.Contains(r.stderr, "its DSSE signature does not match its content: altered, or signed with another key") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("moved tag", func(t *testing.T) {
+		registrytest.Push(t, target, registrytest.RandomImage(t))
+		r := cli(t, nil, "verify", target, "--key", pub, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+target+" names sha256:") ||
+			!strings.Contains(r.stderr, "which has no signature: was the tag moved") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}
+
+func TestVerifyUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify"}, "verify takes one image"},
+		{[]string{"verify", "r.example/c:v1"}, "verify needs --key, or --certificate-identity"},
+		{[]string{"verify", "r.example/c:v1", "--key", "k", "--certificate-identity", "i"}, "not both"},
+		{[]string{"verify", "r.example/c:v1", "--certificate-identity", "i", "--certificate-oidc-issuer", "o"}, "--ca-roots"},
+		{[]string{"verify", "r.example/c:v1", "--key", "k", "--rebuild"}, "--rebuild needs the git repository"},
+		{[]string{"publish", "--catalog", validDir, "--image", "r.example/c:v1", "--sign-key", "k", "--sign-keyless"}, "give one of --sign-key and --sign-keyless"},
+	} {
+		r := cli(t, nil, tc.args...)
+		if r.code != exitError || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestPublishKeylessAndVerify signs in a GitHub Actions job's environment
+// with a certificate from a fake Fulcio, and verifies by identity.
+func TestPublishKeylessAndVerify(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	target := reg.Ref("team/catalog:latest")
+	fulcio := signtest.NewFulcio(t)
+	env := signtest.ActionsEnv(t)
+	for _, k := range []string{"ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"} {
+		t.Setenv(k, env(k))
+	}
+	roots := filepath.Join(t.TempDir(), "roots.pem")
+	if err := os.WriteFile(roots, fulcio.RootsPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, nil, "publish", "--catalog", validDir, "--image", target, "--base", "scratch", "--insecure-registry", reg.Host,
+		"--sign-keyless", "--fulcio-url", fulcio.URL)
+	if m := signedLine.FindStringSubmatch(r.stdout); r.code != exitOK || m == nil || m[1] != "signed" {
+		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	verify := func(identity string) result {
+		return cli(t, nil, "verify", target, "--ca-roots", roots, "--certificate-identity", identity,
+			"--certificate-oidc-issuer", signtest.ActionsIssuer, "--insecure-registry", reg.Host)
+	}
+	if r := verify(signtest.Identity); r.code != exitOK || !strings.Contains(r.stdout, "by the identity "+signtest.Identity) {
+		t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := verify("https://github.com/evil/fork/.github/workflows/x.yaml@refs/heads/main"); r.code != exitInvalid || !strings.Contains(r.stderr, "certificate identity") {
+		t.Fatalf("verify another identity: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

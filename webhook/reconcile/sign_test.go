@@ -1,0 +1,103 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/catalogbot/catalogbot/publisher/sign"
+)
+
+// TestMergesArePublishedSigned merges two pull requests, one push each,
+// with a policy that asks for a signed image: each publication is signed,
+// and its approval attestation lists the merge it ships, with who
+// approved it under which OWNERS file. The first publication since the
+// App started cannot know what was published before, and says so.
+func TestMergesArePublishedSigned(t *testing.T) {
+	image := registryRef(t)
+	priv, _, err := sign.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "cosign.key")
+	if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "pw")
+	signer, err := sign.LoadKeyFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, catalogRepo(publishPolicy(image)+"  sign: key\n"))
+	e.app.cfg.Publish.SignKey = keyFile
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	approval := func(tag string) (sign.Approval, string) {
+		t.Helper()
+		before := e.repo.Branch("main")
+		pr := e.openPR("alice", "bump-"+tag, map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog(tag)})
+		e.process(pr, "pull_request")
+		if !pr.Merged() {
+			t.Fatal("not merged")
+		}
+		merged := e.repo.Branch("main")
+		if err := processAll(context.Background(), e.app, e.pushJob("main", before, merged)); err != nil {
+			t.Fatal(err)
+		}
+		if run := e.run(merged, PublishCheckRunName); run.Conclusion != "success" || !strings.Contains(run.Summary, "| signature | signed,") {
+			t.Fatalf("publish run %s: %s\n%s", run.Conclusion, run.Title, run.Summary)
+		}
+		v, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{Key: signer.PublicKey(), PredicateTypes: []string{sign.ApprovalPredicateType}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var appr sign.Approval
+		if err := json.Unmarshal(v.Attestations[sign.ApprovalPredicateType].Predicate, &appr); err != nil {
+			t.Fatal(err)
+		}
+		if appr.Commit != merged || appr.Policy.Path != ".catalogbot.yaml" || appr.Policy.Blob == "" {
+			t.Errorf("approval of %s: commit %s, policy %+v", merged, appr.Commit, appr.Policy)
+		}
+		if len(appr.Packages) != 1 || appr.Packages[0].Name != "foo" || len(appr.Packages[0].PullRequests) != 1 {
+			t.Fatalf("approval packages = %+v", appr.Packages)
+		}
+		got := appr.Packages[0].PullRequests[0]
+		if got.Number != pr.Number || got.Head != pr.HeadSHA() || got.Merge != merged || got.Author != "alice" ||
+			strings.Join(got.Approvers, ",") != "alice" || len(got.Owners) != 1 || got.Owners[0].Path != "catalog/foo/OWNERS" || got.Owners[0].Commit != before {
+			t.Errorf("pull request record = %+v", got)
+		}
+		return appr, before
+	}
+
+	first, _ := approval("v1.0.1")
+	if first.ApprovalsRecorded || !strings.Contains(first.Note, "previous publication is not known") {
+		t.Errorf("first publication: recorded %v, note %q", first.ApprovalsRecorded, first.Note)
+	}
+	second, before := approval("v1.0.2")
+	if !second.ApprovalsRecorded || second.Note != "" || second.Previous == nil || second.Previous.Commit != before || second.Previous.Digest == "" {
+		t.Errorf("second publication: recorded %v, note %q, previous %+v", second.ApprovalsRecorded, second.Note, second.Previous)
+	}
+}
+
+// TestPublishCannotSign: a policy that asks for a signature the App has no
+// key for fails the publish, and nothing is pushed.
+func TestPublishCannotSign(t *testing.T) {
+	image := registryRef(t)
+	e := newEnv(t, catalogRepo(publishPolicy(image)+"  sign: key\n"))
+	sha := e.repo.Branch("main")
+	if err := processAll(context.Background(), e.app, e.pushJob("main", strings.Repeat("0", 40), sha)); err == nil {
+		t.Fatal("a publish that cannot sign succeeded")
+	}
+	run := e.run(sha, PublishCheckRunName)
+	if run.Conclusion != "failure" || run.Title != "Could not sign the catalog image" || !strings.Contains(run.Summary, "publisher has no signing key") {
+		t.Fatalf("publish run %s: %s\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+}
