@@ -6,9 +6,10 @@
 // A pull request can name any registry host. Left alone, the service
 // would contact whatever the host resolves to: a loopback port, an
 // internal service, the cloud metadata endpoint. The Rule refuses
-// loopback, private, link-local, unique-local, shared (CGNAT), multicast
-// and unspecified addresses, IPv4-mapped forms included, unless the
-// operator allowlisted the host. It checks the address actually dialled,
+// loopback, private, link-local, unique-local, shared (CGNAT), multicast,
+// unspecified and reserved addresses, and the IPv6 forms that carry one
+// (IPv4-mapped, NAT64, 6to4, Teredo, IPv4-compatible), unless the operator
+// allowlisted the host. It checks the address actually dialled,
 // in the dialer's Control hook, so a name that resolves differently the
 // second time (DNS rebinding), a redirect or a token realm naming an
 // internal host gains nothing: every connection of the transport passes
@@ -47,6 +48,10 @@ const (
 	KindUnspecified Kind = "unspecified"
 	KindShared      Kind = "shared (carrier-grade NAT)"
 	KindMulticast   Kind = "multicast"
+	// KindReserved is an address no registry has: the benchmarking,
+	// IETF protocol, future-use and broadcast blocks, and the local-use
+	// NAT64 prefix, whose gateways are the operator's own.
+	KindReserved Kind = "reserved"
 )
 
 var (
@@ -59,17 +64,66 @@ var (
 	// The NAT64 well-known prefix carries an IPv4 address in its last 32
 	// bits, which a NAT64 gateway dials.
 	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	// The local-use NAT64 prefix (RFC 8215) is translated by the
+	// operator's own gateways, at a prefix length only they know: refused
+	// whole, whatever address it seems to carry.
+	nat64LocalPrefix = netip.MustParsePrefix("64:ff9b:1::/48")
+	// 6to4 (RFC 3056) carries an IPv4 address in bits 16 to 48, which a
+	// 6to4 relay dials.
+	sixToFourPrefix = netip.MustParsePrefix("2002::/16")
+	// Teredo (RFC 4380) carries the client's IPv4 address, inverted, in
+	// its low 32 bits.
+	teredoPrefix = netip.MustParsePrefix("2001::/32")
+	// IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291) are
+	// still routed to the IPv4 address by a host with an automatic
+	// tunnel; :: and ::1 are in this block too and keep their own kinds.
+	compatPrefix = netip.MustParsePrefix("::/96")
+	// Blocks no registry lives in: benchmarking (RFC 2544), IETF protocol
+	// assignments (RFC 6890, DS-Lite's 192.0.0.0/29 among them), and the
+	// future-use block with the limited broadcast address at its top.
+	reservedPrefixes = []netip.Prefix{
+		netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("192.0.0.0/24"),
+		netip.MustParsePrefix("240.0.0.0/4"),
+	}
 )
 
-// classify says whether ip is an address pull request data must not reach,
-// and which kind it is. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are
-// judged as the IPv4 address they carry, as the kernel dials them, and so
-// are NAT64 addresses (64:ff9b::10.0.0.1), as the gateway dials them.
-func classify(ip netip.Addr) (Kind, bool) {
+// embedded is the IPv4 address a gateway, relay or tunnel would dial for
+// ip: the address it carries when it is IPv4-mapped, NAT64, 6to4, Teredo
+// or IPv4-compatible, and ip itself otherwise.
+func embedded(ip netip.Addr) netip.Addr {
 	ip = ip.Unmap()
-	if nat64Prefix.Contains(ip) {
-		b := ip.As16()
-		ip = netip.AddrFrom4([4]byte(b[12:]))
+	if !ip.Is6() {
+		return ip
+	}
+	b := ip.As16()
+	switch {
+	case nat64Prefix.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:]))
+	case sixToFourPrefix.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	case teredoPrefix.Contains(ip):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	case compatPrefix.Contains(ip) && !ip.IsUnspecified() && !ip.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return ip
+}
+
+// classify says whether ip is an address pull request data must not reach,
+// and which kind it is. An IPv6 address that carries an IPv4 address is
+// judged as the address it carries, as the kernel, gateway or relay dials
+// it: IPv4-mapped (::ffff:10.0.0.1), NAT64 (64:ff9b::10.0.0.1), 6to4
+// (2002:0a00:0001::), Teredo and IPv4-compatible (::10.0.0.1).
+func classify(ip netip.Addr) (Kind, bool) {
+	if nat64LocalPrefix.Contains(ip) {
+		return KindReserved, true
+	}
+	ip = embedded(ip)
+	for _, p := range reservedPrefixes {
+		if p.Contains(ip) {
+			return KindReserved, true
+		}
 	}
 	switch {
 	case ip.IsLoopback():
