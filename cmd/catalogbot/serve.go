@@ -51,7 +51,8 @@ address, the workers, the resync interval, the publish credentials and
 allowPrivateRegistries, the internal registries (host or host:port) that
 pull request checks may reach: every other registry, token realm or
 redirect that resolves to a loopback, private or link-local address is
-refused.
+refused; and registryProxy, the forward proxy pull request checks go
+through (a proxy the environment names is not used for them).
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
@@ -113,6 +114,11 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	rule, err := egress.New(cfg.AllowPrivateRegistries, a.resolver)
 	if err != nil {
 		return err
+	}
+	if cfg.RegistryProxy != "" {
+		if err := rule.UseProxy(cfg.RegistryProxy); err != nil {
+			return err
+		}
 	}
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
 	if err != nil {

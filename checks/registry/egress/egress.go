@@ -186,6 +186,38 @@ func (e *RefusedError) Is(target error) bool { return target == errRefused }
 type Rule struct {
 	allow    map[string]bool
 	resolver Resolver
+	// proxy is the forward proxy the operator named; nil sends every
+	// request directly.
+	proxy *url.URL
+}
+
+// UseProxy has every request of the rule's transports go through the
+// forward proxy raw (http://host:port or https://host:port), which the
+// operator names: the rule then checks each target by name before it is
+// handed to the proxy, which resolves it again where no dialer hook sees.
+// Without it, a proxy the environment names (HTTPS_PROXY) is refused: an
+// environment set up for other work does not silently widen what pull
+// request data reaches.
+func (r *Rule) UseProxy(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("registry proxy %q: want http://HOST[:PORT] or https://HOST[:PORT]", raw)
+	}
+	r.proxy = u
+	return nil
+}
+
+// ProxyError is a request not sent because the environment names a proxy
+// for it that the operator did not name to the rule.
+type ProxyError struct {
+	// Proxy is the proxy's host:port, as the environment named it.
+	Proxy string
+}
+
+func (e *ProxyError) Error() string {
+	return fmt.Sprintf("the environment names proxy %s (HTTPS_PROXY, HTTP_PROXY), which checks of pull requests use only when the operator names it "+
+		"(check --registry-proxy, or registryProxy in the service configuration): the proxy resolves each target again, where the egress rule cannot see the address", e.Proxy)
 }
 
 // New returns the rule that refuses internal addresses except for the hosts
@@ -279,10 +311,11 @@ func (t Timeouts) orDefault() Timeouts {
 }
 
 // Transport returns an HTTP transport whose every connection passes the
-// rule (none is refused for a nil rule), with the timeouts t. Proxies from
-// the environment (HTTPS_PROXY) are used as http.DefaultTransport uses
-// them; a proxy is the operator's and may be internal, while the target
-// handed to it is checked by name first.
+// rule (none is refused for a nil rule), with the timeouts t. A nil rule
+// uses proxies from the environment (HTTPS_PROXY) as http.DefaultTransport
+// does. A rule uses only the proxy the operator named with UseProxy, which
+// may be internal, and checks the target handed to it by name first; a
+// proxy the environment names is refused with a *ProxyError.
 func (r *Rule) Transport(t Timeouts) *http.Transport {
 	t = t.orDefault()
 	d := &dialer{rule: r, timeouts: t, proxies: map[string]bool{}}
@@ -308,13 +341,25 @@ type dialer struct {
 	proxies map[string]bool // proxy host:port the environment named
 }
 
-// proxy is http.ProxyFromEnvironment, with the target checked by name
-// before it is handed to a proxy: the proxy dials it, not this process, so
-// there is no dialled address of its own to check.
+// proxy picks the proxy of req: the environment's without a rule, the one
+// the operator named with a rule. The target is checked by name before it
+// is handed to a proxy: the proxy dials it, not this process, so there is
+// no dialled address of its own to check. The proxy resolves the name
+// again, and may get another answer; that is why a rule takes only a proxy
+// the operator chose, one that can be trusted to apply its own rule.
 func (d *dialer) proxy(req *http.Request) (*url.URL, error) {
-	u, err := proxyFromEnvironment(req)
-	if err != nil || u == nil {
-		return u, err
+	var u *url.URL
+	if d.rule != nil && d.rule.proxy != nil {
+		u = d.rule.proxy
+	} else {
+		env, err := proxyFromEnvironment(req)
+		if err != nil || env == nil {
+			return env, err
+		}
+		if d.rule != nil {
+			return nil, &ProxyError{Proxy: env.Host}
+		}
+		u = env
 	}
 	if d.rule != nil && !d.rule.Allowed(req.URL.Host) {
 		ips, err := d.lookup(req.Context(), req.URL.Hostname())
