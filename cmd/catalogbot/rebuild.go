@@ -21,6 +21,7 @@ type rebuildFlags struct {
 	platforms []string
 	cacheDir  string
 	insecure  []string
+	timeout   time.Duration
 }
 
 func newRebuildCmd(a *app) *cobra.Command {
@@ -55,10 +56,13 @@ Credentials are found as publish finds them: see catalogbot publish --help.
 --image (a fully qualified reference or oci:LAYOUT_DIR[:TAG]), --base and
 --platform are checked before any registry is contacted.
 
-Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
-catalog is invalid, a reference could not be rendered, or a registry
-refused access ("unauthorized", the registry named), 2 usage, other
-registry or I/O error, 130 interrupted.`,
+The whole run has a deadline, --timeout (15m): a registry that accepts
+connections and never answers ends it there, with exit status 3. Give the
+scheduler's own bound (a CronJob's activeDeadlineSeconds) some room above
+it, so that the run ends by itself and says why.
+
+The exit status tells a scheduler whether to retry:
+` + exitCodesHelp(rebuildExitCodes, 76),
 		Example: `  catalogbot rebuild catalog.yaml
   catalogbot rebuild catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
   catalogbot rebuild catalog.yaml --image oci:out:v1 --base scratch`,
@@ -91,6 +95,7 @@ registry or I/O error, 130 interrupted.`,
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
+	fl.DurationVar(&f.timeout, "timeout", publish.DefaultDeadline, "the deadline of the whole run, assembly and push included")
 	return cmd
 }
 
@@ -126,9 +131,10 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		UserAgent:          a.userAgent(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
+		Deadline:           f.timeout,
 	})
 	if err != nil {
-		return a.publishError(ctx, err)
+		return a.publishError(ctx, err, true)
 	}
 	return a.reportPublish(res, "the catalog assembled from "+f.config, target, start)
 }
