@@ -58,7 +58,9 @@ CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
 refuses to start without a webhook secret.
 
-Besides /webhook it serves GET /healthz and /readyz. Prometheus /metrics
+Besides /webhook it serves GET /healthz and /readyz; /readyz says ready
+once GitHub has accepted the App's credentials (an installation token was
+minted), so a replica that cannot reach GitHub takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
@@ -155,6 +157,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	defer cancelWork()
 	queue.Start(workCtx)
 	go bot.RunResync(sigCtx, cfg.ResyncInterval, enqueue)
+	go bot.RunReadiness(sigCtx, time.Second)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
