@@ -77,6 +77,10 @@ func GraphQLURL(rest *url.URL) *url.URL {
 // expectedHeadOid did not match).
 var ErrQueueHeadMoved = errors.New("the pull request head is not the checked commit")
 
+// ErrAlreadyQueued is a pull request not queued because the queue holds
+// it already: a reconcile after the one that queued it asks again.
+var ErrAlreadyQueued = errors.New("the pull request is already in the merge queue")
+
 // QueueEntry is a pull request's place in its base branch's merge queue.
 type QueueEntry struct {
 	ID       string
@@ -122,8 +126,11 @@ func EnqueuePullRequest(ctx context.Context, gh *github.Client, pullRequestID, h
 		// GitHub says the expected head did not match in words only;
 		// the checked head is named in none of the other refusals.
 		msg := strings.ToLower(e.Message)
-		if strings.Contains(msg, "expected head") || strings.Contains(msg, "expectedheadoid") || strings.Contains(msg, "head sha") {
+		switch {
+		case strings.Contains(msg, "expected head") || strings.Contains(msg, "expectedheadoid") || strings.Contains(msg, "head sha"):
 			return nil, fmt.Errorf("enqueue pull request %s at %s: %s: %w", pullRequestID, headSHA, e.Message, ErrQueueHeadMoved)
+		case strings.Contains(msg, "already") && strings.Contains(msg, "queue"):
+			return nil, fmt.Errorf("enqueue pull request %s at %s: %s: %w", pullRequestID, headSHA, e.Message, ErrAlreadyQueued)
 		}
 		return nil, fmt.Errorf("enqueue pull request %s at %s: %s (%s)", pullRequestID, headSHA, e.Message, e.Type)
 	}

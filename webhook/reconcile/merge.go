@@ -156,6 +156,11 @@ func (r *prRun) requiresQueue(ctx context.Context, base string, refusal error) b
 func (r *prRun) enqueue(ctx context.Context, in mergeInput, d policy.Decision, pr *github.PullRequest) (again bool, err error) {
 	a := r.a
 	entry, err := ghapi.EnqueuePullRequest(ctx, r.gh, pr.GetNodeID(), d.SHA)
+	if errors.Is(err, ghapi.ErrAlreadyQueued) {
+		// Queued by an earlier reconcile of this head: still queued.
+		r.log.Info("already in the merge queue", "branch", in.base, "sha", d.SHA)
+		return false, r.queueComment(ctx, in, d, review.Queue{Base: in.base, SHA: d.SHA})
+	}
 	if errors.Is(err, ghapi.ErrQueueHeadMoved) {
 		a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
 		r.log.Info("the head moved before it could be queued; checking again", "err", err)

@@ -34,6 +34,15 @@ func TestMergeQueue(t *testing.T) {
 	if len(comments) != 1 || !strings.Contains(comments[0].Body, "**Queued** in the merge queue of `main` at "+pr.HeadSHA()[:7]) {
 		t.Fatalf("status comments = %+v, want one saying the pull request is queued", comments)
 	}
+	// Reconciled again while queued (a resync, another event): still
+	// one entry, still one comment saying so.
+	e.process(pr, "issue_comment")
+	if q := e.repo.MergeQueue("main"); len(q) != 1 {
+		t.Fatalf("merge queue after a second reconcile = %+v", q)
+	}
+	if comments := e.statusComments(pr.Number); len(comments) != 1 || !strings.Contains(comments[0].Body, "**Queued**") {
+		t.Fatalf("status comments after a second reconcile = %+v", comments)
+	}
 	if _, err := e.repo.MergeQueued("main"); err != nil {
 		t.Fatal(err)
 	}
