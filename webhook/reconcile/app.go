@@ -195,9 +195,10 @@ func (a *App) Ready() error {
 
 // ProbeGitHub asks GitHub what the App needs from it before any work: it
 // lists the App's installations (the App's key is accepted) and mints a
-// token of the first (installation tokens can be had). An App installed
-// nowhere yet is ready once its key is accepted. Ready reports the outcome
-// until the next probe.
+// token of one of the first few (installation tokens can be had; a
+// suspended installation gives none, so the next is tried). An App
+// installed nowhere yet is ready once its key is accepted. Ready reports
+// the outcome until the next probe.
 func (a *App) ProbeGitHub(ctx context.Context) error {
 	err := a.probeGitHub(ctx)
 	a.githubMu.Lock()
@@ -207,14 +208,15 @@ func (a *App) ProbeGitHub(ctx context.Context) error {
 }
 
 func (a *App) probeGitHub(ctx context.Context) error {
-	insts, _, err := a.gh.App().Apps.ListInstallations(ctx, &github.ListOptions{PerPage: 1})
+	insts, _, err := a.gh.App().Apps.ListInstallations(ctx, &github.ListOptions{PerPage: 5})
 	if err != nil {
 		return fmt.Errorf("list the App's installations: %w", err)
 	}
-	if len(insts) == 0 {
-		return nil
+	for _, in := range insts {
+		if _, err = a.gh.InstallationToken(ctx, in.GetID()); err == nil {
+			return nil
+		}
 	}
-	_, err = a.gh.InstallationToken(ctx, insts[0].GetID())
 	return err
 }
 
