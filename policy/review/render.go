@@ -205,9 +205,6 @@ type Queue struct {
 	Base string
 	// SHA is the head the pull request was queued, or taken out, at.
 	SHA string
-	// Position is its place in the queue once queued (1 is next; 0 when
-	// it was queued earlier and the place is not known).
-	Position int
 	// Removed, when set, is the reason GitHub gave for taking it out of
 	// the queue; otherwise it is queued.
 	Removed string
@@ -325,9 +322,6 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	case q.Removed != "":
 		fmt.Fprintf(&b, "\n**Removed from the merge queue** of %s at %s: %s. It is not queued again at this commit; "+
 			"a new commit, or `/recheck`, queues it again.\n", checks.Code(q.Base), change.ShortSHA(q.SHA), checks.Code(q.Removed))
-	case q.Position > 0:
-		fmt.Fprintf(&b, "\n**Queued** in the merge queue of %s at %s (position %d): GitHub merges it once the queue's required checks pass.\n",
-			checks.Code(q.Base), change.ShortSHA(q.SHA), q.Position)
 	default:
 		fmt.Fprintf(&b, "\n**Queued** in the merge queue of %s at %s: GitHub merges it once the queue's required checks pass.\n",
 			checks.Code(q.Base), change.ShortSHA(q.SHA))

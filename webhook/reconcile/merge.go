@@ -3,8 +3,6 @@ package reconcile
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
-	"github.com/catalogbot/catalogbot/webhook/ghapi"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
 )
 
@@ -102,16 +99,9 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return false, nil
 	}
 
-	if removed, ok := r.dequeuedAt(d.SHA); ok {
-		// The queue let go of this very commit, for its own reasons
-		// (its checks failed, someone took it out): queueing it again
-		// at once would loop. A new commit or /recheck queues it.
-		log.Info("removed from the merge queue; not queueing it again at this commit", "reason", removed)
-		return false, r.queueComment(ctx, in, d, review.Queue{Base: in.base, SHA: d.SHA, Removed: removed})
-	}
 	res, _, err := r.gh.PullRequests.Merge(ctx, r.owner, r.name, r.number, "", &github.PullRequestOptions{SHA: d.SHA, MergeMethod: d.Method})
 	if err != nil && statusOf(err) == 405 && r.requiresQueue(ctx, in.base, err) {
-		return r.enqueue(ctx, in, d, pr)
+		return r.enqueue(ctx, in, d.SHA, pr)
 	}
 	if err != nil {
 		if code := statusOf(err); code == 405 || code == 409 {
@@ -131,89 +121,6 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	a.forget(r.job.Key.Repo, r.number)
 	r.final = nil
 	return false, nil
-}
-
-// requiresQueue reports whether a 405 refusal of the merge is the base
-// branch requiring a merge queue: GitHub's message says so, or the
-// branch's rules list a merge_queue rule. A failure to read the rules is
-// taken as no, and the refusal is handled as any 405.
-func (r *prRun) requiresQueue(ctx context.Context, base string, refusal error) bool {
-	if ghapi.MergeQueueRefusal(refusal) {
-		return true
-	}
-	queued, err := ghapi.RequiresMergeQueue(ctx, r.gh, r.owner, r.name, base)
-	if err != nil {
-		r.log.Warn("could not read the base branch's rules after a refused merge", "branch", base, "err", err)
-		return false
-	}
-	return queued
-}
-
-// enqueue puts the pull request in its base branch's merge queue, pinned
-// to the checked head (expectedHeadOid), and says so in the status
-// comment. A head that moved since the check is checked again, as a 409
-// from the REST merge is.
-func (r *prRun) enqueue(ctx context.Context, in mergeInput, d policy.Decision, pr *github.PullRequest) (again bool, err error) {
-	a := r.a
-	entry, err := ghapi.EnqueuePullRequest(ctx, r.gh, pr.GetNodeID(), d.SHA)
-	if errors.Is(err, ghapi.ErrAlreadyQueued) {
-		// Queued by an earlier reconcile of this head: still queued.
-		r.log.Info("already in the merge queue", "branch", in.base, "sha", d.SHA)
-		return false, r.queueComment(ctx, in, d, review.Queue{Base: in.base, SHA: d.SHA})
-	}
-	if errors.Is(err, ghapi.ErrQueueHeadMoved) {
-		a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
-		r.log.Info("the head moved before it could be queued; checking again", "err", err)
-		if r.mergeTried {
-			return false, nil
-		}
-		r.mergeTried = true
-		return true, nil
-	}
-	if err != nil {
-		a.metrics.Merges.WithLabelValues(MergeError).Inc()
-		return false, a.fail("merge", fmt.Errorf("queue %s/%s#%d at %s: %w", r.owner, r.name, r.number, d.SHA, err))
-	}
-	a.metrics.Merges.WithLabelValues(MergeQueued).Inc()
-	r.log.Info("queued in the merge queue", "branch", in.base, "sha", d.SHA, "position", entry.Position)
-	return false, r.queueComment(ctx, in, d, review.Queue{Base: in.base, SHA: d.SHA, Position: entry.Position})
-}
-
-// queueComment writes the status comment of a pull request the merge
-// queue holds or let go of.
-func (r *prRun) queueComment(ctx context.Context, in mergeInput, d policy.Decision, q review.Queue) error {
-	changed, err := r.syncComment(ctx, in.outcome.QueueComment(d, q))
-	if err != nil {
-		return r.a.fail("comment", err)
-	}
-	if changed {
-		// Our own comment moved updated_at: the resync fingerprint is
-		// of the state this run leaves behind.
-		if pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
-			r.final = pr
-		}
-	}
-	return nil
-}
-
-// dequeuedAt reports whether this job is GitHub's news that the merge
-// queue let go of the pull request at head sha, and the reason it gave.
-func (r *prRun) dequeuedAt(sha string) (reason string, ok bool) {
-	if r.job.Event != "pull_request" || r.job.Action != "dequeued" {
-		return "", false
-	}
-	var p struct {
-		Reason      string `json:"reason"`
-		PullRequest struct {
-			Head struct {
-				SHA string `json:"sha"`
-			} `json:"head"`
-		} `json:"pull_request"`
-	}
-	if err := json.Unmarshal(r.job.Payload, &p); err != nil || p.PullRequest.Head.SHA != sha {
-		return "", false
-	}
-	return cmp.Or(p.Reason, "no reason given"), true
 }
 
 // reread reads the pull request again, waiting a little while GitHub is

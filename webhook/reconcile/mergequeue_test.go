@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
@@ -34,11 +35,18 @@ func TestMergeQueue(t *testing.T) {
 	if len(comments) != 1 || !strings.Contains(comments[0].Body, "**Queued** in the merge queue of `main` at "+pr.HeadSHA()[:7]) {
 		t.Fatalf("status comments = %+v, want one saying the pull request is queued", comments)
 	}
-	// Reconciled again while queued (a resync, another event): still
-	// one entry, still one comment saying so.
+	// Reconciled again while queued (a resync, or GitHub delivering the
+	// App's own comment edit): still one entry, and the comment is left
+	// as it is, or each edit would bring another delivery.
+	before := len(e.requests())
 	e.process(pr, "issue_comment")
 	if q := e.repo.MergeQueue("main"); len(q) != 1 {
 		t.Fatalf("merge queue after a second reconcile = %+v", q)
+	}
+	for _, r := range e.requests()[before:] {
+		if r.Method == "PATCH" && strings.Contains(r.Path, "/issues/comments/") || r.Method == "POST" && strings.HasSuffix(r.Path, "/comments") {
+			t.Errorf("the second reconcile wrote the status comment: %s %s", r.Method, r.Path)
+		}
 	}
 	if comments := e.statusComments(pr.Number); len(comments) != 1 || !strings.Contains(comments[0].Body, "**Queued**") {
 		t.Fatalf("status comments after a second reconcile = %+v", comments)
@@ -85,8 +93,9 @@ func TestMergeQueueHeadMoved(t *testing.T) {
 
 // TestMergeQueueDequeued: the queue letting go of the pull request is a
 // new decision. At the commit it was queued at, it is not queued again
-// (the queue's checks failed, or someone took it out), and the comment
-// says why and how to queue it again; a later event queues it.
+// (the queue's checks failed, or someone took it out), not even by a later
+// event such as the App's own comment edit; the comment says why and how
+// to queue it again. A /recheck after it queues it, and so does a new commit.
 func TestMergeQueueDequeued(t *testing.T) {
 	e := newEnv(t, catalogRepo(mergePolicy))
 	e.repo.RequireMergeQueue("main")
@@ -111,8 +120,38 @@ func TestMergeQueueDequeued(t *testing.T) {
 		t.Fatalf("status comments = %+v, want one saying it was removed, and why", comments)
 	}
 
+	before := len(e.requests())
+	e.process(pr, "issue_comment")
+	if q := e.repo.MergeQueue("main"); len(q) != 0 {
+		t.Fatalf("queued again by a later event at the same commit: %+v", q)
+	}
+	for _, r := range e.requests()[before:] {
+		if r.Method == "PATCH" && strings.Contains(r.Path, "/issues/comments/") {
+			t.Errorf("a later event rewrote the status comment: %s %s", r.Method, r.Path)
+		}
+	}
+
+	e.gh.Advance(2 * time.Second)
+	e.repo.Comment(pr.Number, "alice", "/recheck")
 	e.process(pr, "issue_comment")
 	if q := e.repo.MergeQueue("main"); len(q) != 1 || q[0].HeadSHA != pr.HeadSHA() {
-		t.Fatalf("merge queue = %+v after a later event, want the pull request queued again", q)
+		t.Fatalf("merge queue = %+v after /recheck, want the pull request queued again", q)
+	}
+	if comments := e.statusComments(pr.Number); len(comments) != 1 || !strings.Contains(comments[0].Body, "**Queued**") {
+		t.Fatalf("status comments after /recheck = %+v", comments)
+	}
+
+	// Let go of again, then a new commit: queued at the new head.
+	e.repo.Dequeue(pr.Number)
+	job = e.job(pr, "pull_request")
+	job.Action = "dequeued"
+	job.Payload = e.gh.Payload("pull_request", "dequeued", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number, Reason: "MERGE_CONFLICT"})
+	if err := processAll(context.Background(), e.app, job); err != nil {
+		t.Fatal(err)
+	}
+	pushed := pr.Push(map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.2")}, "another bump")
+	e.process(pr, "pull_request")
+	if q := e.repo.MergeQueue("main"); len(q) != 1 || q[0].HeadSHA != pushed {
+		t.Fatalf("merge queue = %+v after a new commit, want it queued at %s", q, pushed)
 	}
 }
