@@ -70,7 +70,7 @@ done; \
 if [ "$${#failed[@]}" -gt 0 ]; then echo "$(1) failed in: $${failed[*]}"; exit 1; fi
 endef
 
-.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo e2e clean
+.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -154,6 +154,13 @@ bench: ## run the benchmarks (hack/bench.sh)
 
 demo: build ## build, then validate the fixtures, check two pull requests, assemble and publish, offline (hack/demo.sh)
 	./hack/demo.sh
+
+# The App's demo is cmd/catalogbot's TestDemoApp, the test of the whole
+# App path, run with -demo so that it tells what happens: the test binary
+# holds the fake GitHub, which the catalogbot binary does not ship.
+demo-app: ## run the real App against a fake GitHub and a local registry: a pull request checked, approved, merged and published, offline
+	$(GO) test -c -o bin/demo-app.test ./cmd/catalogbot
+	./bin/demo-app.test -test.run '^TestDemoApp$$' -demo
 
 # The end-to-end tests need Debian's docker-registry and skopeo; without
 # them they skip, except under CI=true, where they fail.

@@ -99,7 +99,13 @@ type Config struct {
 	// loopback, private, link-local or unique-local addresses: an internal
 	// mirror the operator trusts. Every other such host is refused.
 	AllowPrivateRegistries []string
-	Publish                PublishConfig
+	// RegistryProxy is the forward proxy (http://host:port) pull request
+	// checks reach registries through; empty means directly. A proxy the
+	// environment names (HTTPS_PROXY) is not used for them: the proxy
+	// resolves each target again, out of the egress rule's sight, so only
+	// one the operator chose here is trusted with that.
+	RegistryProxy string
+	Publish       PublishConfig
 }
 
 // PublishConfig holds the credentials the publisher alone uses.
@@ -452,6 +458,18 @@ func (p *configParser) parse(data []byte, c *Config) {
 			if ok {
 				c.AllowPrivateRegistries = list
 			}
+		},
+		"registryProxy": func(v *yaml.Node) {
+			var raw string
+			p.str(v, "registryProxy", &raw)
+			if raw == "" {
+				return
+			}
+			if err := new(egress.Rule).UseProxy(raw); err != nil {
+				p.errorf(yamlnode.Resolve(v).Line, "registryProxy %q: want http://HOST[:PORT] or https://HOST[:PORT]", raw)
+				return
+			}
+			c.RegistryProxy = raw
 		},
 		"publish": func(v *yaml.Node) {
 			p.Mapping(v, "publish.", map[string]func(*yaml.Node){

@@ -75,6 +75,7 @@ func TestLoadConfigFull(t *testing.T) {
 		CacheDir:               "/var/cache/catalogbot",
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
+		RegistryProxy:          "http://proxy.internal:3128",
 		Publish: PublishConfig{
 			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
 			Insecure:  []string{"localhost:5000"},

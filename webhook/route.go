@@ -127,7 +127,7 @@ func (r Result) Next(job Job, now time.Time) []Job {
 // set means every delivery of the event does (push has no action).
 var actions = map[string]map[string]bool{
 	"pull_request": actionSet("opened", "reopened", "synchronize", "ready_for_review", "converted_to_draft",
-		"edited", "labeled", "unlabeled"),
+		"edited", "labeled", "unlabeled", "dequeued"),
 	"issue_comment":             actionSet("created", "edited", "deleted"),
 	"pull_request_review":       actionSet("submitted", "edited", "dismissed"),
 	"check_run":                 actionSet("rerequested", "requested_action"),

@@ -39,7 +39,7 @@ func readPayload(t testing.TB, name string) []byte {
 // code's table so that a slip in either shows.
 var wantWork = map[string][]string{
 	"pull_request": {"opened", "reopened", "synchronize", "ready_for_review", "converted_to_draft",
-		"edited", "labeled", "unlabeled"},
+		"edited", "labeled", "unlabeled", "dequeued"},
 	"issue_comment":             {"created", "edited", "deleted"},
 	"pull_request_review":       {"submitted", "edited", "dismissed"},
 	"check_run":                 {"rerequested", "requested_action"},

@@ -76,6 +76,10 @@ type Options struct {
 	// out of it is not asked again in the same Verify call: its other
 	// references fail at once, naming it.
 	ReferenceTimeout time.Duration
+	// ReferenceTimeoutSource names where ReferenceTimeout was set, for
+	// the message of a reference that ran out of it (default "the
+	// policy's limits.referenceTimeout").
+	ReferenceTimeoutSource string
 	// Breaker, when set, is shared with other checks of the same pass: a
 	// registry that ran out of time in any of them is not asked again.
 	// Nil gives each Verify call a breaker of its own.
@@ -364,7 +368,11 @@ func (r *run) checkWithin(ctx context.Context, ref Reference, host string) Resul
 	if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		r.breaker.Record(host, rctx.Err())
 		if res.Class == registry.ClassTransport {
-			res.Message = fmt.Sprintf("registry %s did not answer within the deadline for one reference (%s, the policy's limits.referenceTimeout)", host, d)
+			source := r.v.opts.ReferenceTimeoutSource
+			if source == "" {
+				source = "the policy's limits.referenceTimeout"
+			}
+			res.Message = fmt.Sprintf("registry %s did not answer within the deadline for one reference (%s, %s)", host, d, source)
 		}
 	}
 	return res

@@ -47,6 +47,11 @@ func TestClassifyRefusedAndBodies(t *testing.T) {
 	if class != ClassPolicy || strings.Contains(msg, "8080") || !strings.Contains(msg, "internal.test") {
 		t.Errorf("refused: %s %q, want policy naming the host without its port", class, msg)
 	}
+	proxied := &url.Error{Op: "Get", URL: "https://quay.io/v2/", Err: &egress.ProxyError{Proxy: "proxy.internal:3128"}}
+	class, msg = Classify(proxied)
+	if class != ClassTransport || !strings.Contains(msg, "proxy.internal:3128") || !strings.Contains(msg, "--registry-proxy") {
+		t.Errorf("environment proxy: %s %q, want transport naming the proxy and how to name one", class, msg)
+	}
 	class, msg = Classify(errors.New("no token in bearer response:\n{\"secret\": \"INTERNAL-SECRET\"}"))
 	if class != ClassTransport || strings.Contains(msg, "INTERNAL-SECRET") {
 		t.Errorf("body: %s %q, want transport without the body", class, msg)

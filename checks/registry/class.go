@@ -64,6 +64,11 @@ func Classify(err error) (Class, string) {
 		// it, never what the target answered, its address or port.
 		return ClassPolicy, refused.Error()
 	}
+	var perr *egress.ProxyError
+	if errors.As(err, &perr) {
+		// The operator's to fix, not the change's: the check waits.
+		return ClassTransport, perr.Error()
+	}
 	var berr *BreakerError
 	if errors.As(err, &berr) {
 		return ClassTransport, berr.Error()

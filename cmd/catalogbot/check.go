@@ -34,6 +34,9 @@ type checkFlags struct {
 	// allowPrivate lists the registry hosts the egress rule lets the
 	// checks reach although they resolve to internal addresses.
 	allowPrivate []string
+	// registryProxy is the forward proxy the checks go through; a proxy
+	// from the environment is refused for them.
+	registryProxy string
 	// registryCredentials uses the docker config.json keychain to read
 	// private images; by default registries are asked anonymously.
 	registryCredentials bool
@@ -69,7 +72,10 @@ unless --registry-credentials).
 Registries, token realms and redirects named by the change are not
 contacted when they resolve to loopback, private, link-local, unique-local
 or unspecified addresses; --allow-private-registry HOST[:PORT] allows one
-(repeatable). Each reference has the policy's limits.referenceTimeout, and
+(repeatable). The checks reach registries directly, or through the
+forward proxy named with --registry-proxy; a proxy named only by the
+environment (HTTPS_PROXY) is refused, since it would resolve each target
+again where the rule cannot see. Each reference has the policy's limits.referenceTimeout, and
 a registry that runs out of it is not asked again in the same check.
 
 The decision is the policy's, less what only the forge knows (merging
@@ -140,6 +146,7 @@ each bound to the head it was given on.
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list (its entries' packages, the catalog it assembles)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
+	fl.StringVar(&f.registryProxy, "registry-proxy", "", "reach registries through this forward proxy `URL` (http://HOST[:PORT]); a proxy from the environment (HTTPS_PROXY) is not used")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
 	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
@@ -275,6 +282,11 @@ func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error
 	rule, err := egress.New(f.allowPrivate, a.resolver)
 	if err != nil {
 		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
+	}
+	if f.registryProxy != "" {
+		if err := rule.UseProxy(f.registryProxy); err != nil {
+			return usageErrorf(cmdPath, "invalid --registry-proxy: %v", err)
+		}
 	}
 	if f.images || f.allImages {
 		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: a.userAgent(), Log: a.log, Egress: rule}

@@ -141,6 +141,16 @@ func exitCodesComment(codes []exitCode) string {
 	return b.String()
 }
 
+// indent puts prefix before every line of text, for a block inside a
+// YAML mapping.
+func indent(prefix, text string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		b.WriteString(prefix + line)
+	}
+	return b.String()
+}
+
 // permissionsTable is the Action's token permissions as a Markdown table.
 func permissionsTable(perms []ghapi.Permission) string {
 	var b strings.Builder
@@ -186,6 +196,8 @@ func generatedBlocks(root *cobra.Command) []docBlock {
 		mdBlock("README.md", "commands", commandTable(root)),
 		mdBlock("docs/action.md", "exit-status", exitCodesTable(checkExitCodes)),
 		mdBlock("docs/action.md", "permissions", permissionsTable(ghapi.ActionsPermissions)),
+		mdBlock("docs/publishing.md", "rebuild-exit-status", exitCodesTable(rebuildExitCodes)),
+		yamlBlock("examples/rebuild-cronjob.yaml", "rebuild-exit-status", indent("      ", exitCodesComment(rebuildExitCodes))),
 		yamlBlock("action.yml", "exit-status", exitCodesComment(checkExitCodes)),
 		yamlBlock("action.yml", "permissions", permissionsComment(ghapi.ActionsPermissions)),
 		yamlBlock("examples/workflows/pr-check.yml", "permissions", permissionsBlock(ghapi.ActionsPermissions)),

@@ -28,6 +28,22 @@ var checkExitCodes = []exitCode{
 	{exitInterrupted, "interrupted by SIGINT or SIGTERM"},
 }
 
+// rebuildExitCodes are the exit statuses of rebuild, the command a
+// scheduler runs: they say whether a later run may succeed. The help,
+// docs/publishing.md and the example CronJob's podFailurePolicy come from
+// this table (make docs; the docs test holds them to it).
+var rebuildExitCodes = []exitCode{
+	{exitOK, "published, or unchanged: the target already holds the digest"},
+	{exitInvalid, "catalog.yaml or the assembled catalog is invalid, a reference is missing or " +
+		"breaks policy, or a registry refused the credentials (unauthorized): a person must fix " +
+		"the input or the credentials; do not retry"},
+	{exitError, "a usage or I/O error (a flag, the catalog.yaml path, the cache directory): " +
+		"the job's configuration is wrong; do not retry"},
+	{exitRetry, "a registry could not be reached, did not answer in time, was rate limited or " +
+		"failed on its side, or the run passed its --timeout: retry later"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM (a drained node, an evicted pod): retry"},
+}
+
 // exitCodesHelp lays codes out for a command's help: one status a line,
 // meanings wrapped at width columns under their first word.
 func exitCodesHelp(codes []exitCode, width int) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -47,6 +48,9 @@ type imagesVerifyFlags struct {
 	platforms     []string
 	cacheDir      string
 	format        checks.Format
+	// referenceTimeout bounds each reference, retries included; a
+	// registry that runs out of it is not asked again.
+	referenceTimeout time.Duration
 }
 
 func newImagesVerifyCmd(a *app) *cobra.Command {
@@ -77,6 +81,11 @@ from; images elsewhere are reported without being contacted.
 
 Each failing reference falls in one class: not_found, unauthorized (never
 reported as missing), rate_limited, transport or policy.
+
+Each reference has a deadline, --reference-timeout (30s, as the policy's
+limits.referenceTimeout for pull requests), retries included. A registry
+that runs out of it is not asked again in the run: its other references
+fail at once as transport failures that name it.
 
 Credentials come from the containers auth files ($REGISTRY_AUTH_FILE,
 $XDG_RUNTIME_DIR/containers/auth.json, ~/.config/containers/auth.json) and
@@ -125,6 +134,8 @@ catalog.yaml has errors, 2 usage or I/O error, 130 interrupted.`,
 	fl.StringArrayVar(&f.allow, "allow-registry", nil, "allow images only from this registry or repository prefix (repeatable)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) catalog and base images must provide (repeatable)")
+	fl.DurationVar(&f.referenceTimeout, "reference-timeout", policy.DefaultReferenceTimeout,
+		"the deadline of one reference, retries included; a registry that runs out of it is not asked again")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep what was learnt about digest references in this directory across runs")
 	fl.VarP(imagesFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
@@ -143,6 +154,11 @@ func (a *app) runImagesVerify(ctx context.Context, cmdPath, dir string, f images
 		CacheDir:  f.cacheDir,
 		UserAgent: a.userAgent(),
 		Log:       a.log,
+		// The same deadline and breaker as the images check of a
+		// pull request: a registry that never answers costs one
+		// deadline, not one per image.
+		ReferenceTimeout:       f.referenceTimeout,
+		ReferenceTimeoutSource: "--reference-timeout",
 	})
 	if err != nil {
 		return usageErrorf(cmdPath, "%v", err)

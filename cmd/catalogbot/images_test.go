@@ -6,11 +6,13 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/images"
@@ -360,5 +362,56 @@ images: 1 reference: 1 ok
 `
 	if r.code != exitInvalid || out != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", r.code, out, want)
+	}
+}
+
+// TestImagesVerifyTarpit: 20 images on a registry that accepts connections
+// and never answers cost one --reference-timeout, not one each: after the
+// first reference runs out of it, the others fail at once, naming the
+// registry.
+func TestImagesVerifyTarpit(t *testing.T) {
+	isolateCredentials(t)
+	tarpit := registrytest.NewTarpit(t)
+	var b strings.Builder
+	b.WriteString("name: demo\nreferences:\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "- name: ref%d\n  image: %s/team/ref%d:v1\n", i, tarpit.Addr, i)
+	}
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(config, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() {
+		done <- cli(t, nil, "images", "verify", "--catalog-yaml", config, "--insecure-registry", tarpit.Addr,
+			"--reference-timeout", "300ms", "-o", "json")
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("images verify did not stop asking a registry that never answers")
+	}
+	var out struct {
+		References []struct{ Result, Message string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != exitInvalid {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", r.code, r.stdout, r.stderr, err)
+	}
+	waited, failedFast := 0, 0
+	for _, ref := range out.References {
+		switch {
+		case ref.Result != "transport":
+			t.Errorf("result %q, want transport: %s", ref.Result, ref.Message)
+		case strings.Contains(ref.Message, "(300ms, --reference-timeout)"):
+			waited++
+		case strings.Contains(ref.Message, "earlier in this check"):
+			failedFast++
+		default:
+			t.Errorf("unexpected message %q", ref.Message)
+		}
+	}
+	if len(out.References) != 20 || waited == 0 || waited+failedFast != 20 || failedFast < 16 {
+		t.Errorf("%d references: %d waited for the deadline, %d failed at once; want 20, most at once", len(out.References), waited, failedFast)
 	}
 }

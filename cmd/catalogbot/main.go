@@ -30,6 +30,10 @@ const (
 	// SIGINT (128+2); SIGTERM gets it too, since both mean "stopped on
 	// request", not "failed".
 	exitInterrupted = 130
+	// exitRetry is rebuild's "could not tell, and a later run may":
+	// a registry that was down, slow or rate limited, or a run past its
+	// deadline. A scheduler retries it; 1 and 2 need a person.
+	exitRetry = 3
 )
 
 func main() {
@@ -76,6 +80,13 @@ func execute(ctx context.Context, a *app, args []string) int {
 // command has printed its findings already, so nothing more is said.
 var errInvalid = errors.New("invalid")
 
+// retryError is a failure that a later run of a scheduled command may not
+// meet: its exit status is exitRetry.
+type retryError struct{ err error }
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
 // usageError is a command line the command cannot run: wrong arguments,
 // unknown flags or flag values.
 type usageError struct {
@@ -99,6 +110,11 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	if errors.Is(err, errInvalid) {
 		return exitInvalid
+	}
+	var re *retryError
+	if errors.As(err, &re) {
+		fmt.Fprintf(stderr, "catalogbot: %v\n", err)
+		return exitRetry
 	}
 	fmt.Fprintf(stderr, "catalogbot: %v\n", err)
 	var ue *usageError

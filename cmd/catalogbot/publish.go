@@ -36,6 +36,7 @@ type publishFlags struct {
 	insecure  []string
 	refs      map[string]string
 	sign      signFlags
+	timeout   time.Duration
 	// set are the build flags given on the command line, which override
 	// the policy's publish section with --repo.
 	set map[string]bool
@@ -113,11 +114,16 @@ signing, then the digest and "published" or "unchanged"; on stderr a
 log line with the image, the digest and the resolved base. On a terminal,
 a registry request that has waited more than two seconds is shown on
 stderr until it is answered or times out (30 s without an answer).
+The whole run has a deadline, --timeout (15m): a registry that accepts
+connections and never answers ends it there, whatever the number of
+requests it holds up; the tag moves last, so a run cut short leaves the
+target as it was.
 
 Exit status: 0 published or unchanged, 1 the catalog is invalid (its
 findings are printed), a reference could not be rendered, or a registry
 refused access ("unauthorized", the registry named), 2 usage, other
-registry or I/O error, 130 interrupted (nothing was pushed or written).`,
+registry or I/O error, the deadline passed, 130 interrupted (nothing was
+pushed or written).`,
 		Example: `  catalogbot publish --catalog catalog --image quay.io/example/catalog:latest
   catalogbot publish --catalog catalog --image oci:out:v1 --base scratch
   catalogbot publish --catalog catalog --image localhost:5000/catalog:v1 --platform linux/amd64 --platform linux/arm64
@@ -164,6 +170,7 @@ registry or I/O error, 130 interrupted (nothing was pushed or written).`,
 	fl.StringVar(&f.opmImage, "opm-image", f.opmImage, "the image --base opm stands for; pin it by digest for builds that must not move")
 	fl.StringArrayVar(&f.platforms, "platform", nil, "a platform (os/arch[/variant]) to build (repeatable; default: all of the base's)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
+	fl.DurationVar(&f.timeout, "timeout", publish.DefaultDeadline, "the deadline of the whole publish, assembly and push included")
 	fl.StringToStringVar(&f.refs, "reference-digest", nil,
 		"record REF=DIGEST in the image's io.catalogbot.references annotation, to tell later when REF has moved (repeatable)")
 	f.sign.register(fl)
@@ -220,9 +227,10 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, &opts); err != nil {
 		return err
 	}
+	opts.Deadline = f.timeout
 	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
-		return a.publishError(ctx, err)
+		return a.publishError(ctx, err, false)
 	}
 	return a.reportPublish(res, what, opts.Image, start)
 }
@@ -254,6 +262,7 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 		opts.UserAgent = a.userAgent()
 		opts.Validate = a.validate
 		opts.Progress = assemble.LogProgress(a.stderr)
+		opts.Deadline = f.timeout
 		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, &opts); err != nil {
 			return err
 		}
@@ -264,7 +273,7 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 		if err == nil {
 			err = a.reportPublish(res, what, opts.Image, start)
 		} else {
-			err = a.publishError(ctx, err)
+			err = a.publishError(ctx, err, false)
 		}
 		if ctx.Err() != nil {
 			return err
@@ -342,11 +351,32 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy,
 // publishError is what publish and rebuild make of a failed publish: a
 // reference that could not be rendered or a registry that refused the
 // credentials are the user's to fix, exit status 1, like an invalid
-// catalog; anything else kept the command from a verdict.
-func (a *app) publishError(ctx context.Context, err error) error {
+// catalog; anything else kept the command from a verdict. For rebuild
+// (scheduled), what a later run may not meet (a registry down, slow or
+// rate limited, the deadline) is a *retryError, so that the scheduler can
+// tell it from what needs a person.
+func (a *app) publishError(ctx context.Context, err error, scheduled bool) error {
+	retry := func(err error) error {
+		if scheduled {
+			return &retryError{err: err}
+		}
+		return err
+	}
+	var de *publish.DeadlineError
+	if errors.As(err, &de) {
+		a.log.Debug("publish failed", "error", err)
+		msg := fmt.Sprintf("publish: did not finish within its deadline of %s (--timeout)", de.Deadline)
+		if class, what, ok := registry.Explain(de.Err); ok {
+			msg += fmt.Sprintf("; it was waiting on %s (%s)", what, class)
+		}
+		return retry(&explainedError{msg: msg, err: err})
+	}
 	var aerr *assemble.Error
 	if errors.As(err, &aerr) && !errors.Is(ctx.Err(), context.Canceled) {
 		a.logFailures(aerr)
+		if scheduled && transient(aerr) {
+			return &retryError{err: err}
+		}
 		fmt.Fprintf(a.stderr, "catalogbot: %v\n", err)
 		return errInvalid
 	}
@@ -359,9 +389,25 @@ func (a *app) publishError(ctx context.Context, err error) error {
 			fmt.Fprintf(a.stderr, "catalogbot: publish: %s: %s\n", class, msg)
 			return errInvalid
 		}
-		return &explainedError{msg: fmt.Sprintf("publish: %s: %s", class, msg), err: err}
+		explained := &explainedError{msg: fmt.Sprintf("publish: %s: %s", class, msg), err: err}
+		if class == registry.ClassTransport || class == registry.ClassRateLimited {
+			return retry(explained)
+		}
+		return explained
 	}
 	return err
+}
+
+// transient reports whether every reference of err failed in a way a
+// later run may not meet: its registry could not be reached, timed out or
+// rate limited.
+func transient(err *assemble.Error) bool {
+	for _, f := range err.Failures {
+		if f.Class != registry.ClassTransport && f.Class != registry.ClassRateLimited {
+			return false
+		}
+	}
+	return len(err.Failures) > 0
 }
 
 // explainedError shows msg in place of err's own text, which is logged;

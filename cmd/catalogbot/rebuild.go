@@ -22,6 +22,7 @@ type rebuildFlags struct {
 	cacheDir  string
 	insecure  []string
 	sign      signFlags
+	timeout   time.Duration
 }
 
 func newRebuildCmd(a *app) *cobra.Command {
@@ -59,10 +60,13 @@ Credentials are found as publish finds them: see catalogbot publish --help.
 --image (a fully qualified reference or oci:LAYOUT_DIR[:TAG]), --base and
 --platform are checked before any registry is contacted.
 
-Exit status: 0 published or unchanged, 1 catalog.yaml or the assembled
-catalog is invalid, a reference could not be rendered, or a registry
-refused access ("unauthorized", the registry named), 2 usage, other
-registry or I/O error, 130 interrupted.`,
+The whole run has a deadline, --timeout (15m): a registry that accepts
+connections and never answers ends it there, with exit status 3. Give the
+scheduler's own bound (a CronJob's activeDeadlineSeconds) some room above
+it, so that the run ends by itself and says why.
+
+The exit status tells a scheduler whether to retry:
+` + exitCodesHelp(rebuildExitCodes, 76),
 		Example: `  catalogbot rebuild catalog.yaml
   catalogbot rebuild catalog.yaml --image quay.io/example/catalog:latest --cache-dir /cache
   catalogbot rebuild catalog.yaml --image oci:out:v1 --base scratch`,
@@ -99,6 +103,7 @@ registry or I/O error, 130 interrupted.`,
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep rendered references by image digest in this `DIR` across runs")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	f.sign.register(fl)
+	fl.DurationVar(&f.timeout, "timeout", publish.DefaultDeadline, "the deadline of the whole run, assembly and push included")
 	return cmd
 }
 
@@ -134,13 +139,14 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		UserAgent:          a.userAgent(),
 		Validate:           a.validate,
 		Progress:           assemble.LogProgress(a.stderr),
+		Deadline:           f.timeout,
 	}
 	if err := a.signOptions(ctx, f.sign, f.sign.mode(), nil, nil, f.config, &opts); err != nil {
 		return err
 	}
 	res, err := publish.Publish(ctx, publish.Source{List: file}, opts)
 	if err != nil {
-		return a.publishError(ctx, err)
+		return a.publishError(ctx, err, true)
 	}
 	return a.reportPublish(res, "the catalog assembled from "+f.config, target, start)
 }

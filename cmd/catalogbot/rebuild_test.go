@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
@@ -170,5 +174,133 @@ func TestRebuildMissingReference(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("output written for a failed rebuild: %v", err)
+	}
+}
+
+// TestCommandsEndAtTheirDeadline: publish and rebuild against a registry
+// that accepts connections and never answers end at --timeout; rebuild
+// says so with the status a scheduler retries, publish with its error
+// status; nothing is written.
+func TestCommandsEndAtTheirDeadline(t *testing.T) {
+	isolateCredentials(t)
+	tarpit := registrytest.NewTarpit(t)
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(config, []byte("name: demo\nreferences:\n- name: slow\n  image: "+tarpit.Addr+"/slow:v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"publish to a tarpit", []string{"publish", "--catalog", validDir, "--base", "scratch", "--image", tarpit.Addr + "/catalog:v1",
+			"--insecure-registry", tarpit.Addr, "--timeout", "500ms"}, exitError},
+		{"rebuild from a tarpit", []string{"rebuild", config, "--base", "scratch", "--image", "oci:" + out,
+			"--insecure-registry", tarpit.Addr, "--timeout", "500ms"}, exitRetry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan result, 1)
+			go func() { done <- cli(t, nil, tt.args...) }()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the command did not end at its deadline")
+			}
+			if r.code != tt.code || !strings.Contains(r.stderr, "deadline of 500ms (--timeout)") {
+				t.Fatalf("exit %d, stderr %q; want %d and the deadline named", r.code, r.stderr, tt.code)
+			}
+		})
+	}
+	if tarpit.Conns() == 0 {
+		t.Error("the tarpit was never contacted: the test proves nothing")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output written for a rebuild cut short: %v", err)
+	}
+}
+
+// TestRebuildUnreachableRetries: a reference whose registry refuses
+// connections is worth a retry (status 3); a missing one is not (1, in
+// TestRebuildMissingReference).
+func TestRebuildUnreachableRetries(t *testing.T) {
+	isolateCredentials(t)
+	down := registrytest.NewHangup(t)
+	config := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(config, []byte("name: demo\nreferences:\n- name: down\n  image: "+down.Host+"/down:v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, nil, "rebuild", config, "--base", "scratch", "--image", "oci:"+filepath.Join(t.TempDir(), "out"), "--insecure-registry", down.Host)
+	if r.code != exitRetry || !strings.Contains(r.stderr, "transport") {
+		t.Fatalf("exit %d, stderr %q; want 3 and a transport failure", r.code, r.stderr)
+	}
+}
+
+// TestRebuildCronJob: the example CronJob retries exactly the exit
+// statuses rebuild says to retry, fails the Job on the others, and gives
+// the run's --timeout room under activeDeadlineSeconds.
+func TestRebuildCronJob(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "rebuild-cronjob.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rule struct {
+		Action      string
+		OnExitCodes *struct{ Values []int }
+	}
+	var job struct {
+		Kind string
+		Spec struct {
+			JobTemplate struct {
+				Spec struct {
+					ActiveDeadlineSeconds int
+					PodFailurePolicy      struct{ Rules []rule }
+					Template              struct {
+						Spec struct {
+							Containers []struct{ Args []string }
+						}
+					}
+				}
+			}
+		}
+	}
+	for doc := range strings.SplitSeq(string(data), "\n---\n") {
+		if err := yaml.Unmarshal([]byte(doc), &job); err != nil {
+			t.Fatal(err)
+		}
+		if job.Kind == "CronJob" {
+			break
+		}
+	}
+	spec := job.Spec.JobTemplate.Spec
+	got := map[string][]int{}
+	for _, r := range spec.PodFailurePolicy.Rules {
+		if r.OnExitCodes != nil {
+			got[r.Action] = append(got[r.Action], r.OnExitCodes.Values...)
+		}
+	}
+	want := map[string][]int{}
+	for _, c := range rebuildExitCodes[1:] {
+		action := "Count"
+		if strings.HasSuffix(c.meaning, "do not retry") {
+			action = "FailJob"
+		}
+		want[action] = append(want[action], c.code)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("podFailurePolicy exit codes %v, want %v", got, want)
+	}
+	timeout := publish.DefaultDeadline
+	for _, arg := range spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(arg, "--timeout="); ok {
+			if timeout, err = time.ParseDuration(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if active := time.Duration(spec.ActiveDeadlineSeconds) * time.Second; active < timeout+time.Minute {
+		t.Errorf("activeDeadlineSeconds %s leaves the run's --timeout %s no room", active, timeout)
 	}
 }

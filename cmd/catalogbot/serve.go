@@ -51,13 +51,16 @@ address, the workers, the resync interval, the publish credentials and
 allowPrivateRegistries, the internal registries (host or host:port) that
 pull request checks may reach: every other registry, token realm or
 redirect that resolves to a loopback, private or link-local address is
-refused.
+refused; and registryProxy, the forward proxy pull request checks go
+through (a proxy the environment names is not used for them).
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
 refuses to start without a webhook secret.
 
-Besides /webhook it serves GET /healthz and /readyz. Prometheus /metrics
+Besides /webhook it serves GET /healthz and /readyz; /readyz says ready
+once GitHub has accepted the App's credentials (an installation token was
+minted), so a replica that cannot reach GitHub takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
@@ -114,6 +117,11 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if cfg.RegistryProxy != "" {
+		if err := rule.UseProxy(cfg.RegistryProxy); err != nil {
+			return err
+		}
+	}
 	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
 	if err != nil {
 		return err
@@ -149,6 +157,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	defer cancelWork()
 	queue.Start(workCtx)
 	go bot.RunResync(sigCtx, cfg.ResyncInterval, enqueue)
+	go bot.RunReadiness(sigCtx, time.Second)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

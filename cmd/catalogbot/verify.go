@@ -198,7 +198,7 @@ func (a *app) verifyRebuild(ctx context.Context, digest name.Digest, p sign.Prov
 	opts.Validate = a.validate
 	res, err := publish.Publish(ctx, src, opts)
 	if err != nil {
-		return a.publishError(ctx, err)
+		return a.publishError(ctx, err, false)
 	}
 	if res.Status == publish.Invalid {
 		fmt.Fprintf(a.stderr, "catalogbot: not verified: the catalog at %s does not validate\n", change.ShortSHA(p.Source.Commit))

@@ -195,6 +195,29 @@ func TooLarge() (string, string) {
 // changes unless the state does (no times), so that an unchanged state
 // never rewrites the comment.
 func (o *Outcome) StatusComment(d policy.Decision) string {
+	return o.statusComment(d, nil)
+}
+
+// Queue is where a pull request stands with its base branch's merge
+// queue: a branch whose rules require one merges through it alone.
+type Queue struct {
+	// Base is the branch whose queue it is.
+	Base string
+	// SHA is the head the pull request was queued, or taken out, at.
+	SHA string
+	// Removed, when set, is the reason GitHub gave for taking it out of
+	// the queue; otherwise it is queued.
+	Removed string
+}
+
+// QueueComment is StatusComment for a pull request that the merge queue of
+// its base branch holds, or has just let go of: it says so after the
+// decision, with what to do to queue it again.
+func (o *Outcome) QueueComment(d policy.Decision, q Queue) string {
+	return o.statusComment(d, &q)
+}
+
+func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	var b strings.Builder
 	if !o.Valid() {
 		b.WriteString("### ❌ Not checked\n\n")
@@ -293,6 +316,15 @@ func (o *Outcome) StatusComment(d policy.Decision) string {
 		for _, r := range d.Reasons {
 			fmt.Fprintf(&b, "- %s\n", r)
 		}
+	}
+	switch {
+	case q == nil:
+	case q.Removed != "":
+		fmt.Fprintf(&b, "\n**Removed from the merge queue** of %s at %s: %s. It is not queued again at this commit; "+
+			"a new commit, or `/recheck`, queues it again.\n", checks.Code(q.Base), change.ShortSHA(q.SHA), checks.Code(q.Removed))
+	default:
+		fmt.Fprintf(&b, "\n**Queued** in the merge queue of %s at %s: GitHub merges it once the queue's required checks pass.\n",
+			checks.Code(q.Base), change.ShortSHA(q.SHA))
 	}
 	binding := "Approvals count for the commit they were given on."
 	if o.Policy.Owners.StickyApprovals {

@@ -231,7 +231,7 @@ func (b *builder) fromImage(ctx context.Context, res *Result, ref string, platfo
 			return fmt.Errorf("base image %q pinned to %q: %w", ref, o.BaseDigest, err)
 		}
 	}
-	desc, err := remote.Get(r, append(boundedRemote(o.Remote, r.Context().RegistryStr()), remote.WithContext(ctx))...)
+	desc, err := remote.Get(r, append(BoundedRemote(o.Remote, r.Context().RegistryStr()), remote.WithContext(ctx))...)
 	if err != nil {
 		return fmt.Errorf("base image %s: %w", ref, err)
 	}
@@ -465,11 +465,11 @@ func registryOf(ref string) string {
 	return first
 }
 
-// boundedRemote puts the timeout package's transport under the caller's options, so
+// BoundedRemote puts the timeout package's transport under the caller's options, so
 // a registry that never answers fails the build within its timeouts, and
 // the push credentials go to registry alone, not to a token realm or
 // redirect its answers name elsewhere; a transport among opts still takes
 // precedence.
-func boundedRemote(opts []remote.Option, registry string) []remote.Option {
+func BoundedRemote(opts []remote.Option, registry string) []remote.Option {
 	return append([]remote.Option{remote.WithTransport(egress.Credentials(timeout.Default(), registry))}, opts...)
 }

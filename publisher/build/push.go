@@ -63,7 +63,7 @@ func Push(ctx context.Context, res *Result, target string, o PushOptions) (Pushe
 	if err != nil {
 		return out, fmt.Errorf("image %q: %w", target, err)
 	}
-	ropts := append(boundedRemote(o.Remote, ref.Context().RegistryStr()), remote.WithContext(ctx))
+	ropts := append(BoundedRemote(o.Remote, ref.Context().RegistryStr()), remote.WithContext(ctx))
 
 	// A HEAD of the manifest costs no pull quota and, when the digest
 	// matches, is the only request made.

@@ -16,6 +16,11 @@
 // no push event fires. The reproducible build makes a run with nothing
 // moved a no-op ("unchanged").
 //
+// Every publish has a deadline (Options.Deadline, DefaultDeadline), so that
+// a registry that accepts connections and never answers ends it rather than
+// holding a schedule or the App's worker for the sum of every request's
+// timeouts.
+//
 // The package knows nothing of policies, OWNERS or GitHub: a caller
 // translates its configuration into a Source and Options.
 package publish
@@ -132,7 +137,33 @@ type Options struct {
 	// written, and the result is Built with the digest. Rebuilding a
 	// published catalog to compare digests uses it.
 	BuildOnly bool
+	// Deadline bounds the whole publish, assembly, build and push
+	// included (0: DefaultDeadline). Each request has its own timeouts
+	// too; the deadline is what ends a run whose registry keeps
+	// accepting connections and never answers, however many requests
+	// it would make.
+	Deadline time.Duration
 }
+
+// DefaultDeadline is the deadline of a publish that sets none: enough to
+// assemble and push a catalog of a few hundred references, and short
+// enough that a schedule's next run is not held up by a dead registry.
+const DefaultDeadline = 15 * time.Minute
+
+// DeadlineError is a publish that ran out of its deadline. Nothing was
+// left half done at the target: the tag moves last, after the image is
+// whole, and a run cut short before that leaves the tag as it was.
+type DeadlineError struct {
+	Deadline time.Duration
+	// Err is what the publish was doing when the deadline passed.
+	Err error
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("publish did not finish within its deadline of %s: %v", e.Deadline, e.Err)
+}
+
+func (e *DeadlineError) Unwrap() error { return e.Err }
 
 // Signature statuses (Result.Signature).
 const (
@@ -237,6 +268,19 @@ func (r *Result) Base() string {
 // with a nil error, and nothing is pushed; so is a tree's reference list
 // that does not parse. A List must have been parsed without findings.
 func Publish(ctx context.Context, src Source, o Options) (*Result, error) {
+	if o.Deadline <= 0 {
+		o.Deadline = DefaultDeadline
+	}
+	dctx, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+	res, err := publish(dctx, src, o)
+	if err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, &DeadlineError{Deadline: o.Deadline, Err: err}
+	}
+	return res, err
+}
+
+func publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
@@ -585,7 +629,10 @@ func readPublished(ctx context.Context, target string, insecure []string, ropts 
 		if err != nil {
 			return nil, fmt.Errorf("image %q: %w", target, err)
 		}
-		desc, err := remote.Get(ref, append(slices.Clone(ropts), remote.WithContext(ctx))...)
+		// Bounded as the build's requests are: without a transport of
+		// the caller's, go-containerregistry's default waits for a
+		// silent registry's answer for ever.
+		desc, err := remote.Get(ref, append(build.BoundedRemote(ropts, ref.Context().RegistryStr()), remote.WithContext(ctx))...)
 		var terr *transport.Error
 		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
 			return nil, nil

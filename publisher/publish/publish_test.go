@@ -2,6 +2,7 @@ package publish_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
@@ -298,5 +301,54 @@ func TestPublishSourceErrors(t *testing.T) {
 				t.Errorf("err %v, want one saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPublishTarpit: a target registry that accepts connections and never
+// answers ends the publish at its deadline, with a *DeadlineError, rather
+// than holding it for the sum of every request's timeouts.
+func TestPublishTarpit(t *testing.T) {
+	tarpit := registrytest.NewTarpit(t)
+	o := options(tarpit.Addr + "/catalog:v1")
+	o.InsecureRegistries = []string{tarpit.Addr}
+	o.Deadline = 500 * time.Millisecond
+	dir := filepath.Join("..", "..", "testdata", "catalogs", "valid")
+	done := make(chan error, 1)
+	go func() {
+		_, err := publish.Publish(context.Background(), publish.Source{Dir: dir}, o)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var de *publish.DeadlineError
+		if !errors.As(err, &de) || de.Deadline != o.Deadline || !strings.Contains(err.Error(), "deadline of 500ms") {
+			t.Fatalf("Publish to a tarpit = %v, want a *DeadlineError of 500ms", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Publish to a tarpit did not end at its deadline")
+	}
+	if tarpit.Conns() == 0 {
+		t.Error("the tarpit was never contacted: the test proves nothing")
+	}
+}
+
+// TestReadPublishedTarpit: reading the image at the target is bounded by
+// the registry timeouts even when the caller gives no transport.
+func TestReadPublishedTarpit(t *testing.T) {
+	t.Setenv(timeout.EnvTimeout, "200ms")
+	tarpit := registrytest.NewTarpit(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := publish.ReadPublished(context.Background(), tarpit.Addr+"/catalog:v1", []string{tarpit.Addr},
+			[]remote.Option{remote.WithAuthFromKeychain(authn.NewMultiKeychain())})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("reading from a tarpit succeeded")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("reading the published image from a tarpit did not end within the registry timeouts")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -232,5 +233,23 @@ func TestPRFilesFailsClosedAtTheLimit(t *testing.T) {
 				t.Fatalf("%d files: got %d files, err %v; want ErrTooManyFiles", n, len(files), err)
 			}
 		})
+	}
+}
+
+func TestGraphQLURL(t *testing.T) {
+	tests := []struct{ rest, want string }{
+		{"https://api.github.com/", "https://api.github.com/graphql"},
+		{"https://github.example.com/api/v3/", "https://github.example.com/api/graphql"},
+		{"https://github.example.com/api/v3", "https://github.example.com/api/graphql"},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080/graphql"},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := GraphQLURL(u).String(); got != tt.want {
+			t.Errorf("GraphQLURL(%s) = %s, want %s", tt.rest, got, tt.want)
+		}
 	}
 }

@@ -12,6 +12,9 @@
 //     Events, its reviews and comments as owners.Events, each bound to the
 //     head commit it was given on, with what deliveries told of edits and
 //     pushes (EditLog, HeadLog);
+//   - the merge queue: MergeQueueRefusal and RequiresMergeQueue tell a
+//     base branch that merges through a queue, and EnqueuePullRequest
+//     (GraphQL) queues a pull request pinned to its checked head;
 //   - Actions, a workflow step's environment and event (ReadActions), the
 //     Action's argument string split into words (SplitWords), and its
 //     Report: annotations and the decision on stdout, the job summary and

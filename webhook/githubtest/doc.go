@@ -12,6 +12,12 @@
 // it is produced). A mismatch fails the test that owns the server and is listed by Violations, so
 // tests cannot drift into speaking a dialect of the API that GitHub does not.
 //
+// A branch can require a merge queue (Repo.RequireMergeQueue): its rules list a merge_queue rule,
+// the REST merge is refused with 405, and POST /graphql takes enqueuePullRequest, checking
+// expectedHeadOid against the head, the one GraphQL operation the fake knows. Repo.MergeQueued
+// merges what the queue holds; Repo.Dequeue takes a pull request out, and the pull_request dequeued
+// payload (PayloadArgs.Reason) says so with the shape GitHub's webhook schema gives it.
+//
 // Typical use:
 //
 //	s := githubtest.New(t)

@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -36,6 +37,9 @@ type PayloadArgs struct {
 	ReviewID   int64  // pull_request_review; default the PR's latest review
 	CheckRunID int64  // check_run; default the latest run on the PR's head
 	Label      string // pull_request labeled/unlabeled
+	// Reason is why pull_request dequeued took the pull request out of
+	// its merge queue (default "MANUAL").
+	Reason string
 	// HeadChange, for pull_request opened and synchronize, is the head
 	// change (from PR.HeadChanges) to deliver: its head, time and old
 	// head stand in for the PR's current ones, as when GitHub sent it.
@@ -70,6 +74,11 @@ func examplePayload(event, action string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// dequeuedFields are the fields of a pull_request dequeued delivery, by
+// GitHub's webhook schema (which allows no others).
+var dequeuedFields = map[string]bool{"action": true, "number": true, "reason": true, "pull_request": true,
+	"repository": true, "installation": true, "organization": true, "sender": true}
 
 // merge overwrites dst's keys with src's, recursing into objects both have.
 func merge(dst map[string]any, src obj) {
@@ -174,6 +183,16 @@ func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadAr
 		}
 		if a.Label != "" {
 			p["label"] = s.labelJSON(r, a.Label)
+		}
+		if action == "dequeued" {
+			// GitHub ships no example of it: the example borrowed
+			// loses what its own action carries, and gains the reason.
+			for k := range p {
+				if !dequeuedFields[k] {
+					delete(p, k)
+				}
+			}
+			p["reason"] = cmp.Or(a.Reason, "MANUAL")
 		}
 	case "issue_comment":
 		if pr == nil {

@@ -44,6 +44,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", s.repo(s.createStatus))
 	m.HandleFunc("GET /repos/{owner}/{repo}/collaborators/{user}/permission", s.repo(s.permission))
 	m.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", s.repo(s.contents))
+	m.HandleFunc("GET /repos/{owner}/{repo}/rules/branches/{branch...}", s.repo(s.rulesForBranch))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { apiError(w, http.StatusNotFound, "Not Found") })
 	return m
 }
@@ -318,6 +319,8 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request, repo *Repo, pr *P
 		apiError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
 	case pr.draft:
 		apiError(w, http.StatusMethodNotAllowed, "Pull Request is still a draft")
+	case repo.queuedLocked(pr.baseRef):
+		apiError(w, http.StatusMethodNotAllowed, mergeQueueMessage)
 	case req.SHA != "" && req.SHA != pr.headSHA:
 		apiError(w, http.StatusConflict, "Head branch was modified. Review and try the merge again.")
 	case !pr.mergeableLocked():

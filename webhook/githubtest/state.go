@@ -34,6 +34,10 @@ type Repo struct {
 	merges     []Merge
 	perms      map[string]string
 	diffs      map[[2]plumbing.Hash][]fileChange
+	// queues are the merge queues of the branches whose ruleset
+	// (rulesetID) requires one.
+	queues    map[string][]QueueEntry
+	rulesetID int64
 }
 
 // PR is a pull request. Number is fixed; everything else is read through methods because the

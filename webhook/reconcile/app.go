@@ -88,6 +88,11 @@ type App struct {
 	published memo[string, string]
 	clock     func() time.Time
 
+	// github is nil once GitHub accepted the App's credentials (see
+	// ProbeGitHub), and otherwise why it has not yet.
+	githubMu sync.Mutex
+	github   error
+
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
 	resyncN int64
@@ -145,7 +150,8 @@ func NewApp(o AppOptions) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now}
+	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now,
+		github: errors.New("GitHub has not yet been asked for an installation token")}
 	if a.clock == nil {
 		a.clock = time.Now
 	}
@@ -172,8 +178,18 @@ func (a *App) Close() error {
 	return os.RemoveAll(a.tmpCache)
 }
 
-// Ready reports whether the App can do work: its git cache is usable.
+// Ready reports whether the App can do work: GitHub has accepted its
+// credentials (ProbeGitHub, which RunReadiness repeats until it has) and
+// its git cache is usable. A service that cannot mint an installation token
+// (GitHub unreachable, a wrong App id or key) would take deliveries it
+// cannot act on; not ready, it gets none until it can.
 func (a *App) Ready() error {
+	a.githubMu.Lock()
+	gerr := a.github
+	a.githubMu.Unlock()
+	if gerr != nil {
+		return fmt.Errorf("github: %w", gerr)
+	}
 	info, err := os.Stat(a.cache.Dir())
 	if err != nil {
 		return fmt.Errorf("git cache: %w", err)
@@ -182,6 +198,60 @@ func (a *App) Ready() error {
 		return fmt.Errorf("git cache: %s is not a directory", a.cache.Dir())
 	}
 	return nil
+}
+
+// ProbeGitHub asks GitHub what the App needs from it before any work: it
+// lists the App's installations (the App's key is accepted) and mints a
+// token of one of the first few (installation tokens can be had; a
+// suspended installation gives none, so the next is tried). An App
+// installed nowhere yet is ready once its key is accepted. Ready reports
+// the outcome until the next probe.
+func (a *App) ProbeGitHub(ctx context.Context) error {
+	err := a.probeGitHub(ctx)
+	a.githubMu.Lock()
+	a.github = err
+	a.githubMu.Unlock()
+	return err
+}
+
+func (a *App) probeGitHub(ctx context.Context) error {
+	insts, _, err := a.gh.App().Apps.ListInstallations(ctx, &github.ListOptions{PerPage: 5})
+	if err != nil {
+		return fmt.Errorf("list the App's installations: %w", err)
+	}
+	for _, in := range insts {
+		if _, err = a.gh.InstallationToken(ctx, in.GetID()); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// RunReadiness probes GitHub (ProbeGitHub) until it has accepted the
+// App's credentials or ctx ends, waiting first every, then twice as long
+// each time up to a minute. Later failures show in the work itself and its
+// metrics: a replica that was ready keeps taking deliveries, which wait in
+// its queue, rather than turning them away.
+func (a *App) RunReadiness(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = time.Second
+	}
+	for {
+		err := a.ProbeGitHub(ctx)
+		if err == nil {
+			a.log.Info("GitHub accepted the App's credentials: ready")
+			return
+		}
+		a.log.Warn("not ready: GitHub did not give an installation token", "err", err, "retry_in", every)
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		every = min(2*every, time.Minute)
+	}
 }
 
 // Observe notes what a delivery alone says, for the reconciles to come:

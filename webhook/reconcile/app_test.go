@@ -225,9 +225,16 @@ func TestNewAppErrors(t *testing.T) {
 
 func TestAppReadyAndTemporaryCache(t *testing.T) {
 	gh := githubtest.New(t)
+	gh.AddRepo("acme", "catalog", nil)
 	app, err := NewApp(AppOptions{Config: &webhook.Config{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := app.Ready(); err == nil {
+		t.Fatal("ready before GitHub was asked for an installation token")
+	}
+	if err := app.ProbeGitHub(context.Background()); err != nil {
+		t.Fatalf("ProbeGitHub: %v", err)
 	}
 	if err := app.Ready(); err != nil {
 		t.Fatalf("Ready: %v", err)
@@ -237,6 +244,66 @@ func TestAppReadyAndTemporaryCache(t *testing.T) {
 	}
 	if err := app.Ready(); err == nil {
 		t.Error("Ready after the temporary cache was removed")
+	}
+}
+
+// TestAppNotReadyWithoutGitHub: an App that cannot mint an installation
+// token (GitHub unreachable, down, or refusing its key) is not ready, and
+// becomes ready once it can.
+func TestAppNotReadyWithoutGitHub(t *testing.T) {
+	gh := githubtest.New(t)
+	gh.AddRepo("acme", "catalog", nil)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	other := githubtest.New(t) // a GitHub that does not know this App's key
+
+	tests := []struct {
+		name string
+		url  string
+		key  []byte
+		fail func()
+	}{
+		{"unreachable", dead.URL + "/", gh.PrivateKeyPEM(), nil},
+		{"down", gh.URL + "/", gh.PrivateKeyPEM(), func() { gh.FailNext(10, http.StatusBadGateway) }},
+		{"wrong key", gh.URL + "/", other.PrivateKeyPEM(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app, err := NewApp(AppOptions{Config: &webhook.Config{AppID: gh.AppID(), PrivateKey: tt.key, GitHubURL: tt.url, CacheDir: t.TempDir()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.fail != nil {
+				tt.fail()
+			}
+			if err := app.ProbeGitHub(context.Background()); err == nil {
+				t.Fatal("ProbeGitHub succeeded")
+			}
+			if err := app.Ready(); err == nil {
+				t.Fatal("ready, though no installation token could be had")
+			}
+		})
+	}
+
+	app, err := NewApp(AppOptions{Config: &webhook.Config{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), GitHubURL: gh.URL + "/", CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh.FailNext(2, http.StatusBadGateway)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	app.RunReadiness(ctx, time.Millisecond)
+	if err := app.Ready(); err != nil {
+		t.Fatalf("RunReadiness returned, and the App is not ready: %v", err)
+	}
+	tokens := 0
+	for _, r := range gh.Requests() {
+		if strings.HasSuffix(r.Path, "/access_tokens") && r.Status == http.StatusCreated {
+			tokens++
+		}
+	}
+	if tokens != 1 {
+		t.Errorf("%d installation tokens minted, want 1", tokens)
 	}
 }
 

@@ -26,30 +26,25 @@ const maxComment = 65536
 // the marker into it. When the App's login cannot be learnt, any GitHub App
 // bot's comment with the marker is taken: editing another App's comment
 // fails, and then a comment of our own is created.
-func (r *prRun) syncComment(ctx context.Context, text string) (changed bool, err error) {
-	body := checks.Truncate(StatusMarker+"\n"+text, maxComment, checks.Bytes, "\n…\n")
+//
+// A comment that says any of keep instead is left as it is: another state
+// the same facts allow (a pull request the merge queue holds), which only
+// a later step of the reconcile can tell, is not rewritten back and forth.
+func (r *prRun) syncComment(ctx context.Context, text string, keep ...string) (changed bool, err error) {
+	body := commentBody(text)
 	login := r.a.botLogin()
-	var mine *github.IssueComment
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for mine == nil {
-		page, resp, err := r.gh.Issues.ListComments(ctx, r.owner, r.name, r.number, opts)
-		if err != nil {
-			return false, fmt.Errorf("list the comments of %s/%s#%d: %w", r.owner, r.name, r.number, err)
-		}
-		for _, c := range page {
-			if strings.Contains(c.GetBody(), StatusMarker) && ours(c.GetUser(), login) {
-				mine = c
-				break
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+	mine, err := r.statusComment(ctx)
+	if err != nil {
+		return false, err
 	}
 	if mine != nil {
 		if mine.GetBody() == body {
 			return false, nil
+		}
+		for _, k := range keep {
+			if mine.GetBody() == commentBody(k) {
+				return false, nil
+			}
 		}
 		_, _, err := r.gh.Issues.EditComment(ctx, r.owner, r.name, mine.GetID(), &github.IssueComment{Body: github.String(body)})
 		if err == nil {
@@ -63,6 +58,33 @@ func (r *prRun) syncComment(ctx context.Context, text string) (changed bool, err
 		return false, fmt.Errorf("comment on %s/%s#%d: %w", r.owner, r.name, r.number, err)
 	}
 	return true, nil
+}
+
+// commentBody is the status comment saying text, as it is written.
+func commentBody(text string) string {
+	return checks.Truncate(StatusMarker+"\n"+text, maxComment, checks.Bytes, "\n…\n")
+}
+
+// statusComment finds the App's status comment on the pull request, nil
+// when there is none yet.
+func (r *prRun) statusComment(ctx context.Context) (*github.IssueComment, error) {
+	login := r.a.botLogin()
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := r.gh.Issues.ListComments(ctx, r.owner, r.name, r.number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the comments of %s/%s#%d: %w", r.owner, r.name, r.number, err)
+		}
+		for _, c := range page {
+			if strings.Contains(c.GetBody(), StatusMarker) && ours(c.GetUser(), login) {
+				return c, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // ours reports whether u is the App's bot user (login, when known).

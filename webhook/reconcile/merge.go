@@ -19,6 +19,7 @@ import (
 const (
 	MergeMerged   = "merged"
 	MergeConflict = "conflict" // GitHub refused: 405 or 409
+	MergeQueued   = "queued"   // put in the base branch's merge queue, which merges it
 	MergeRefused  = "refused"  // what the forge says now refused a merge that what was known allowed
 	MergeError    = "error"
 )
@@ -102,6 +103,9 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	}
 
 	res, _, err := r.gh.PullRequests.Merge(ctx, r.owner, r.name, r.number, "", &github.PullRequestOptions{SHA: d.SHA, MergeMethod: d.Method})
+	if err != nil && statusOf(err) == 405 && r.requiresQueue(ctx, in.base, err) {
+		return r.enqueue(ctx, in, d.SHA, pr)
+	}
 	if err != nil {
 		if code := statusOf(err); code == 405 || code == 409 {
 			a.metrics.Merges.WithLabelValues(MergeConflict).Inc()

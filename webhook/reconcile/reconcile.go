@@ -192,12 +192,30 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	// nothing else stands in the way (merge).
 	clean := true
 	pre := outcome.Decide(review.Forge{Head: head, Mergeable: &clean})
-	changed, err := r.syncComment(ctx, outcome.StatusComment(pre))
+	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()}
+	removed, err := r.removedFromQueue(ctx, head, outcome)
 	if err != nil {
 		return false, a.fail("comment", err)
 	}
+	text, keep := outcome.StatusComment(pre), []string{queuedText(in)}
+	if removed != nil {
+		text, keep = removedText(in, removed), nil
+	}
+	changed, err := r.syncComment(ctx, text, keep...)
+	if err != nil {
+		return false, a.fail("comment", err)
+	}
+	if removed != nil {
+		log.Info("the merge queue let go of this head; not queueing it again until a new commit or /recheck", "reason", removed.reason)
+		if changed {
+			if pr2, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
+				r.final = pr2
+			}
+		}
+		return false, nil
+	}
 
-	again, err = r.merge(ctx, mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()})
+	again, err = r.merge(ctx, in)
 	if err != nil || again {
 		return again, err
 	}

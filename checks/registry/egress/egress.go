@@ -6,9 +6,10 @@
 // A pull request can name any registry host. Left alone, the service
 // would contact whatever the host resolves to: a loopback port, an
 // internal service, the cloud metadata endpoint. The Rule refuses
-// loopback, private, link-local, unique-local, shared (CGNAT), multicast
-// and unspecified addresses, IPv4-mapped forms included, unless the
-// operator allowlisted the host. It checks the address actually dialled,
+// loopback, private, link-local, unique-local, shared (CGNAT), multicast,
+// unspecified and reserved addresses, and the IPv6 forms that carry one
+// (IPv4-mapped, NAT64, 6to4, Teredo, IPv4-compatible), unless the operator
+// allowlisted the host. It checks the address actually dialled,
 // in the dialer's Control hook, so a name that resolves differently the
 // second time (DNS rebinding), a redirect or a token realm naming an
 // internal host gains nothing: every connection of the transport passes
@@ -47,6 +48,10 @@ const (
 	KindUnspecified Kind = "unspecified"
 	KindShared      Kind = "shared (carrier-grade NAT)"
 	KindMulticast   Kind = "multicast"
+	// KindReserved is an address no registry has: the benchmarking,
+	// IETF protocol, future-use and broadcast blocks, and the local-use
+	// NAT64 prefix, whose gateways are the operator's own.
+	KindReserved Kind = "reserved"
 )
 
 var (
@@ -59,17 +64,66 @@ var (
 	// The NAT64 well-known prefix carries an IPv4 address in its last 32
 	// bits, which a NAT64 gateway dials.
 	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	// The local-use NAT64 prefix (RFC 8215) is translated by the
+	// operator's own gateways, at a prefix length only they know: refused
+	// whole, whatever address it seems to carry.
+	nat64LocalPrefix = netip.MustParsePrefix("64:ff9b:1::/48")
+	// 6to4 (RFC 3056) carries an IPv4 address in bits 16 to 48, which a
+	// 6to4 relay dials.
+	sixToFourPrefix = netip.MustParsePrefix("2002::/16")
+	// Teredo (RFC 4380) carries the client's IPv4 address, inverted, in
+	// its low 32 bits.
+	teredoPrefix = netip.MustParsePrefix("2001::/32")
+	// IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291) are
+	// still routed to the IPv4 address by a host with an automatic
+	// tunnel; :: and ::1 are in this block too and keep their own kinds.
+	compatPrefix = netip.MustParsePrefix("::/96")
+	// Blocks no registry lives in: benchmarking (RFC 2544), IETF protocol
+	// assignments (RFC 6890, DS-Lite's 192.0.0.0/29 among them), and the
+	// future-use block with the limited broadcast address at its top.
+	reservedPrefixes = []netip.Prefix{
+		netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("192.0.0.0/24"),
+		netip.MustParsePrefix("240.0.0.0/4"),
+	}
 )
 
-// classify says whether ip is an address pull request data must not reach,
-// and which kind it is. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are
-// judged as the IPv4 address they carry, as the kernel dials them, and so
-// are NAT64 addresses (64:ff9b::10.0.0.1), as the gateway dials them.
-func classify(ip netip.Addr) (Kind, bool) {
+// embedded is the IPv4 address a gateway, relay or tunnel would dial for
+// ip: the address it carries when it is IPv4-mapped, NAT64, 6to4, Teredo
+// or IPv4-compatible, and ip itself otherwise.
+func embedded(ip netip.Addr) netip.Addr {
 	ip = ip.Unmap()
-	if nat64Prefix.Contains(ip) {
-		b := ip.As16()
-		ip = netip.AddrFrom4([4]byte(b[12:]))
+	if !ip.Is6() {
+		return ip
+	}
+	b := ip.As16()
+	switch {
+	case nat64Prefix.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:]))
+	case sixToFourPrefix.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	case teredoPrefix.Contains(ip):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	case compatPrefix.Contains(ip) && !ip.IsUnspecified() && !ip.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return ip
+}
+
+// classify says whether ip is an address pull request data must not reach,
+// and which kind it is. An IPv6 address that carries an IPv4 address is
+// judged as the address it carries, as the kernel, gateway or relay dials
+// it: IPv4-mapped (::ffff:10.0.0.1), NAT64 (64:ff9b::10.0.0.1), 6to4
+// (2002:0a00:0001::), Teredo and IPv4-compatible (::10.0.0.1).
+func classify(ip netip.Addr) (Kind, bool) {
+	if nat64LocalPrefix.Contains(ip) {
+		return KindReserved, true
+	}
+	ip = embedded(ip)
+	for _, p := range reservedPrefixes {
+		if p.Contains(ip) {
+			return KindReserved, true
+		}
 	}
 	switch {
 	case ip.IsLoopback():
@@ -132,6 +186,38 @@ func (e *RefusedError) Is(target error) bool { return target == errRefused }
 type Rule struct {
 	allow    map[string]bool
 	resolver Resolver
+	// proxy is the forward proxy the operator named; nil sends every
+	// request directly.
+	proxy *url.URL
+}
+
+// UseProxy has every request of the rule's transports go through the
+// forward proxy raw (http://host:port or https://host:port), which the
+// operator names: the rule then checks each target by name before it is
+// handed to the proxy, which resolves it again where no dialer hook sees.
+// Without it, a proxy the environment names (HTTPS_PROXY) is refused: an
+// environment set up for other work does not silently widen what pull
+// request data reaches.
+func (r *Rule) UseProxy(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("registry proxy %q: want http://HOST[:PORT] or https://HOST[:PORT]", raw)
+	}
+	r.proxy = u
+	return nil
+}
+
+// ProxyError is a request not sent because the environment names a proxy
+// for it that the operator did not name to the rule.
+type ProxyError struct {
+	// Proxy is the proxy's host:port, as the environment named it.
+	Proxy string
+}
+
+func (e *ProxyError) Error() string {
+	return fmt.Sprintf("the environment names proxy %s (HTTPS_PROXY, HTTP_PROXY), which checks of pull requests use only when the operator names it "+
+		"(check --registry-proxy, or registryProxy in the service configuration): the proxy resolves each target again, where the egress rule cannot see the address", e.Proxy)
 }
 
 // New returns the rule that refuses internal addresses except for the hosts
@@ -225,10 +311,11 @@ func (t Timeouts) orDefault() Timeouts {
 }
 
 // Transport returns an HTTP transport whose every connection passes the
-// rule (none is refused for a nil rule), with the timeouts t. Proxies from
-// the environment (HTTPS_PROXY) are used as http.DefaultTransport uses
-// them; a proxy is the operator's and may be internal, while the target
-// handed to it is checked by name first.
+// rule (none is refused for a nil rule), with the timeouts t. A nil rule
+// uses proxies from the environment (HTTPS_PROXY) as http.DefaultTransport
+// does. A rule uses only the proxy the operator named with UseProxy, which
+// may be internal, and checks the target handed to it by name first; a
+// proxy the environment names is refused with a *ProxyError.
 func (r *Rule) Transport(t Timeouts) *http.Transport {
 	t = t.orDefault()
 	d := &dialer{rule: r, timeouts: t, proxies: map[string]bool{}}
@@ -254,13 +341,25 @@ type dialer struct {
 	proxies map[string]bool // proxy host:port the environment named
 }
 
-// proxy is http.ProxyFromEnvironment, with the target checked by name
-// before it is handed to a proxy: the proxy dials it, not this process, so
-// there is no dialled address of its own to check.
+// proxy picks the proxy of req: the environment's without a rule, the one
+// the operator named with a rule. The target is checked by name before it
+// is handed to a proxy: the proxy dials it, not this process, so there is
+// no dialled address of its own to check. The proxy resolves the name
+// again, and may get another answer; that is why a rule takes only a proxy
+// the operator chose, one that can be trusted to apply its own rule.
 func (d *dialer) proxy(req *http.Request) (*url.URL, error) {
-	u, err := proxyFromEnvironment(req)
-	if err != nil || u == nil {
-		return u, err
+	var u *url.URL
+	if d.rule != nil && d.rule.proxy != nil {
+		u = d.rule.proxy
+	} else {
+		env, err := proxyFromEnvironment(req)
+		if err != nil || env == nil {
+			return env, err
+		}
+		if d.rule != nil {
+			return nil, &ProxyError{Proxy: env.Host}
+		}
+		u = env
 	}
 	if d.rule != nil && !d.rule.Allowed(req.URL.Host) {
 		ips, err := d.lookup(req.Context(), req.URL.Hostname())

@@ -49,6 +49,38 @@ func TestClassify(t *testing.T) {
 		{"100.128.0.1", ""},
 		{"::ffff:8.8.8.8", ""},
 		{"2001:4860:4860::8888", ""},
+		// Local-use NAT64: the operator's gateways, whatever it carries.
+		{"64:ff9b:1::a00:1", egress.KindReserved},
+		{"64:ff9b:1:ffff::808:808", egress.KindReserved},
+		{"64:ff9b:2::808:808", ""},
+		// 6to4 carries its IPv4 address in bits 16 to 48.
+		{"2002:a00:1::1", egress.KindPrivate},
+		{"2002:7f00:1::", egress.KindLoopback},
+		{"2002:a9fe:a9fe::1", egress.KindLinkLocal},
+		{"2002:808:808::1", ""},
+		// IPv4-compatible: the last 32 bits, :: and ::1 keeping their kinds.
+		{"::10.0.0.1", egress.KindPrivate},
+		{"::169.254.169.254", egress.KindLinkLocal},
+		{"::127.0.0.2", egress.KindLoopback},
+		{"::8.8.8.8", ""},
+		// Teredo: the client address is the low 32 bits, inverted.
+		{"2001:0:4136:e378:8000:63bf:f5ff:fffe", egress.KindPrivate},  // 10.0.0.1
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", egress.KindLoopback}, // 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", ""},                  // 8.8.8.8
+		{"2001:db8::1", ""},
+		// Reserved IPv4 blocks, alone and carried.
+		{"198.18.0.1", egress.KindReserved},
+		{"198.19.255.255", egress.KindReserved},
+		{"198.20.0.1", ""},
+		{"192.0.0.1", egress.KindReserved},
+		{"192.0.0.170", egress.KindReserved},
+		{"192.0.1.1", ""},
+		{"240.0.0.1", egress.KindReserved},
+		{"254.1.2.3", egress.KindReserved},
+		{"255.255.255.255", egress.KindReserved},
+		{"::ffff:255.255.255.255", egress.KindReserved},
+		{"64:ff9b::c612:1", egress.KindReserved},
+		{"2002:c612:1::", egress.KindReserved},
 	}
 	for _, tt := range tests {
 		kind, bad := egress.Classify(netip.MustParseAddr(tt.ip))

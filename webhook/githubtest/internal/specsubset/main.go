@@ -51,6 +51,7 @@ var operations = []string{
 	"POST /repos/{owner}/{repo}/statuses/{sha}",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"GET /repos/{owner}/{repo}/contents/{path}",
+	"GET /repos/{owner}/{repo}/rules/branches/{branch}",
 }
 
 func main() {
