@@ -21,6 +21,9 @@ const (
 	FormatOPM Format = "opm"
 	// FormatGitHub is GitHub Actions workflow commands and a job summary.
 	FormatGitHub Format = "github"
+	// FormatMarkdown is the Markdown GitHub shows: a job summary, a check
+	// run or a comment.
+	FormatMarkdown Format = "markdown"
 )
 
 // Formats is the set of formats one command offers, in the order its help

@@ -111,6 +111,9 @@ type PackageTouch struct {
 	Files []string `json:"files"`
 	// Why says what happened to its blobs: "1 blob added in ...".
 	Why string `json:"why"`
+	// Added and Removed count its blobs the change adds and removes.
+	Added   int `json:"added,omitempty"`
+	Removed int `json:"removed,omitempty"`
 }
 
 // PackageState is the approval state of one touched package.

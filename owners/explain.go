@@ -3,6 +3,7 @@ package owners
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -264,16 +265,70 @@ func (p *PackageState) Describe() string {
 	if home == "" {
 		home = "none: the name is not a directory name, so the root approvers decide"
 	}
-	what := fmt.Sprintf("package %s (home %s; %s)", p.Name, home, p.Why)
+	return fmt.Sprintf("package %s (home %s; %s)", p.Name, home, p.Why) + p.verdict()
+}
+
+// DescribeAll says each package of ps in a line, as Describe does, except
+// that a package touched in several homes with one verdict (the same
+// bundle added to the catalogs of six OpenShift versions, owned by one
+// ci.yaml) is one line: "package sailoperator in 6 homes,
+// catalogs/v4.17/sailoperator/ to catalogs/v4.22/sailoperator/ (6 blobs
+// added in all): approved by ...".
+func DescribeAll(ps []PackageState) []string {
+	type group struct {
+		first          *PackageState
+		homes          []string
+		added, removed int
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i := range ps {
+		p := &ps[i]
+		key := p.Name + "\x00" + p.verdict()
+		g := groups[key]
+		if g == nil || p.Home == "" {
+			if g != nil {
+				key += "\x00" + strconv.Itoa(i)
+			}
+			g = &group{first: p}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.homes = append(g.homes, p.Home)
+		g.added += p.Added
+		g.removed += p.Removed
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		if len(g.homes) == 1 {
+			out = append(out, g.first.Describe())
+			continue
+		}
+		var counts []string
+		if g.added > 0 {
+			counts = append(counts, fmt.Sprintf("%d added", g.added))
+		}
+		if g.removed > 0 {
+			counts = append(counts, fmt.Sprintf("%d removed", g.removed))
+		}
+		out = append(out, fmt.Sprintf("package %s in %d homes, %s to %s (blobs %s in all)", g.first.Name, len(g.homes),
+			g.homes[0], g.homes[len(g.homes)-1], strings.Join(counts, ", "))+g.first.verdict())
+	}
+	return out
+}
+
+// verdict is the approval of the package as Describe ends it.
+func (p *PackageState) verdict() string {
 	switch {
 	case p.Blocked != "":
-		return what + ": blocked, " + p.Blocked
+		return ": blocked, " + p.Blocked
 	case p.AutoApproved:
-		return what + ": needs no approval (auto_approve_unowned_subfolders)"
+		return ": needs no approval (auto_approve_unowned_subfolders)"
 	case p.Approved:
-		return what + ": approved by " + strings.Join(p.ApprovedBy, ", ") + grant(p.CIYAML)
+		return ": approved by " + strings.Join(p.ApprovedBy, ", ") + grant(p.CIYAML)
 	case len(p.Approvers) == 0:
-		return what + ": nobody can approve it; no " + p.res.sourcesNoun() + " names approvers for its home"
+		return ": nobody can approve it; no " + p.res.sourcesNoun() + " names approvers for its home"
 	}
-	return what + ": needs " + strings.Join(p.Approvers, " or ") + grant(p.CIYAML)
+	return ": needs " + strings.Join(p.Approvers, " or ") + grant(p.CIYAML)
 }

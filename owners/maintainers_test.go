@@ -59,3 +59,24 @@ func TestMaintainers(t *testing.T) {
 		})
 	}
 }
+
+// TestDescribeAll: a package touched alike in several homes, one per
+// catalog, is one line; a home with another verdict keeps its own.
+func TestDescribeAll(t *testing.T) {
+	ps := []PackageState{
+		{PackageTouch: PackageTouch{Name: "sail", Home: "catalogs/v4.17/sail/", Why: "1 blob added in …", Added: 1}, Approved: true, ApprovedBy: []string{"alice"}},
+		{PackageTouch: PackageTouch{Name: "sail", Home: "catalogs/v4.18/sail/", Why: "1 blob added in …", Added: 1}, Approved: true, ApprovedBy: []string{"alice"}},
+		{PackageTouch: PackageTouch{Name: "sail", Home: "catalogs/v4.19/sail/", Why: "2 blobs added in …", Added: 2}, Approved: true, ApprovedBy: []string{"alice"}},
+		{PackageTouch: PackageTouch{Name: "sail", Home: "catalogs/v4.20/sail/", Why: "1 blob added in …", Added: 1}, Approvers: []string{"bob"}},
+		{PackageTouch: PackageTouch{Name: "quay", Home: "catalogs/v4.17/quay/", Why: "1 blob removed in …", Removed: 1}, Approved: true, ApprovedBy: []string{"carol"}},
+	}
+	got := DescribeAll(ps)
+	want := []string{
+		"package sail in 3 homes, catalogs/v4.17/sail/ to catalogs/v4.19/sail/ (blobs 4 added in all): approved by alice",
+		"package sail (home catalogs/v4.20/sail/; 1 blob added in …): needs bob",
+		"package quay (home catalogs/v4.17/quay/; 1 blob removed in …): approved by carol",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("DescribeAll:\n got %q\nwant %q", got, want)
+	}
+}

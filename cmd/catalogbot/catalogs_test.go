@@ -90,3 +90,22 @@ func TestPublishRepoCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMarkdown: check -o markdown prints the job summary the Action
+// writes, outside Actions too.
+func TestCheckMarkdown(t *testing.T) {
+	noActions(t)
+	r := checkRepo(t)
+	res := ownersCLI(t, r.Dir, "check", "--base", "main", "--head", "bad", "--author", "alice", "-o", "markdown")
+	if res.code != exitInvalid || res.stderr != "" {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"## catalogbot check", "fbc", "catalog/foo/catalog.yaml"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "::error") {
+		t.Errorf("the markdown holds workflow commands:\n%s", res.stdout)
+	}
+}

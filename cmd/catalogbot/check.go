@@ -46,7 +46,7 @@ type checkFlags struct {
 }
 
 // checkFormats are the output formats of check.
-var checkFormats = checks.Formats{checks.FormatText, checks.FormatJSON, checks.FormatSARIF, checks.FormatGitHub}
+var checkFormats = checks.Formats{checks.FormatText, checks.FormatJSON, checks.FormatSARIF, checks.FormatGitHub, checks.FormatMarkdown}
 
 func newCheckCmd(a *app) *cobra.Command {
 	f := checkFlags{repo: ".", images: true, render: true}
@@ -148,7 +148,7 @@ each bound to the head it was given on.
 	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
 	fl.StringVar(&f.registryProxy, "registry-proxy", "", "reach registries through this forward proxy `URL` (http://HOST[:PORT]); a proxy from the environment (HTTPS_PROXY) is not used")
 	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
-	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif or github (default: github inside GitHub Actions, text elsewhere)")
+	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif, github or markdown, the job summary the Action writes (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
 	// flag splits it into the flags it holds.
@@ -311,6 +311,10 @@ func (a *app) writeCheck(format checks.Format, out *review.Outcome, d policy.Dec
 		return checks.WriteSARIF(a.stdout, "catalogbot", a.version, review.Rules(), out.Findings(), "")
 	case checks.FormatGitHub:
 		return gh.Report(a.stdout, out, d, repo)
+	case checks.FormatMarkdown:
+		// The summary a job summary shows, with the upgrade graphs,
+		// for a preview or a comment of one's own.
+		return out.JobSummary(a.stdout, d, "")
 	}
 	return out.WriteText(a.stdout, d, true)
 }

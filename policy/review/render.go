@@ -270,9 +270,9 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	}
 	if len(st.Packages) > 0 {
 		b.WriteString("\nPackages the change touches, each owned by the approvers of its home wherever its blobs sit:\n")
-		for _, p := range st.Packages {
+		for _, line := range owners.DescribeAll(st.Packages) {
 			// Plain text naming the package and its paths.
-			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(p.Describe()))
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(line))
 		}
 	}
 	for _, c := range st.Files {

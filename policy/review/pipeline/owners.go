@@ -130,8 +130,8 @@ func ownersSummary(st *owners.State) string {
 	}
 	if len(st.Packages) > 0 {
 		b.WriteString("\nPackages the change touches:\n\n")
-		for _, p := range st.Packages {
-			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(p.Describe()))
+		for _, line := range owners.DescribeAll(st.Packages) {
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(line))
 		}
 	}
 	if len(st.Suggested) > 0 {

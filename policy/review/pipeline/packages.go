@@ -115,7 +115,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout 
 	out := make([]owners.PackageTouch, 0, len(touched))
 	for k, t := range touched {
 		slices.Sort(t.files)
-		pt := owners.PackageTouch{Name: k.pkg, Files: t.files, Why: blobsWhy(t.added, t.removed, t.files)}
+		pt := owners.PackageTouch{Name: k.pkg, Files: t.files, Why: blobsWhy(t.added, t.removed, t.files), Added: t.added, Removed: t.removed}
 		switch {
 		case byDir:
 			// A blob directly in the root has no home but the root's.
