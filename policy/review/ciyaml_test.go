@@ -93,7 +93,9 @@ func TestCIYAMLReviewers(t *testing.T) {
 			name: "a reviewer changes their package in every OCP catalog", author: "Cevheri", head: every(libredb), merge: true,
 			needs: []string{
 				"| `operators/libredb-studio-operator/ci.yaml` reviewers: cevheri, yusuf-gundogdu | yes | Cevheri | `catalogs/v4.15/libredb-studio-operator/`,",
-				"package libredb-studio-operator (home catalogs/v4.22/libredb-studio-operator/; blobs 1 added, 1 removed in catalogs/v4.22/libredb-studio-operator/catalog.yaml): approved by Cevheri (operators/libredb-studio-operator/ci.yaml reviewers: cevheri, yusuf-gundogdu)",
+				// One line for the package, whose change in eight catalogs
+				// one ci.yaml approves.
+				"package libredb-studio-operator in 8 homes, catalogs/v4.15/libredb-studio-operator/ to catalogs/v4.22/libredb-studio-operator/ (blobs 8 added, 8 removed in all): approved by Cevheri (operators/libredb-studio-operator/ci.yaml reviewers: cevheri, yusuf-gundogdu)",
 			},
 		},
 		{
