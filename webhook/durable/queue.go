@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -565,4 +566,17 @@ func (q *Queue) reap(ctx context.Context, all bool) error {
 			return err
 		}
 	}
+}
+
+// DefaultStateDir is the state directory when none is configured:
+// $XDG_STATE_HOME/catalogbot, or ~/.local/state/catalogbot.
+func DefaultStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "catalogbot"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory configured (stateDir) and %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "catalogbot"), nil
 }
