@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -30,7 +31,7 @@ type riverEngine[TTx any] struct {
 	now    func() time.Time
 }
 
-func (e *riverEngine[TTx]) insert(ctx context.Context, t tx, args workArgs, at time.Time) error {
+func (e *riverEngine[TTx]) insert(ctx context.Context, t tx, args workArgs, at time.Time) (int64, error) {
 	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: liveStates}}
 	if at.After(e.now()) {
 		opts.ScheduledAt = at
@@ -38,17 +39,28 @@ func (e *riverEngine[TTx]) insert(ctx context.Context, t tx, args workArgs, at t
 	ttx := t.raw().(TTx)
 	res, err := e.client.InsertTx(ctx, ttx, args, opts)
 	if err != nil {
-		return fmt.Errorf("state: queueing %s: %w", args.Key, err)
+		return 0, fmt.Errorf("state: queueing %s: %w", args.Key, err)
 	}
 	if res.UniqueSkippedAsDuplicate && res.Job != nil && res.Job.ScheduledAt.After(at) &&
 		(res.Job.State == rivertype.JobStateScheduled || res.Job.State == rivertype.JobStateRetryable) {
 		// The key's job waits for a later time than this work's: bring
 		// it forward; the worker holds it back again if it must.
 		if _, err := e.client.JobRetryTx(ctx, ttx, res.Job.ID); err != nil {
-			return fmt.Errorf("state: queueing %s: %w", args.Key, err)
+			return 0, fmt.Errorf("state: queueing %s: %w", args.Key, err)
 		}
 	}
-	return nil
+	return res.Job.ID, nil
+}
+
+func (e *riverEngine[TTx]) stuck(ctx context.Context, t tx, id int64, before time.Time) (bool, error) {
+	job, err := e.client.JobGetTx(ctx, t.raw().(TTx), id)
+	switch {
+	case errors.Is(err, river.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return job.State == rivertype.JobStateRunning && job.AttemptedAt != nil && job.AttemptedAt.Before(before), nil
 }
 
 func (e *riverEngine[TTx]) start(ctx context.Context) error { return e.client.Start(ctx) }

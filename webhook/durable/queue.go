@@ -166,6 +166,10 @@ type Queue struct {
 	m   *webhook.Metrics
 	eng engine
 
+	// beforeTake, when set (tests), is called as a worker starts on a
+	// key, between River's fetch and the key's lease.
+	beforeTake func(workArgs)
+
 	closed   atomic.Bool
 	stopReap context.CancelFunc
 	reaped   sync.WaitGroup
@@ -178,7 +182,10 @@ type engine interface {
 	// insert adds the River job of a key due at at, in t; when the
 	// key's job exists and is scheduled later, it is made due at once
 	// (the worker holds it back again if it must).
-	insert(ctx context.Context, t tx, args workArgs, at time.Time) error
+	insert(ctx context.Context, t tx, args workArgs, at time.Time) (id int64, err error)
+	// stuck says whether River job id is running since before before
+	// (or gone): fetched by a replica that died before it took the key.
+	stuck(ctx context.Context, t tx, id int64, before time.Time) (bool, error)
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 }
@@ -458,7 +465,11 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 	if err != nil {
 		return 0, err
 	}
-	if err := q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, at); err != nil {
+	id, err := q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, at)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET river_id = $2 WHERE key = $1`, key, id); err != nil {
 		return 0, err
 	}
 	return result, nil
@@ -557,15 +568,83 @@ func (q *Queue) reap(ctx context.Context, all bool) error {
 				return err
 			}
 			q.log.Warn("state: took over work whose worker stopped renewing its lease", "key", key)
-			return q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, time.Unix(0, max(due, now.UnixNano())))
+			return q.requeue(ctx, t, key, epoch, time.Unix(0, max(due, now.UnixNano())))
 		})
 		if errNoRows(err) {
-			return nil
+			break
 		}
 		if err != nil {
 			return err
 		}
 	}
+	return q.reapFetched(ctx, now)
+}
+
+// maxReapScan bounds the queued keys reapFetched looks at in a round.
+const maxReapScan = 20
+
+// requeue gives key a River job of epoch due at at.
+func (q *Queue) requeue(ctx context.Context, t tx, key string, epoch int64, at time.Time) error {
+	id, err := q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, at)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `UPDATE catalogbot_key SET river_id = $2 WHERE key = $1`, key, id)
+	return err
+}
+
+// reapFetched takes over the keys whose River job a replica fetched and
+// then died before it took the key's lease: their work waits, queued,
+// behind a River job that stays running. Only keys queued for longer than
+// LeaseTTL are looked at, a few at a time, so a backlog costs little.
+func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
+	cutoff := now.Add(-q.o.LeaseTTL)
+	// One row per query, since tx reads single rows; at most
+	// maxReapScan of the oldest queued keys per round.
+	var keys []string
+	lastDue, lastKey := int64(-1), ""
+	for range maxReapScan {
+		var k string
+		var due int64
+		err := inTx(ctx, q.s.db, func(t tx) error {
+			return t.queryRow(ctx, `SELECT key, due FROM catalogbot_key
+				WHERE owner = '' AND job IS NOT NULL AND due < $1 AND river_id <> 0 AND (due > $2 OR (due = $2 AND key > $3))
+				ORDER BY due, key LIMIT 1`, cutoff.UnixNano(), lastDue, lastKey).Scan(&k, &due)
+		})
+		if errNoRows(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+		lastDue, lastKey = due, k
+	}
+	for _, key := range keys {
+		err := inTx(ctx, q.s.db, func(t tx) error {
+			var id, due int64
+			var owner string
+			var job *string
+			err := t.queryRow(ctx, `SELECT river_id, due, owner, job FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).Scan(&id, &due, &owner, &job)
+			if err != nil || owner != "" || job == nil {
+				return err
+			}
+			stuck, err := q.eng.stuck(ctx, t, id, cutoff)
+			if err != nil || !stuck {
+				return err
+			}
+			epoch := now.UnixNano()
+			if _, err := t.exec(ctx, `UPDATE catalogbot_key SET epoch = $2 WHERE key = $1`, key, epoch); err != nil {
+				return err
+			}
+			q.log.Warn("state: took over work fetched by a replica that stopped", "key", key)
+			return q.requeue(ctx, t, key, epoch, time.Unix(0, max(due, now.UnixNano())))
+		})
+		if err != nil && !errNoRows(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // DefaultStateDir is the state directory when none is configured:

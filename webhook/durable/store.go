@@ -196,6 +196,7 @@ var schema = []string{
 		received BIGINT NOT NULL DEFAULT 0,
 		running TEXT,
 		epoch BIGINT NOT NULL DEFAULT 0,
+		river_id BIGINT NOT NULL DEFAULT 0,
 		owner TEXT NOT NULL DEFAULT '',
 		lease_until BIGINT NOT NULL DEFAULT 0
 	)`,

@@ -17,6 +17,9 @@ import (
 // without work and removes its row, so that work queued while it ran
 // is never left without a River job.
 func (q *Queue) work(ctx context.Context, args workArgs, complete func(context.Context, tx) error) error {
+	if q.beforeTake != nil {
+		q.beforeTake(args)
+	}
 	for {
 		job, wait, done, err := q.take(ctx, args, complete)
 		switch {

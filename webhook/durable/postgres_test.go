@@ -1,0 +1,107 @@
+package durable
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
+)
+
+func openPostgresState(t *testing.T, url string, o Options) *State {
+	t.Helper()
+	o.DatabaseURL = url
+	if o.Logger == nil {
+		o.Logger = quiet()
+	}
+	if o.ResyncInterval == 0 {
+		o.ResyncInterval = -1
+	}
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestPostgresReplicas: two replicas on one database share the work; a
+// key never runs on both at once, and every job runs.
+func TestPostgresReplicas(t *testing.T) {
+	url := durabletest.Postgres(t)
+	r := newRecorder()
+	var qs []*Queue
+	for i := range 2 {
+		s := openPostgresState(t, url, Options{ID: []string{"a", "b"}[i]})
+		defer s.Close()
+		q := startQueue(t, s, r)
+		defer stopQueue(t, q)
+		qs = append(qs, q)
+	}
+	n := 0
+	for pr := range 20 {
+		for d := range 3 {
+			// Alternate replicas, as a load balancer would.
+			res := qs[(pr+d)%2].Enqueue(prJob(pr, "d-"+string(rune('a'+pr))+string(rune('a'+d))))
+			if res == webhook.Queued {
+				n++
+			}
+		}
+	}
+	r.wait(t, n, 30*time.Second)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.overlap {
+		t.Error("two replicas ran one key at once")
+	}
+}
+
+// TestPostgresFetchedByAReplicaThatStops: a replica that fetched a key's
+// River job and stopped before taking the key's lease leaves that job
+// running; another replica takes the work over after LeaseTTL, and the
+// key runs once.
+func TestPostgresFetchedByAReplicaThatStops(t *testing.T) {
+	url := durabletest.Postgres(t)
+	const ttl = time.Second
+	stuck := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	sa := openPostgresState(t, url, Options{ID: "a", Workers: 1, LeaseTTL: ttl})
+	defer sa.Close()
+	ra := newRecorder()
+	qa, err := sa.Queue(ra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qa.beforeTake = func(workArgs) {
+		once.Do(func() { close(stuck); <-release })
+	}
+	if err := qa.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { close(release); stopQueue(t, qa) }()
+	qa.Enqueue(prJob(1, "d1"))
+	select {
+	case <-stuck:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first replica never fetched the job")
+	}
+
+	sb := openPostgresState(t, url, Options{ID: "b", LeaseTTL: ttl})
+	defer sb.Close()
+	rb := newRecorder()
+	qb := startQueue(t, sb, rb)
+	defer stopQueue(t, qb)
+	start := time.Now()
+	got := rb.wait(t, 1, 20*time.Second)
+	t.Logf("taken over after %s", time.Since(start).Round(10*time.Millisecond))
+	if got[0].Delivery != "d1" {
+		t.Errorf("the second replica ran %+v, want d1", got[0])
+	}
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if len(ra.ran) != 0 {
+		t.Errorf("the stopped replica ran %d jobs", len(ra.ran))
+	}
+}
