@@ -162,4 +162,3 @@ func prBodies(b *testing.B, n int) ([][]byte, []string) {
 	}
 	return bodies, sigs
 }
-
