@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +105,38 @@ func TestPostgresFetchedByAReplicaThatStops(t *testing.T) {
 	if len(ra.ran) != 0 {
 		t.Errorf("the stopped replica ran %d jobs", len(ra.ran))
 	}
+}
+
+// TestPostgresConcurrentDeliveriesForOneKey: deliveries for one new pull
+// request arriving at once on two replicas are all taken (none refused),
+// and the key runs at least once after the last of them.
+func TestPostgresConcurrentDeliveriesForOneKey(t *testing.T) {
+	url := durabletest.Postgres(t)
+	r := newRecorder()
+	var qs []*Queue
+	for _, id := range []string{"a", "b"} {
+		s := openPostgresState(t, url, Options{ID: id})
+		defer s.Close()
+		q := startQueue(t, s, r)
+		defer stopQueue(t, q)
+		qs = append(qs, q)
+	}
+	for round := range 5 {
+		var wg sync.WaitGroup
+		results := make([]webhook.EnqueueResult, 8)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = qs[i%2].Enqueue(prJob(100+round, fmt.Sprintf("r%d-%d", round, i)))
+			}()
+		}
+		wg.Wait()
+		for i, res := range results {
+			if res != webhook.Queued && res != webhook.Replaced {
+				t.Errorf("round %d delivery %d: %v, want queued or replaced", round, i, res)
+			}
+		}
+	}
+	r.wait(t, 5, 20*time.Second)
 }

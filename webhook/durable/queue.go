@@ -411,20 +411,19 @@ func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now ti
 // one, and replaces an earlier held one.
 func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (webhook.EnqueueResult, error) {
 	key := j.Key.String()
-	var (
-		old        *string
-		due, epoch int64
-		received   int64
-		exists     bool
-	)
-	err := t.queryRow(ctx, `SELECT job, due, epoch, received FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).
-		Scan(&old, &due, &epoch, &received)
-	switch {
-	case errNoRows(err):
-	case err != nil:
+	// The row is made first, so that two deliveries for a new key meet
+	// on its lock rather than on the primary key.
+	if _, err := t.exec(ctx, `INSERT INTO catalogbot_key (key, epoch) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+		key, now.UnixNano()); err != nil {
 		return 0, err
-	default:
-		exists = true
+	}
+	var (
+		old             *string
+		due, epoch, rcv int64
+	)
+	if err := t.queryRow(ctx, `SELECT job, due, epoch, received FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).
+		Scan(&old, &due, &epoch, &rcv); err != nil {
+		return 0, err
 	}
 	queued := old != nil && due <= now.UnixNano()
 	held := j.NotBefore.After(now)
@@ -454,15 +453,8 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 			}
 		}
 	}
-	if !exists {
-		epoch = now.UnixNano()
-		_, err = t.exec(ctx, `INSERT INTO catalogbot_key (key, job, due, epoch, received) VALUES ($1, $2, $3, $4, $5)`,
-			key, encodeJob(j), at.UnixNano(), epoch, j.Received.UnixNano())
-	} else {
-		_, err = t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4 WHERE key = $1`,
-			key, encodeJob(j), at.UnixNano(), j.Received.UnixNano())
-	}
-	if err != nil {
+	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4 WHERE key = $1`,
+		key, encodeJob(j), at.UnixNano(), j.Received.UnixNano()); err != nil {
 		return 0, err
 	}
 	id, err := q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, at)
