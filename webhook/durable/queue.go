@@ -530,6 +530,10 @@ func (q *Queue) reapLoop(ctx context.Context) {
 		if err := q.reap(ctx, false); err != nil && ctx.Err() == nil {
 			q.log.Warn("state: taking over lapsed work", "error", err)
 		}
+		// The depth is the whole state's, as every replica sees it.
+		if n := q.Len(); n >= 0 {
+			q.m.QueueDepth.Set(float64(n))
+		}
 	}
 }
 
