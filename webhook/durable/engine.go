@@ -60,7 +60,14 @@ func (e *riverEngine[TTx]) stuck(ctx context.Context, t tx, id int64, before tim
 	case err != nil:
 		return false, err
 	}
-	return job.State == rivertype.JobStateRunning && job.AttemptedAt != nil && job.AttemptedAt.Before(before), nil
+	switch job.State {
+	case rivertype.JobStateRunning:
+		return job.AttemptedAt != nil && job.AttemptedAt.Before(before), nil
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		// Finished, while the key has work: nothing would run it.
+		return true, nil
+	}
+	return false, nil
 }
 
 func (e *riverEngine[TTx]) start(ctx context.Context) error { return e.client.Start(ctx) }

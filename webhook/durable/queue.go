@@ -427,8 +427,10 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 	}
 	queued := old != nil && due <= now.UnixNano()
 	held := j.NotBefore.After(now)
+	// As webhook.Queue says it: a held job replaces whatever the key has;
+	// a job due now replaces only a queued one (a held one it supersedes).
 	result := webhook.Queued
-	if old != nil {
+	if queued || (held && old != nil) {
 		result = webhook.Replaced
 	}
 	if held && queued {

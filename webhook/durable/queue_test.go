@@ -233,3 +233,85 @@ func TestCrashMidJob(t *testing.T) {
 		t.Errorf("after the crash ran %v; want both pull requests", seen)
 	}
 }
+
+// TestEnqueueResults: what EnqueueAll answers, as webhook.Queue answers
+// it, step by step on one key with no worker running.
+func TestEnqueueResults(t *testing.T) {
+	s := openSQLiteState(t, t.TempDir(), Options{})
+	defer s.Close()
+	q, err := s.Queue(newRecorder())
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	held := func(d time.Duration) webhook.Job {
+		j := prJob(1, "")
+		j.NotBefore = later.Add(d)
+		return j
+	}
+	steps := []struct {
+		name string
+		job  webhook.Job
+		want webhook.EnqueueResult
+	}{
+		{"a held job for a new key", held(0), webhook.Queued},
+		{"another held job replaces it", held(time.Minute), webhook.Replaced},
+		{"a job due now supersedes the held one", prJob(1, "d1"), webhook.Queued},
+		{"a held job beside a queued one", held(0), webhook.Replaced},
+		{"a job due now replaces the queued one", prJob(1, "d2"), webhook.Replaced},
+		{"a delivery seen before", prJob(1, "d2"), webhook.Duplicate},
+		{"another key", prJob(2, "d3"), webhook.Queued},
+	}
+	for _, st := range steps {
+		if got := q.Enqueue(st.job); got != st.want {
+			t.Errorf("%s: %v, want %v", st.name, got, st.want)
+		}
+	}
+	if n := q.Len(); n != 2 {
+		t.Errorf("Len = %d, want 2 keys with queued work", n)
+	}
+}
+
+// TestDrainLeavesQueuedWork: a drain finishes the running job and leaves
+// the key's newer work queued in the state, where the next start runs it.
+func TestDrainLeavesQueuedWork(t *testing.T) {
+	dir := t.TempDir()
+	s := openSQLiteState(t, dir, Options{})
+	r := newRecorder()
+	r.hold = make(chan struct{})
+	q := startQueue(t, s, r)
+	q.Enqueue(prJob(1, "d1"))
+	waitRunning(t, r, 1)
+	drained := make(chan error, 1)
+	go func() { drained <- q.Drain(context.Background()) }()
+	// Queued after the drain began: it goes to the state (the processor's
+	// own follow-up work would, too), not to this replica.
+	for !q.Draining() {
+		time.Sleep(time.Millisecond)
+	}
+	if got := q.enqueue(prJob(1, "d2")); got != webhook.Queued {
+		t.Fatalf("work for the running key during the drain: %v", got)
+	}
+	close(r.hold)
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	if got := r.wait(t, 1, 5*time.Second); got[0].Delivery != "d1" {
+		t.Fatalf("ran %v before the drain ended, want d1 only", got)
+	}
+	s.Close()
+
+	s = openSQLiteState(t, dir, Options{})
+	defer s.Close()
+	r2 := newRecorder()
+	q = startQueue(t, s, r2)
+	defer stopQueue(t, q)
+	if got := r2.wait(t, 1, 10*time.Second); got[0].Delivery != "d2" {
+		t.Errorf("after the restart ran %v, want d2", got)
+	}
+	select {
+	case j := <-r.done:
+		t.Errorf("the drained replica ran %v", j)
+	default:
+	}
+}

@@ -67,6 +67,13 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 			done = true
 			return complete(ctx, t)
 		}
+		if q.closed.Load() {
+			// Draining: the key's work stays queued for another replica
+			// or the next start, not held by this one's River job.
+			wait = time.Second
+			_, err := t.exec(ctx, `UPDATE catalogbot_key SET owner = '', lease_until = 0 WHERE key = $1`, args.Key)
+			return err
+		}
 		if due > now.UnixNano() {
 			wait = time.Unix(0, due).Sub(now)
 			_, err := t.exec(ctx, `UPDATE catalogbot_key SET owner = '', lease_until = 0 WHERE key = $1`, args.Key)
@@ -136,7 +143,9 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 		log.Debug("job done", "duration", q.o.Now().Sub(start))
 	}
 	failed := err != nil
-	ferr := inTx(context.WithoutCancel(ctx), q.s.db, func(t tx) error {
+	// Recorded even when the job's context ended (a drain that timed out).
+	ctx = context.WithoutCancel(ctx)
+	ferr := inTx(ctx, q.s.db, func(t tx) error {
 		now := q.o.Now()
 		if failed && job.Delivery != "" {
 			// Forgotten, so that GitHub's redelivery of it runs again.
