@@ -412,18 +412,26 @@ func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now ti
 func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (webhook.EnqueueResult, error) {
 	key := j.Key.String()
 	// The row is made first, so that two deliveries for a new key meet
-	// on its lock rather than on the primary key.
-	if _, err := t.exec(ctx, `INSERT INTO catalogbot_key (key, epoch) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
-		key, now.UnixNano()); err != nil {
-		return 0, err
-	}
+	// on its lock rather than on the primary key. A worker may be
+	// deleting it meanwhile (its key's work done): the lock is then
+	// granted on a row that is gone, and the row is made again.
 	var (
 		old             *string
 		due, epoch, rcv int64
 	)
-	if err := t.queryRow(ctx, `SELECT job, due, epoch, received FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).
-		Scan(&old, &due, &epoch, &rcv); err != nil {
-		return 0, err
+	for try := 0; ; try++ {
+		if _, err := t.exec(ctx, `INSERT INTO catalogbot_key (key, epoch) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+			key, now.UnixNano()); err != nil {
+			return 0, err
+		}
+		err := t.queryRow(ctx, `SELECT job, due, epoch, received FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).
+			Scan(&old, &due, &epoch, &rcv)
+		if err == nil {
+			break
+		}
+		if !errNoRows(err) || try == 2 {
+			return 0, err
+		}
 	}
 	queued := old != nil && due <= now.UnixNano()
 	held := j.NotBefore.After(now)
