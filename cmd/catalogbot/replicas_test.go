@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
+	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
 // TestServeReplicasOnPostgres runs two serve processes on one PostgreSQL
@@ -20,15 +22,17 @@ import (
 // middle of checking a pull request; the second takes the check over once
 // the first's lease lapses and merges it, once. Deliveries sent to either
 // replica, before and after the kill, are all handled: every pull request
-// they name is merged exactly once.
+// they name is merged exactly once, and the pushes of the merges publish
+// the catalog once.
 func TestServeReplicasOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and a database")
 	}
 	dbURL := durabletest.Postgres(t)
+	image := registrytest.New(t).Ref("acme/catalog:latest")
 	gh := githubtest.New(t)
 	repo := gh.AddRepo("acme", "catalog", map[string]string{
-		".catalogbot.yaml":         "merge:\n  enabled: true\n  method: squash\n",
+		".catalogbot.yaml":         "merge:\n  enabled: true\n  method: squash\npublish:\n  image: " + image + "\n  base: scratch\n",
 		"OWNERS":                   "approvers:\n  - root-admin\n",
 		"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
 		"catalog/.indexignore":     "OWNERS\n*.txt\n",
@@ -140,6 +144,47 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 			t.Errorf("#%d merged %d times, want once\nfirst replica:\n%s\nsecond replica:\n%s", pr.Number, n, a.logs(), b.logs())
 		}
 	}
+
+	// The pushes the merges made, in order: each publish runs once, and
+	// only the tip's is built (an older push is no longer the tip); the
+	// same push delivered again under a new id is a replay, dropped.
+	merges := repo.Merges()
+	for _, m := range merges {
+		body := gh.Payload("push", "", githubtest.PayloadArgs{Repo: repo, After: m.SHA})
+		addr := <-b.addr
+		b.addr <- addr
+		gh.Deliver(t, "http://"+addr+"/webhook", secret, "push", body)
+		if m.SHA == merges[len(merges)-1].SHA {
+			if resp := gh.Deliver(t, "http://"+addr+"/webhook", secret, "push", body); resp.StatusCode != http.StatusAccepted {
+				t.Errorf("the tip's push again: %d", resp.StatusCode)
+			}
+		}
+	}
+	tip := merges[len(merges)-1].SHA
+	publishes := func(sha string) int {
+		n := 0
+		for _, r := range repo.CheckRuns(sha) {
+			if r.Name == reconcile.PublishCheckRunName {
+				n++
+			}
+		}
+		return n
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for publishes(tip) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	for _, m := range merges {
+		want := 0
+		if m.SHA == tip {
+			want = 1
+		}
+		if n := publishes(m.SHA); n != want {
+			t.Errorf("merge of #%d (%.7s): %d publish runs, want %d\n%s", m.Number, m.SHA, n, want, b.logs())
+		}
+	}
+
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
