@@ -3,6 +3,9 @@ package durable
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +142,120 @@ func TestPostgresConcurrentDeliveriesForOneKey(t *testing.T) {
 		}
 	}
 	r.wait(t, 5, 20*time.Second)
+}
+
+// proxy forwards loopback TCP connections to target until cut, which
+// closes them all: a replica cut off from the database.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   bool
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			if p.cut {
+				c.Close()
+				up.Close()
+			}
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proxy) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// TestPostgresReplicaCutOff: a replica cut off from the database stops
+// its running job once it has gone a lease without renewing it, and
+// another replica runs the job's work.
+func TestPostgresReplicaCutOff(t *testing.T) {
+	dbURL := durabletest.Postgres(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	viaProxy := *u
+	viaProxy.Host = p.ln.Addr().String()
+	const ttl = time.Second
+
+	cancelled := make(chan time.Time, 1)
+	blocked := webhook.ProcessorFunc(func(ctx context.Context, _ webhook.Job) (webhook.Result, error) {
+		<-ctx.Done()
+		cancelled <- time.Now()
+		return webhook.Result{}, ctx.Err()
+	})
+	sa := openPostgresState(t, viaProxy.String(), Options{ID: "a", Workers: 1, LeaseTTL: ttl})
+	qa, err := sa.Queue(blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := qa.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	qa.Enqueue(prJob(1, "d1"))
+	// Wait until a holds the key's lease.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var owner string
+		inTx(context.Background(), sa.db, func(t tx) error {
+			return t.queryRow(context.Background(), `SELECT owner FROM catalogbot_key WHERE key = 'o/r#1'`).Scan(&owner)
+		})
+		if owner == "a" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replica never took the job")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sb := openPostgresState(t, dbURL, Options{ID: "b", LeaseTTL: ttl})
+	defer sb.Close()
+	rb := newRecorder()
+	qb := startQueue(t, sb, rb)
+	defer stopQueue(t, qb)
+
+	cut := time.Now()
+	p.close()
+	select {
+	case at := <-cancelled:
+		if d := at.Sub(cut); d > 2*ttl {
+			t.Errorf("the cut-off replica stopped its job %s after the cut, want within %s", d, 2*ttl)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut-off replica never stopped its job")
+	}
+	if got := rb.wait(t, 1, 20*time.Second); got[0].Delivery != "d1" {
+		t.Errorf("the other replica ran %+v, want d1", got[0])
+	}
 }

@@ -97,7 +97,8 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 }
 
 // run processes one job under the key's lease, renewed meanwhile; a lost
-// lease (the key was taken over) cancels the job.
+// lease (the key was taken over), or one it could not renew for LeaseTTL
+// (the state out of reach), cancels the job.
 func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 	jctx, cancel := context.WithCancel(ctx)
 	renewed := make(chan struct{})
@@ -105,11 +106,19 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 		defer close(renewed)
 		t := time.NewTicker(q.o.LeaseTTL / 3)
 		defer t.Stop()
+		lastRenewal := q.o.Now()
 		for {
 			select {
 			case <-jctx.Done():
 				return
 			case <-t.C:
+			}
+			if q.o.Now().Sub(lastRenewal) >= q.o.LeaseTTL {
+				// Cut off from the state for a whole lease: another
+				// replica may have taken the key by now.
+				q.log.Warn("state: could not renew the lease of a running job; stopping it", "key", args.Key)
+				cancel()
+				return
 			}
 			var n int64
 			err := inTx(jctx, q.s.db, func(t tx) error {
@@ -118,10 +127,13 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 					args.Key, q.o.ID, args.Epoch, q.o.Now().Add(q.o.LeaseTTL).UnixNano())
 				return err
 			})
-			if err == nil && n == 0 {
+			switch {
+			case err == nil && n == 0:
 				q.log.Warn("state: lost the lease of a running job; stopping it", "key", args.Key)
 				cancel()
 				return
+			case err == nil:
+				lastRenewal = q.o.Now()
 			}
 		}
 	}()
