@@ -97,7 +97,7 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 }
 
 // run processes one job under the key's lease, renewed meanwhile; a lost
-// lease (the key was taken over), or one it could not renew for LeaseTTL
+// lease (the key was taken over), or one it could not renew twice running
 // (the state out of reach), cancels the job.
 func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 	jctx, cancel := context.WithCancel(ctx)
@@ -113,20 +113,25 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 				return
 			case <-t.C:
 			}
-			if q.o.Now().Sub(lastRenewal) >= q.o.LeaseTTL {
-				// Cut off from the state for a whole lease: another
-				// replica may have taken the key by now.
+			if q.o.Now().Sub(lastRenewal) >= q.o.LeaseTTL-q.o.LeaseTTL/3 {
+				// Two renewals missed: cut off from the state. Stopped a
+				// third of a lease before it lapses and another replica
+				// may take the key, so that the two never overlap.
 				q.log.Warn("state: could not renew the lease of a running job; stopping it", "key", args.Key)
 				cancel()
 				return
 			}
 			var n int64
-			err := inTx(jctx, q.s.db, func(t tx) error {
+			// A partition may swallow the packets rather than refuse
+			// them: a renewal gets a third of the lease.
+			rctx, rcancel := context.WithTimeout(jctx, q.o.LeaseTTL/3)
+			err := inTx(rctx, q.s.db, func(t tx) error {
 				var err error
-				n, err = t.exec(jctx, `UPDATE catalogbot_key SET lease_until = $4 WHERE key = $1 AND owner = $2 AND epoch = $3`,
+				n, err = t.exec(rctx, `UPDATE catalogbot_key SET lease_until = $4 WHERE key = $1 AND owner = $2 AND epoch = $3`,
 					args.Key, q.o.ID, args.Epoch, q.o.Now().Add(q.o.LeaseTTL).UnixNano())
 				return err
 			})
+			rcancel()
 			switch {
 			case err == nil && n == 0:
 				q.log.Warn("state: lost the lease of a running job; stopping it", "key", args.Key)
