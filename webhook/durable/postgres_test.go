@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
 )
@@ -107,6 +109,18 @@ func TestPostgresFetchedByAReplicaThatStops(t *testing.T) {
 	defer ra.mu.Unlock()
 	if len(ra.ran) != 0 {
 		t.Errorf("the stopped replica ran %d jobs", len(ra.ran))
+	}
+	// Either replica's sweep may have found it.
+	n := 0.0
+	for _, q := range []*Queue{qa, qb} {
+		var m dto.Metric
+		if err := q.m.Takeovers.WithLabelValues("fetched").Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		n += m.GetCounter().GetValue()
+	}
+	if n != 1 {
+		t.Errorf("catalogbot_queue_takeovers_total{why=fetched} = %v, want 1", n)
 	}
 }
 

@@ -574,6 +574,7 @@ func (q *Queue) reap(ctx context.Context, all bool) error {
 				return err
 			}
 			q.log.Warn("state: took over work whose worker stopped renewing its lease", "key", key)
+			q.m.Takeovers.WithLabelValues("lease").Inc()
 			return q.requeue(ctx, t, key, epoch, time.Unix(0, max(due, now.UnixNano())))
 		})
 		if errNoRows(err) {
@@ -644,6 +645,7 @@ func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
 				return err
 			}
 			q.log.Warn("state: took over work fetched by a replica that stopped", "key", key)
+			q.m.Takeovers.WithLabelValues("fetched").Inc()
 			return q.requeue(ctx, t, key, epoch, time.Unix(0, max(due, now.UnixNano())))
 		})
 		if err != nil && !errNoRows(err) {
