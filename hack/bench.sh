@@ -316,6 +316,9 @@ gobench_run -bench 'BenchmarkWebhook(Accept|Handler)' -benchtime 3s ./webhook
 gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # Genuine deliveries beside 0, 10 and 50 hostile slow connections.
 gobench_run -bench 'BenchmarkWebhookHostile' -benchtime 200x ./webhook
+# Intake on the in-memory queue and the durable one (SQLite, PostgreSQL;
+# the PostgreSQL case skips without initdb and pg_ctl).
+gobench_run -bench 'BenchmarkIntake' -benchtime 3s ./webhook/durable
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which
 # the image-run module builds (with cgo when a C compiler is there).
 log "go test -bench BenchmarkPublishCache (publisher/build/imagerun)"

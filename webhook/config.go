@@ -60,6 +60,10 @@ const (
 	EnvPrivateKey     = "CATALOGBOT_PRIVATE_KEY" // PEM text
 	EnvPrivateKeyFile = "CATALOGBOT_PRIVATE_KEY_FILE"
 	EnvMetricsToken   = "CATALOGBOT_METRICS_TOKEN" // bearer token /metrics asks for
+	// EnvDatabaseURL is the PostgreSQL database replicas share
+	// (postgres://user:password@host:port/db): a credential, so it is
+	// read from the environment only.
+	EnvDatabaseURL = "CATALOGBOT_DATABASE_URL"
 )
 
 // Config is the configuration of catalogbot serve (--config FILE, YAML).
@@ -83,7 +87,19 @@ type Config struct {
 	ReplayWindow   time.Duration // how long a delivery's body, done, is still a replay under a new id
 	GitHubURL      string        // REST API base, ending in /; default https://api.github.com/ (GHES, tests)
 	CacheDir       string        // git object cache; "" = a temporary directory
-	Bots           []string      // extra logins whose comments never count
+	// StateDir holds the embedded state (one SQLite file): the work queue
+	// and what deliveries told the App, kept across restarts; "" is
+	// $XDG_STATE_HOME/catalogbot (~/.local/state/catalogbot). Unused when
+	// DatabaseURL is set.
+	StateDir string
+	// DatabaseURL, from the environment only, is the PostgreSQL state
+	// that several replicas share.
+	DatabaseURL string
+	// LeaseTTL is how long a replica may go without renewing the lease
+	// of a job it runs before another replica takes the job over: the
+	// bound on the takeover after a replica dies. 0 is the default (30s).
+	LeaseTTL time.Duration
+	Bots     []string // extra logins whose comments never count
 
 	// PendingRetries and PendingBackoff say how a check that could not
 	// judge is tried again: PendingRetries times, the first after
@@ -173,7 +189,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 			return nil, err
 		}
 		dir := filepath.Dir(path)
-		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
+		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.StateDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
 			if *f != "" && !filepath.IsAbs(*f) {
 				*f = filepath.Join(dir, *f)
 			}
@@ -215,6 +231,13 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	}
 	if v := getenv(EnvPrivateKeyFile); v != "" {
 		c.PrivateKeyFile = v
+	}
+	if v := strings.TrimSpace(getenv(EnvDatabaseURL)); v != "" {
+		if !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
+			// The value is a credential: named, never quoted.
+			fail("%s: want a postgres:// URL", EnvDatabaseURL)
+		}
+		c.DatabaseURL = v
 	}
 	if v := strings.TrimSpace(getenv(EnvMetricsToken)); v != "" {
 		c.MetricsToken = v
@@ -420,6 +443,11 @@ func (p *configParser) parse(data []byte, c *Config) {
 				c.DedupeTTL = d
 			}
 		},
+		"leaseTTL": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "leaseTTL", time.Second); ok {
+				c.LeaseTTL = d
+			}
+		},
 		"replayWindow": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "replayWindow", time.Second); ok {
 				c.ReplayWindow = d
@@ -442,6 +470,11 @@ func (p *configParser) parse(data []byte, c *Config) {
 			c.GitHubURL = s
 		},
 		"cacheDir": func(v *yaml.Node) { p.str(v, "cacheDir", &c.CacheDir) },
+		"stateDir": func(v *yaml.Node) {
+			if p.str(v, "stateDir", &c.StateDir) && c.StateDir == "" {
+				p.errorf(v.Line, "stateDir: want a directory (the state outlives restarts only on a volume that does)")
+			}
+		},
 		"bots": func(v *yaml.Node) {
 			if list, ok := p.Strs(v, "bots"); ok {
 				c.Bots = list

@@ -73,6 +73,7 @@ func TestLoadConfigFull(t *testing.T) {
 		PendingBackoff:         2 * time.Minute,
 		GitHubURL:              "https://github.example.com/api/v3/",
 		CacheDir:               "/var/cache/catalogbot",
+		StateDir:               filepath.Join("testdata", "config", "state"),
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
 		RegistryProxy:          "http://proxy.internal:3128",
@@ -127,6 +128,16 @@ func TestLoadConfigEnvironment(t *testing.T) {
 					t.Fatalf("got %+v", c)
 				}
 			}},
+		{name: "the shared database from the environment", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvDatabaseURL: "postgres://bot:pw@db:5432/catalogbot"},
+			check: func(t *testing.T, c *Config) {
+				if c.DatabaseURL != "postgres://bot:pw@db:5432/catalogbot" {
+					t.Fatalf("database %q", c.DatabaseURL)
+				}
+			}},
+		{name: "a database URL of another scheme, not quoted", path: minimal,
+			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvDatabaseURL: "mysql://bot:s3cret@db/catalogbot"},
+			err: "testdata/config/minimal.yaml: " + EnvDatabaseURL + ": want a postgres:// URL"},
 		{name: "PEM with escaped newlines", path: "",
 			env: map[string]string{EnvWebhookSecret: "env-secret-0123456789", EnvAppID: "7", EnvPrivateKey: strings.ReplaceAll(testPEM, "\n", `\n`)},
 			check: func(t *testing.T, c *Config) {

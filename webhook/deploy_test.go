@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
@@ -74,7 +75,7 @@ func TestDeployMetricsOffTheService(t *testing.T) {
 	var cm struct {
 		Data map[string]string `yaml:"data"`
 	}
-	readYAML(t, filepath.Join("..", "deploy", "config.yaml"), func(kind string, dec func(any) error) {
+	readYAML(t, filepath.Join("..", "deploy", "base", "config.yaml"), func(kind string, dec func(any) error) {
 		if err := dec(&cm); err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestDeployMetricsOffTheService(t *testing.T) {
 	env := map[string]string{EnvWebhookSecret: "deploy-secret-0123456789", EnvAppID: "1", EnvPrivateKey: testPEM}
 	cfg, err := LoadConfig(path, envOf(env))
 	if err != nil {
-		t.Fatalf("deploy/config.yaml: %v", err)
+		t.Fatalf("deploy/base/config.yaml: %v", err)
 	}
 	_, listenPort, _ := net.SplitHostPort(cfg.Listen)
 	_, metricsPort, _ := net.SplitHostPort(cfg.MetricsAddr)
@@ -125,7 +126,7 @@ func TestDeployMetricsOffTheService(t *testing.T) {
 			Ports []port `yaml:"ports"`
 		} `yaml:"spec"`
 	}
-	readYAML(t, filepath.Join("..", "deploy", "deployment.yaml"), func(kind string, dec func(any) error) {
+	readYAML(t, filepath.Join("..", "deploy", "base", "deployment.yaml"), func(kind string, dec func(any) error) {
 		switch kind {
 		case "Deployment":
 			if err := dec(&dep); err != nil {
@@ -183,5 +184,84 @@ func readYAML(t *testing.T, path string, each func(kind string, dec func(any) er
 			t.Fatalf("%s: %v", path, err)
 		}
 		each(head.Kind, node.Decode)
+	}
+}
+
+// TestDeployReplicas: deploy/ runs replicas on the shared database, rolls
+// them one at a time, keeps one through disruptions, mounts no API token,
+// and gives each pod the memory its workers need.
+func TestDeployReplicas(t *testing.T) {
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	readYAML(t, filepath.Join("..", "deploy", "base", "config.yaml"), func(kind string, dec func(any) error) {
+		if err := dec(&cm); err != nil {
+			t.Fatal(err)
+		}
+	})
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(path, envOf(map[string]string{EnvWebhookSecret: "deploy-secret-0123456789", EnvAppID: "1", EnvPrivateKey: testPEM}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep struct {
+		Spec struct {
+			Replicas int `yaml:"replicas"`
+			Strategy struct {
+				Type string `yaml:"type"`
+			} `yaml:"strategy"`
+			Template struct {
+				Spec struct {
+					AutomountServiceAccountToken *bool `yaml:"automountServiceAccountToken"`
+					Containers                   []struct {
+						Env []struct {
+							Name string `yaml:"name"`
+						} `yaml:"env"`
+						Resources struct {
+							Limits map[string]string `yaml:"limits"`
+						} `yaml:"resources"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	pdb := false
+	readYAML(t, filepath.Join("..", "deploy", "base", "deployment.yaml"), func(kind string, dec func(any) error) {
+		switch kind {
+		case "Deployment":
+			if err := dec(&dep); err != nil {
+				t.Fatal(err)
+			}
+		case "PodDisruptionBudget":
+			pdb = true
+		}
+	})
+	s := dep.Spec
+	if s.Replicas < 2 || s.Strategy.Type != "RollingUpdate" || !pdb {
+		t.Errorf("replicas %d, strategy %q, disruption budget %v; want 2 or more, RollingUpdate, one", s.Replicas, s.Strategy.Type, pdb)
+	}
+	if a := s.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Error("the pod mounts a service account token; the service never calls the Kubernetes API")
+	}
+	c := s.Template.Spec.Containers[0]
+	hasDB := false
+	for _, e := range c.Env {
+		hasDB = hasDB || e.Name == EnvDatabaseURL
+	}
+	if !hasDB {
+		t.Errorf("replicas without %s would each keep a state of their own", EnvDatabaseURL)
+	}
+	// About 128 MiB for the process and 300 MiB per running check
+	// (docs/performance.md, "Memory with large files").
+	limit := c.Resources.Limits["memory"]
+	mib, err := strconv.Atoi(strings.TrimSuffix(limit, "Mi"))
+	if err != nil || !strings.HasSuffix(limit, "Mi") {
+		t.Fatalf("memory limit %q: want a figure in Mi", limit)
+	}
+	if need := 128 + 300*cfg.Workers; mib < need {
+		t.Errorf("memory limit %d Mi for %d workers; they need about %d Mi", mib, cfg.Workers, need)
 	}
 }

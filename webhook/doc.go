@@ -21,7 +21,11 @@
 //     a time, a newer job replacing the queued older one of its key, delivery
 //     ids deduplicated for a TTL, replays dropped (below), and bounds on
 //     queued jobs, queued bytes and remembered ids, so a flood cannot exhaust
-//     memory.
+//     memory. The Server takes any Intake: Queue, in memory, or the durable
+//     queue of package webhook/durable, which keeps the same semantics in a
+//     database that outlives the process and that replicas share.
+//   - Facts (facts.go) is where the App keeps what only deliveries tell it;
+//     webhook/durable keeps them in the same database.
 //   - Metrics (metrics.go) are the Prometheus metrics every part records.
 //   - Config and LoadConfig (config.go) read the service's strict YAML file
 //     and the environment, where secrets belong.

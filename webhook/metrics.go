@@ -33,6 +33,10 @@ type Metrics struct {
 	Merges             *prometheus.CounterVec // label: result (merged|conflict|refused|error)
 	Publishes          *prometheus.CounterVec // label: result (pushed|unchanged|failed)
 	Errors             *prometheus.CounterVec // label: stage
+	// Takeovers counts the keys whose work a replica took over from one
+	// that stopped (webhook/durable); label: why (lease: its lease
+	// lapsed; fetched: it died between River's fetch and the lease).
+	Takeovers *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg. A nil reg leaves
@@ -96,9 +100,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{"pushed", "unchanged", "failed"} {
 		m.Publishes.WithLabelValues(r)
 	}
+	m.Takeovers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalogbot_queue_takeovers_total",
+		Help: "Keys whose work this replica took over from a replica that stopped, by why.",
+	}, []string{"why"})
+	for _, w := range []string{"lease", "fetched"} {
+		m.Takeovers.WithLabelValues(w)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers)
 	}
 	return m
 }

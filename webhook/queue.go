@@ -9,6 +9,24 @@ import (
 	"time"
 )
 
+// Intake is what the Server hands verified work to. Queue is the
+// in-memory one; package webhook/durable keeps the same semantics in a
+// database, so that work and what is known of deliveries outlive the
+// process and several replicas share them.
+type Intake interface {
+	// Admits tells ahead of EnqueueAll whether a delivery would be
+	// dropped as a Duplicate or a Replay; Queued otherwise.
+	Admits(delivery string, replay ReplayKey) EnqueueResult
+	// EnqueueAll offers the jobs one delivery made, as a unit.
+	EnqueueAll(jobs []Job) EnqueueResult
+	// Len is the number of queued jobs, for logs.
+	Len() int
+	// Draining reports whether the intake refuses work while it drains.
+	Draining() bool
+}
+
+var _ Intake = (*Queue)(nil)
+
 // EnqueueResult says what Enqueue did with a job.
 type EnqueueResult int
 
@@ -507,10 +525,10 @@ func (q *Queue) Drain(ctx context.Context) error {
 	}
 }
 
-// admits tells ahead of EnqueueAll whether a delivery would be dropped:
+// Admits tells ahead of EnqueueAll whether a delivery would be dropped:
 // Duplicate for a delivery id seen within the TTL, Replay for a body whose
 // work is queued, running or was done within ReplayWindow, else Queued.
-func (q *Queue) admits(delivery string, key ReplayKey) EnqueueResult {
+func (q *Queue) Admits(delivery string, key ReplayKey) EnqueueResult {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.o.Now()

@@ -34,9 +34,11 @@ const maxDeliveryID = 128
 
 // ServerOptions configure a Server.
 type ServerOptions struct {
-	Secrets  [][]byte // webhook secrets; a delivery signed with any of them is accepted
-	MaxBody  int64    // body cap in bytes; 0 is DefaultMaxBody
-	Queue    *Queue
+	Secrets [][]byte // webhook secrets; a delivery signed with any of them is accepted
+	MaxBody int64    // body cap in bytes; 0 is DefaultMaxBody
+	// Queue takes the work: the in-memory *Queue, or a durable one
+	// (package webhook/durable) that outlives the process.
+	Queue    Intake
 	Metrics  *Metrics            // nil: a fresh set on a private registry, served by MetricsHandler
 	Gatherer prometheus.Gatherer // what MetricsHandler serves; nil: Metrics' registry as above, else prometheus.DefaultGatherer
 	// MetricsToken, when set, is the bearer token MetricsHandler asks
@@ -105,7 +107,7 @@ type Server struct {
 	bodies     atomic.Int64
 	minRate    int64
 	grace      time.Duration
-	queue      *Queue
+	queue      Intake
 	m          *Metrics
 	log        *slog.Logger
 	ready      func() error
@@ -334,7 +336,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	// id) is dropped before the observer sees it: it tells nothing new,
 	// and an old delivery must not pass for news.
 	replay := replayKey(sig)
-	res := s.queue.admits(delivery, replay)
+	res := s.queue.Admits(delivery, replay)
 	if res == Queued {
 		for i := range rt.jobs {
 			rt.jobs[i].Replay = replay

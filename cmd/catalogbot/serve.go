@@ -23,6 +23,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/durable"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
@@ -64,9 +65,13 @@ minted), so a replica that cannot reach GitHub takes no deliveries. Prometheus /
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
-installation, so a lost webhook or a restart loses nothing. SIGTERM stops
-taking deliveries and finishes the work under way (at most --drain-timeout)
-before exiting.`,
+installation, so a lost webhook loses nothing. The work queue and what
+deliveries told it (comment editors, push times, pending retries) live in
+a state that outlives the process: one SQLite file under stateDir by
+default, or the PostgreSQL database named by CATALOGBOT_DATABASE_URL, which
+several replicas share. SIGTERM stops taking deliveries and finishes the
+work under way (at most --drain-timeout) before exiting; queued work stays
+in the state.`,
 		Example: `  catalogbot serve --config /etc/catalogbot/config.yaml
   CATALOGBOT_WEBHOOK_SECRET=... catalogbot serve --config serve.yaml --log-format text`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -126,21 +131,38 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// The work queue and what deliveries told the App live in the state:
+	// a SQLite file by default, or the PostgreSQL database replicas share.
+	stateDir := cfg.StateDir
+	if stateDir == "" && cfg.DatabaseURL == "" {
+		if stateDir, err = durable.DefaultStateDir(); err != nil {
+			return err
+		}
+	}
+	state, err := durable.Open(ctx, durable.Options{
+		DatabaseURL: cfg.DatabaseURL, StateDir: stateDir,
+		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
+		ResyncInterval: cfg.ResyncInterval, LeaseTTL: cfg.LeaseTTL, Logger: log, Metrics: metrics,
+	})
+	if err != nil {
+		return err
+	}
+	defer state.Close()
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
 		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule},
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
+		Facts:     state.Facts(),
 	})
 	if err != nil {
 		return err
 	}
 	defer bot.Close()
-	queue := webhook.NewQueue(bot, webhook.QueueOptions{
-		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
-		Logger: log, Metrics: metrics,
-	})
-	enqueue := func(j webhook.Job) { queue.Enqueue(j) }
+	queue, err := state.Queue(bot)
+	if err != nil {
+		return err
+	}
 	srv, err := webhook.NewServer(webhook.ServerOptions{
 		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
 		Observe: bot.Observe, MetricsToken: cfg.MetricsToken,
@@ -155,8 +177,12 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	defer stop()
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	queue.Start(workCtx)
-	go bot.RunResync(sigCtx, cfg.ResyncInterval, enqueue)
+	// The resync of every open pull request, at start and every
+	// interval, is a periodic job of the queue's: one replica (the
+	// elected leader) queues it for all.
+	if err := queue.Start(workCtx); err != nil {
+		return err
+	}
 	go bot.RunReadiness(sigCtx, time.Second)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -194,7 +220,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		log.Warn("http shutdown", "err", err)
 	}
 	if err := queue.Drain(drainCtx); err != nil {
-		log.Warn("drain stopped before the work was done; resync will pick it up after a restart", "err", err)
+		log.Warn("drain stopped before the work was done; it stays queued for the next start or another replica", "err", err)
 	}
 	// Metrics stay readable while the work drains.
 	if err := metricsSrv.Shutdown(drainCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {

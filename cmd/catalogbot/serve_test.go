@@ -126,8 +126,8 @@ func TestServeKilledAndRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
-	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\n",
-		gh.AppID(), key, gh.URL, filepath.Join(dir, "cache"))
+	conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 1h\ncacheDir: %s\nstateDir: %s\n",
+		gh.AppID(), key, gh.URL, filepath.Join(dir, "cache"), filepath.Join(dir, "state"))
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

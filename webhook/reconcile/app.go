@@ -49,6 +49,10 @@ type AppOptions struct {
 	// Now is the clock of check runs and retries, for tests; nil is
 	// time.Now.
 	Now func() time.Time
+	// Facts, when set, keep what deliveries told the App (comment
+	// editors, head push times, pending retries) beyond the process and
+	// share them between replicas; nil keeps them in memory.
+	Facts webhook.Facts
 }
 
 // App is the reconciler of catalogbot serve. It implements Processor: each
@@ -154,6 +158,15 @@ func NewApp(o AppOptions) (*App, error) {
 		github: errors.New("GitHub has not yet been asked for an installation token")}
 	if a.clock == nil {
 		a.clock = time.Now
+	}
+	if o.Facts != nil {
+		fail := func(err error) {
+			m.Errors.WithLabelValues("state").Inc()
+			log.Error("state: the App's records", "error", err)
+		}
+		a.edits.edits.persist(o.Facts, "edits", fail)
+		a.heads.heads.persist(o.Facts, "heads", fail)
+		a.waiting.persist(o.Facts, "waiting", fail)
 	}
 	dir := cfg.CacheDir
 	if dir == "" {

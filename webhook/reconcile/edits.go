@@ -15,8 +15,9 @@ const maxEdits = 10000
 // editLog remembers who made each comment edit the App was told of, from
 // the issue_comment "edited" deliveries: GitHub's REST API says that a
 // comment was edited, never by whom, and a collaborator may edit anyone's
-// comment (spec/owners.md section 2, rule 11). It lives in memory only; an
-// edit from before a restart is unknown, and its comment does not count.
+// comment (spec/owners.md section 2, rule 11). It is kept in the
+// service's state (AppOptions.Facts), so an edit from before a restart is
+// still known; in memory only, it is not, and its comment does not count.
 type editLog struct {
 	edits memo[editKey, edit]
 }

@@ -18,8 +18,9 @@ const maxHeads = 10000
 // deliveries: their pull_request.updated_at is GitHub's clock at the
 // change. The timeline gives no time for an ordinary push (a committed
 // event carries only the dates its committer chose), so without this a
-// comment after such a push cannot be tied to the new head. It lives in
-// memory only; a push from before a restart is unknown.
+// comment after such a push cannot be tied to the new head. It is kept in
+// the service's state (AppOptions.Facts), so a push from before a restart
+// is still known; in memory only, it is not.
 type headLog struct {
 	heads memo[headKey, time.Time]
 }

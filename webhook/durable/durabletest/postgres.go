@@ -1,0 +1,115 @@
+// Package durabletest starts a PostgreSQL server for tests of the durable
+// state: the machine's own binaries (initdb, pg_ctl, postgres), a data
+// directory under the test's temporary directory, a free loopback port,
+// stopped when the test ends. Where the binaries are missing the test is
+// skipped with a message saying so, and fails instead under CI=true, where
+// .ci/run installs Debian's postgresql package.
+package durabletest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binDir is the directory holding initdb and pg_ctl: PATH first, then
+// Debian's /usr/lib/postgresql/<version>/bin, newest version first.
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := exec.LookPath("pg_ctl"); err == nil {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi > vj
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("no initdb and pg_ctl on PATH or under /usr/lib/postgresql/*/bin (install Debian's postgresql package)")
+}
+
+// Postgres starts a server and returns the URL of a fresh database on
+// it.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	bin, err := binDir()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL is needed under CI: %v", err)
+		}
+		t.Skipf("skipping: PostgreSQL not available: %v", err)
+	}
+	// PostgreSQL refuses to run as root; as root, run it as an
+	// unprivileged user.
+	var cred *syscall.Credential
+	dir, err := os.MkdirTemp("", "catalogbot-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if os.Geteuid() == 0 {
+		uid, gid := 65534, 65534
+		if u, err := user.Lookup("postgres"); err == nil {
+			uid, _ = strconv.Atoi(u.Uid)
+			gid, _ = strconv.Atoi(u.Gid)
+		}
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run("initdb", "-D", data, "-U", "catalogbot", "-A", "trust", "--no-sync", "-E", "UTF8")
+	port := freePort(t)
+	run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o",
+		fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, dir),
+		"start")
+	t.Cleanup(func() {
+		cmd := exec.Command(filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		cmd.Run()
+	})
+	return fmt.Sprintf("postgres://catalogbot@127.0.0.1:%d/postgres?sslmode=disable", port)
+}
+
+// freePort is a loopback TCP port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	for range 10 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		// The server binds it a moment later; a port another test took
+		// meanwhile makes pg_ctl fail, so give it time to be clear.
+		time.Sleep(10 * time.Millisecond)
+		return port
+	}
+	t.Fatal("no free port")
+	return 0
+}

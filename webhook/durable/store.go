@@ -1,0 +1,253 @@
+package durable
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+// SchemaVersion is the version of catalogbot's own tables this build
+// writes. River's tables have versions of their own, migrated by River.
+const SchemaVersion = 1
+
+// FileName is the SQLite file under the state directory.
+const FileName = "catalogbot.db"
+
+// db is what the queue and the facts need of a database: transactions
+// running SQL written once for both engines ($n placeholders, integer
+// times, TEXT values), plus the one clause that differs.
+type db interface {
+	begin(ctx context.Context) (tx, error)
+	// forUpdate is the clause that locks the selected row until the
+	// transaction ends: PostgreSQL's FOR UPDATE. SQLite needs none, since
+	// its transactions begin IMMEDIATE and so run one at a time.
+	forUpdate() string
+	close()
+}
+
+type tx interface {
+	exec(ctx context.Context, q string, args ...any) (int64, error)
+	queryRow(ctx context.Context, q string, args ...any) scanner
+	commit(ctx context.Context) error
+	rollback(ctx context.Context) error
+	// raw is the engine's own transaction (*sql.Tx or pgx.Tx), which
+	// River's calls take.
+	raw() any
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// errNoRows is what a scanner returns for no row, whatever the engine.
+func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) }
+
+// sqliteDB is database/sql over modernc.org/sqlite.
+type sqliteDB struct {
+	pool *sql.DB
+	lock *os.File
+}
+
+func (d *sqliteDB) forUpdate() string { return "" }
+
+func (d *sqliteDB) close() {
+	d.pool.Close()
+	if d.lock != nil {
+		d.lock.Close() // releases the flock
+	}
+}
+
+func (d *sqliteDB) begin(ctx context.Context) (tx, error) {
+	t, err := d.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sqlTx{t}, nil
+}
+
+type sqlTx struct{ t *sql.Tx }
+
+func (t sqlTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	r, err := t.t.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+func (t sqlTx) queryRow(ctx context.Context, q string, args ...any) scanner {
+	return t.t.QueryRowContext(ctx, q, args...)
+}
+func (t sqlTx) commit(context.Context) error   { return t.t.Commit() }
+func (t sqlTx) rollback(context.Context) error { return t.t.Rollback() }
+func (t sqlTx) raw() any                       { return t.t }
+
+// openSQLite opens (creating) the state file under dir, after taking an
+// exclusive lock beside it: one process owns a SQLite state, so what a
+// dead owner left running can be taken back at once (see Queue.Start).
+func openSQLite(dir string) (*sqliteDB, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("state %s is in use by another catalogbot serve (%v); several replicas need a PostgreSQL database", path, err)
+	}
+	// WAL lets readers go on beside the writer; IMMEDIATE transactions
+	// take the write lock at BEGIN, so that two never both read and then
+	// both write; the busy timeout waits out River's own writers.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	pool, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("state %s: %w", path, err)
+	}
+	// SQLite writes one at a time; one connection keeps River's
+	// maintenance and the intake from failing with SQLITE_BUSY.
+	pool.SetMaxOpenConns(1)
+	if err := pool.Ping(); err != nil {
+		pool.Close()
+		lock.Close()
+		return nil, fmt.Errorf("state %s: %w", path, err)
+	}
+	return &sqliteDB{pool: pool, lock: lock}, nil
+}
+
+// pgDB is a pgx pool.
+type pgDB struct{ pool *pgxpool.Pool }
+
+func (d *pgDB) forUpdate() string { return " FOR UPDATE" }
+func (d *pgDB) close()            { d.pool.Close() }
+
+func (d *pgDB) begin(ctx context.Context) (tx, error) {
+	t, err := d.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgTx{t}, nil
+}
+
+type pgTx struct{ t pgx.Tx }
+
+func (t pgTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := t.t.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+func (t pgTx) queryRow(ctx context.Context, q string, args ...any) scanner {
+	return t.t.QueryRow(ctx, q, args...)
+}
+func (t pgTx) commit(ctx context.Context) error   { return t.t.Commit(ctx) }
+func (t pgTx) rollback(ctx context.Context) error { return t.t.Rollback(ctx) }
+func (t pgTx) raw() any                           { return t.t }
+
+func openPostgres(ctx context.Context, url string) (*pgDB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, errors.New("database: not a PostgreSQL URL (postgres://user@host:port/db)")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", cfg.ConnConfig.Host, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("database %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return &pgDB{pool: pool}, nil
+}
+
+// inTx runs f in a transaction of d, committing when it returns nil.
+func inTx(ctx context.Context, d db, f func(tx) error) error {
+	t, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f(t); err != nil {
+		t.rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return t.commit(ctx)
+}
+
+// schema is catalogbot's own tables, version 1. Times are Unix
+// nanoseconds, values TEXT, so one text serves both engines.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS catalogbot_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	// One row per key with work: its newest job (NULL once taken), when
+	// that job is due, the job a worker runs, the epoch of the key's River
+	// job, and the key's lease.
+	`CREATE TABLE IF NOT EXISTS catalogbot_key (
+		key TEXT PRIMARY KEY,
+		job TEXT,
+		due BIGINT NOT NULL DEFAULT 0,
+		received BIGINT NOT NULL DEFAULT 0,
+		running TEXT,
+		epoch BIGINT NOT NULL DEFAULT 0,
+		river_id BIGINT NOT NULL DEFAULT 0,
+		owner TEXT NOT NULL DEFAULT '',
+		lease_until BIGINT NOT NULL DEFAULT 0
+	)`,
+	// What deliveries told: delivery ids, replay keys, and the App's
+	// facts, each under a namespace, with the time it was last written
+	// (for expiry).
+	`CREATE TABLE IF NOT EXISTS catalogbot_fact (
+		ns TEXT NOT NULL,
+		key TEXT NOT NULL,
+		value TEXT NOT NULL,
+		at BIGINT NOT NULL,
+		PRIMARY KEY (ns, key)
+	)`,
+	`CREATE INDEX IF NOT EXISTS catalogbot_fact_at ON catalogbot_fact (ns, at)`,
+}
+
+// migrate creates catalogbot's tables in a fresh state, or upgrades them,
+// and refuses a state a newer version wrote. River's tables are migrated
+// by River (see Open).
+func migrate(ctx context.Context, d db) error {
+	return inTx(ctx, d, func(t tx) error {
+		if _, err := t.exec(ctx, schema[0]); err != nil {
+			return fmt.Errorf("state schema: %w", err)
+		}
+		var v string
+		err := t.queryRow(ctx, `SELECT value FROM catalogbot_meta WHERE name = 'schema_version'`).Scan(&v)
+		have := 0
+		switch {
+		case errNoRows(err):
+		case err != nil:
+			return fmt.Errorf("state schema: %w", err)
+		default:
+			if have, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("state schema: version %q is not a number", v)
+			}
+		}
+		if have > SchemaVersion {
+			return fmt.Errorf("state schema version %d was written by a newer catalogbot (this one knows up to %d); upgrade catalogbot or start from a fresh state", have, SchemaVersion)
+		}
+		if have == SchemaVersion {
+			return nil
+		}
+		// Version 1 is the first; later versions add their steps here,
+		// each from the version before.
+		for _, q := range schema[1:] {
+			if _, err := t.exec(ctx, q); err != nil {
+				return fmt.Errorf("state schema: %w", err)
+			}
+		}
+		_, err = t.exec(ctx, `INSERT INTO catalogbot_meta (name, value) VALUES ('schema_version', $1)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`, strconv.Itoa(SchemaVersion))
+		return err
+	})
+}
