@@ -173,12 +173,13 @@ func load(ctx context.Context, fsys fs.FS, opts Options) (*catalog, error) {
 	concurrency = min(concurrency, max(len(paths), 1))
 	next := make(chan int)
 	var wg sync.WaitGroup
+	cache := cacheFrom(ctx)
 	for range concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cat.files[i] = loadFile(fsys, paths[i], opts)
+				cat.files[i] = loadFile(fsys, paths[i], opts, cache)
 			}
 		}()
 	}
@@ -227,14 +228,32 @@ func misread(cat *catalog) error {
 	return nil
 }
 
-func loadFile(fsys fs.FS, p string, opts Options) *fileResult {
+// loadFile decodes the file p of fsys. With a cache, a file whose bytes
+// were decoded already in the pass is not decoded again: the records are
+// read only, by every load that shares them.
+func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
+	data, release, err := readLargeFile(fsys, p)
+	defer release()
+	if err == nil {
+		if k, ok := cache.key(data, p, opts); ok {
+			if fr := cache.get(k); fr != nil {
+				return fr
+			}
+			fr := decodeFile(p, data, nil, opts)
+			cache.put(k, fr)
+			return fr
+		}
+	}
+	return decodeFile(p, data, err, opts)
+}
+
+// decodeFile decodes data, the content of p, or records readErr.
+func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 	fr := &fileResult{path: p}
 	fastPath := !opts.exact && !opts.full
 	if opts.full {
 		fr.config = &declcfg.DeclarativeConfig{}
 	}
-	data, release, err := readLargeFile(fsys, p)
-	defer release()
 	fr.size = int64(len(data))
 	if err != nil {
 		// A caller's file system may refuse a read with a rule of its

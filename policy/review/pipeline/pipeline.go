@@ -13,6 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
@@ -104,6 +105,9 @@ func Run(ctx context.Context, in *Input) checks.Report {
 		in.Breaker = &registry.Breaker{}
 	}
 	in.bind()
+	// The checks of a pass decode the same catalog files (validation, the
+	// release guard, its neighbouring catalogs): once each.
+	ctx = fbc.WithCache(ctx, fbc.NewCache())
 	if limit := in.Policy.Limits.CheckTimeout; limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit, &DeadlineError{Limit: limit})
