@@ -352,3 +352,64 @@ func TestPackAddedLater(t *testing.T) {
 		t.Errorf("a commit packed after the store opened: %v %q %v", typ, b, err)
 	}
 }
+
+// TestReadAgainFromCache: a packed object read whole once is read again
+// from the content the first read verified, not inflated again; one read
+// only in part is not kept, so a damaged pack is still found.
+func TestReadAgainFromCache(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	git(t, dir, nil, "init", "-q", "--bare")
+	content := strings.Repeat("catalog line\n", 4000)
+	id := strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
+	git(t, dir, nil, "tag", "kept", id) // a reference, so that repack packs it
+	git(t, dir, nil, "repack", "-q", "-a", "-d")
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v", packs)
+	}
+	damage := func() {
+		data, err := os.ReadFile(packs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The one object's compressed bytes lie between the header (12
+		// bytes) and the trailer (20).
+		data[len(data)/2] ^= 0xff
+		os.Chmod(packs[0], 0o644)
+		if err := os.WriteFile(packs[0], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll := func(s *gitobj.Store) (string, error) {
+		r, _, _, err := s.Open(plumbing.NewHash(id))
+		if err != nil {
+			return "", err
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		return string(b), err
+	}
+
+	s := open(t, filepath.Join(dir, "objects"))
+	r, _, _, err := s.Open(plumbing.NewHash(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := make([]byte, 100)
+	if _, err := io.ReadFull(r, part); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if got, err := readAll(s); err != nil || got != content {
+		t.Fatalf("first whole read: %d bytes, %v", len(got), err)
+	}
+	damage()
+	if got, err := readAll(s); err != nil || got != content {
+		t.Errorf("a read after a whole verified read: %d bytes, %v; want the content kept", len(got), err)
+	}
+	fresh := open(t, filepath.Join(dir, "objects"))
+	if _, err := readAll(fresh); err == nil {
+		t.Error("a store that never read the object whole read the damaged pack without an error")
+	}
+}
