@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"path"
@@ -73,7 +74,7 @@ func (p *Policy) Targets(trees ...fs.FS) ([]Target, error) {
 		return nil
 	}
 	for _, set := range p.CatalogSets {
-		image := cmpOr(set.Image, p.Publish.Image)
+		image := cmp.Or(set.Image, p.Publish.Image)
 		if set.Each != "" {
 			dirs, err := matchDirs(set.Each, trees)
 			if err != nil {
@@ -162,13 +163,6 @@ func TargetOf(targets []Target, p string) (Target, bool) {
 		}
 	}
 	return Target{}, false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // fill puts a catalog's name into a publish target.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func (p *Policy) Settings() []Setting {
 	} else {
 		add("catalog.roots", list(p.Catalog.Roots))
 	}
-	add("catalog.layout", cmpOr(p.Catalog.Layout, LayoutPackageDirs))
+	add("catalog.layout", cmp.Or(p.Catalog.Layout, LayoutPackageDirs))
 	add("catalog.referenceList", p.Catalog.ReferenceList)
 	add("catalog.templates", checks.Plural(len(p.Catalog.Templates), "template mapping"))
 	add("owners.sources", list(cmpSources(p.Owners.Sources)))
@@ -94,7 +95,7 @@ func (p *Policy) Settings() []Setting {
 	add("limits.referenceTimeout", p.Limits.ReferenceTimeout.String())
 	add("limits.checkTimeout", p.Limits.CheckTimeout.String())
 	add("release.prunable", list(p.Release.Prunable))
-	add("release.continuity", cmpOr(p.Release.Continuity, ContinuityWarning))
+	add("release.continuity", cmp.Or(p.Release.Continuity, ContinuityWarning))
 	return out
 }
 
