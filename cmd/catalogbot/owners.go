@@ -131,22 +131,33 @@ func (f *sourcesFlags) loadOptions(cmdPath string) (owners.LoadOptions, error) {
 // catalog root, the maintainers. An invalid policy explains nothing, as it
 // checks nothing.
 func (a *app) policyLoadOptions(dir string, fsys fs.FS) (owners.LoadOptions, error) {
-	pol, findings, err := policy.Load(fsys)
+	pol, err := a.loadRepoPolicy(dir, fsys, "nothing explained")
 	if err != nil {
 		return owners.LoadOptions{}, err
-	}
-	if len(findings) > 0 {
-		for _, fd := range findings {
-			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(dir, fd.File), fd.Line, fd.Message, fd.Rule)
-		}
-		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; nothing explained\n", dir)
-		return owners.LoadOptions{}, errInvalid
 	}
 	if pol, _, err = pol.Resolved(fsys); err != nil {
 		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(dir, policy.FileName), err)
 		return owners.LoadOptions{}, errInvalid
 	}
 	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers}, nil
+}
+
+// loadRepoPolicy reads the policy of the repository dir from its tree,
+// printing every problem of an invalid one with its file and line and what
+// that stopped (errInvalid).
+func (a *app) loadRepoPolicy(dir string, tree fs.FS, stopped string) (*policy.Policy, error) {
+	pol, findings, err := policy.Load(tree)
+	if err != nil {
+		return nil, err
+	}
+	if len(findings) > 0 {
+		for _, fd := range findings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(dir, fd.File), fd.Line, fd.Message, fd.Rule)
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; %s\n", dir, stopped)
+		return nil, errInvalid
+	}
+	return pol, nil
 }
 
 // explained is one path of owners explain -o json.

@@ -294,16 +294,9 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pol, findings, err := policy.Load(tree)
+	pol, err := a.loadRepoPolicy(f.repo, tree, "not published")
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if len(findings) > 0 {
-		for _, fd := range findings {
-			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", filepath.Join(f.repo, fd.File), fd.Line, fd.Message, fd.Rule)
-		}
-		fmt.Fprintf(a.stderr, "catalogbot: the policy of %s is invalid; not published\n", f.repo)
-		return nil, nil, nil, errInvalid
 	}
 	all, err := pol.PublishInputs(tree)
 	if err != nil {
