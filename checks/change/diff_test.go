@@ -14,16 +14,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// runGit runs the git CLI in dir with a fixed identity and date.
-func runGit(t *testing.T, dir string, args ...string) string {
+// GitCLI runs the git CLI in dir with stdin, a fixed identity and date,
+// and returns its trimmed output; without git the test is skipped, saying
+// why. Exported for the package's external tests.
+func GitCLI(t *testing.T, dir, stdin string, args ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("this test builds its repositories with the git CLI, which is not installed: " + err.Error())
+		t.Skip("this test builds its repository with the git CLI, which is not installed: " + err.Error())
 	}
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_AUTHOR_DATE=2024-01-01T00:00:00Z",
 		"GIT_COMMITTER_DATE=2024-01-01T00:00:00Z")
+	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -42,7 +45,7 @@ func TestDiffAgreesWithGoGit(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			dir := t.TempDir()
-			runGit(t, dir, "init", "-q")
+			GitCLI(t, dir, "", "init", "-q")
 			write := func(p, data string, exec bool) {
 				full := filepath.Join(dir, filepath.FromSlash(p))
 				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -68,9 +71,9 @@ func TestDiffAgreesWithGoGit(t *testing.T) {
 				files = append(files, p)
 				write(p, fmt.Sprintf("content %d %d\n", i, r.IntN(3)), false)
 			}
-			runGit(t, dir, "add", "-A")
-			runGit(t, dir, "commit", "-q", "-m", "base")
-			base := runGit(t, dir, "rev-parse", "HEAD")
+			GitCLI(t, dir, "", "add", "-A")
+			GitCLI(t, dir, "", "commit", "-q", "-m", "base")
+			base := GitCLI(t, dir, "", "rev-parse", "HEAD")
 			for i := range 1 + r.IntN(6) {
 				p := files[r.IntN(len(files))]
 				full := filepath.Join(dir, filepath.FromSlash(p))
@@ -97,9 +100,9 @@ func TestDiffAgreesWithGoGit(t *testing.T) {
 					}
 				}
 			}
-			runGit(t, dir, "add", "-A")
-			runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "head")
-			head := runGit(t, dir, "rev-parse", "HEAD")
+			GitCLI(t, dir, "", "add", "-A")
+			GitCLI(t, dir, "", "commit", "-q", "--allow-empty", "-m", "head")
+			head := GitCLI(t, dir, "", "rev-parse", "HEAD")
 
 			repo, err := Open(dir)
 			if err != nil {

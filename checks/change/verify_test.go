@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,32 +20,13 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change/gitobj"
 )
 
-func gitCLI(t *testing.T, dir string, stdin string, args ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("this test builds its repository with the git CLI, which is not installed: " + err.Error())
-	}
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_AUTHOR_DATE=2024-01-01T00:00:00Z",
-		"GIT_COMMITTER_DATE=2024-01-01T00:00:00Z")
-	cmd.Stdin = strings.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestFromGitDeltaChain reads catalogs/v4.22/sailoperator/catalog.yaml of
 // community-operators-prod, stored as the last of a chain of deltas over
 // 1 MiB (gitobj/testdata/delta-chain), through FromGit's tree: it must be
 // the blob git named, whole and streamed.
 func TestFromGitDeltaChain(t *testing.T) {
 	dir := t.TempDir()
-	gitCLI(t, dir, "", "init", "-q", "--bare")
+	change.GitCLI(t, dir, "", "init", "-q", "--bare")
 	src := filepath.Join("gitobj", "testdata", "delta-chain")
 	names, err := filepath.Glob(filepath.Join(src, "pack-*"))
 	if err != nil || len(names) != 2 {
@@ -62,8 +42,8 @@ func TestFromGitDeltaChain(t *testing.T) {
 		}
 	}
 	const blob = "447a09fd68dcb4bf090af3c9be6aa312c7f9b13f"
-	tree := gitCLI(t, dir, "100644 blob "+blob+"\tcatalog.yaml\n", "mktree")
-	commit := gitCLI(t, dir, "", "commit-tree", "-m", "sailoperator", tree)
+	tree := change.GitCLI(t, dir, "100644 blob "+blob+"\tcatalog.yaml\n", "mktree")
+	commit := change.GitCLI(t, dir, "", "commit-tree", "-m", "sailoperator", tree)
 
 	_, _, head, err := change.FromGit(dir, commit, commit)
 	if err != nil {
