@@ -618,10 +618,13 @@ func (f *blobFile) Read(p []byte) (int, error) {
 	if f.r != nil {
 		return f.r.Read(p)
 	}
-	// go-git's object storage is not safe for concurrent use, and a
-	// stream may read through a pack file it shares.
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	if f.fs.objects == nil {
+		// go-git's object storage is not safe for concurrent use, and a
+		// stream may read through a pack file it shares. The verified
+		// store is: files of one tree are read in parallel.
+		f.fs.mu.Lock()
+		defer f.fs.mu.Unlock()
+	}
 	if f.stream == nil {
 		r, err := f.fs.blobReader(f.info.hash)
 		if err != nil {
@@ -636,6 +639,29 @@ func (f *blobFile) Read(p []byte) (int, error) {
 		err = f.fs.pathError("read", f.path, err)
 	}
 	return n, err
+}
+
+// Bytes returns the whole content of the file, verified, whatever has
+// been read of it so far. The bytes may be shared with the repository's
+// cache of objects: the caller must not modify them. A reader that wants
+// the file whole (a catalog decoder) is spared the copy that Read makes.
+func (f *blobFile) Bytes() ([]byte, error) {
+	if err := f.check("read"); err != nil {
+		return nil, err
+	}
+	var b []byte
+	var err error
+	if f.fs.objects != nil {
+		_, b, err = f.fs.objects.ReadShared(f.info.hash)
+	} else {
+		f.fs.mu.Lock()
+		b, err = f.fs.blob(f.info.hash)
+		f.fs.mu.Unlock()
+	}
+	if err != nil {
+		return nil, f.fs.pathError("read", f.path, err)
+	}
+	return b, nil
 }
 
 func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
