@@ -3,7 +3,10 @@ package fbc
 import (
 	"context"
 	"crypto/sha256"
+	"io/fs"
 	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Cache keeps the files a pass decodes, so that two loads of one file with
@@ -15,20 +18,23 @@ import (
 // gone with it; it is safe for concurrent use.
 type Cache struct {
 	mu    sync.Mutex
-	files map[cacheKey]*fileResult
+	files map[cacheKey]*entry
 }
 
 // cacheKey names a decoded file: its content, the path its positions name
 // and the options that change what is decoded.
 type cacheKey struct {
+	// sum is the SHA-256 of the content, or, for a file of a git tree,
+	// its object id (kind says which).
 	sum    [sha256.Size]byte
+	kind   byte
 	path   string
 	images bool
 	exact  bool
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{files: map[cacheKey]*fileResult{}} }
+func NewCache() *Cache { return &Cache{files: map[cacheKey]*entry{}} }
 
 type cacheCtxKey struct{}
 
@@ -51,14 +57,59 @@ func (c *Cache) key(data []byte, path string, opts Options) (cacheKey, bool) {
 	return cacheKey{sum: sha256.Sum256(data), path: path, images: opts.Images, exact: opts.exact}, true
 }
 
-func (c *Cache) get(k cacheKey) *fileResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.files[k]
+// objectKey is key for a file of a git tree, named by its object id
+// before it is read: false for a file of any other file system, and as
+// for key.
+func (c *Cache) objectKey(fi fs.FileInfo, path string, opts Options) (cacheKey, bool) {
+	if c == nil || opts.full || !fi.Mode().IsRegular() {
+		return cacheKey{}, false
+	}
+	h, ok := fi.Sys().(plumbing.Hash)
+	if !ok || h.IsZero() {
+		return cacheKey{}, false
+	}
+	k := cacheKey{kind: 'g', path: path, images: opts.Images, exact: opts.exact}
+	copy(k.sum[:], h[:])
+	return k, true
 }
 
-func (c *Cache) put(k cacheKey, fr *fileResult) {
+// entry is one decoded file, or one being decoded: done is closed once
+// fr is set, or left nil by a decoder that could not read the file.
+type entry struct {
+	done chan struct{}
+	fr   *fileResult
+}
+
+// claim returns the entry for k. The first caller for k owns it and must
+// fill it (fill); every other waits for the owner, so that two loads of
+// one file at once (the validation and the release guard run side by
+// side) decode it once, not once each.
+func (c *Cache) claim(k cacheKey) (e *entry, owner bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.files[k] = fr
+	if e, ok := c.files[k]; ok {
+		return e, false
+	}
+	e = &entry{done: make(chan struct{})}
+	c.files[k] = e
+	return e, true
+}
+
+// fill ends the owner's claim on k with fr; a nil fr (the file could not
+// be read) drops the entry, so that the next load tries for itself.
+func (c *Cache) fill(k cacheKey, e *entry, fr *fileResult) {
+	if fr == nil {
+		c.mu.Lock()
+		delete(c.files, k)
+		c.mu.Unlock()
+	}
+	e.fr = fr
+	close(e.done)
+}
+
+// wait is the decoded file of e once its owner is done, nil if it could
+// not read it.
+func (e *entry) wait() *fileResult {
+	<-e.done
+	return e.fr
 }

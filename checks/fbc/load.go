@@ -85,6 +85,9 @@ type fileResult struct {
 	images   []ImageRef
 	// fastDocs counts documents the fast path took.
 	fastDocs int
+	// readErr says the file could not be read: such a result is not
+	// shared, so that a later load tries again.
+	readErr bool
 	// config holds the complete blobs when Options.full asks for them.
 	config *declcfg.DeclarativeConfig
 }
@@ -230,21 +233,65 @@ func misread(cat *catalog) error {
 
 // loadFile decodes the file p of fsys. With a cache, a file whose bytes
 // were decoded already in the pass is not decoded again: the records are
-// read only, by every load that shares them.
+// read only, by every load that shares them. A file of a git tree names
+// its bytes by its object id, which the tree's reads verify: such a file
+// decoded already is not even read again.
 func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
-	data, release, err := readLargeFile(fsys, p)
-	defer release()
-	if err == nil {
-		if k, ok := cache.key(data, p, opts); ok {
-			if fr := cache.get(k); fr != nil {
-				return fr
+	f, err := fsys.Open(p)
+	if err != nil {
+		return decodeFile(p, nil, err, opts)
+	}
+	defer f.Close()
+	st, statErr := f.Stat()
+	if statErr != nil {
+		st = nil
+	}
+	if st != nil {
+		if k, ok := cache.objectKey(st, p, opts); ok {
+			e, owner := cache.claim(k)
+			if !owner {
+				if fr := e.wait(); fr != nil {
+					return fr
+				}
+				return readDecode(f, st, p, opts)
 			}
-			fr := decodeFile(p, data, nil, opts)
-			cache.put(k, fr)
+			fr := readDecode(f, st, p, opts)
+			if fr.readErr {
+				cache.fill(k, e, nil)
+			} else {
+				cache.fill(k, e, fr)
+			}
 			return fr
 		}
 	}
-	return decodeFile(p, data, err, opts)
+	data, release, err := readOpen(f, st)
+	defer release()
+	k, keyed := cacheKey{}, false
+	if err == nil {
+		k, keyed = cache.key(data, p, opts)
+	}
+	if !keyed {
+		return decodeFile(p, data, err, opts)
+	}
+	e, owner := cache.claim(k)
+	if !owner {
+		if fr := e.wait(); fr != nil {
+			return fr
+		}
+		return decodeFile(p, data, nil, opts)
+	}
+	fr := decodeFile(p, data, nil, opts)
+	cache.fill(k, e, fr)
+	return fr
+}
+
+// readDecode reads the open file f and decodes it.
+func readDecode(f fs.File, st fs.FileInfo, p string, opts Options) *fileResult {
+	data, release, err := readOpen(f, st)
+	defer release()
+	fr := decodeFile(p, data, err, opts)
+	fr.readErr = err != nil
+	return fr
 }
 
 // decodeFile decodes data, the content of p, or records readErr.
@@ -343,19 +390,38 @@ func readFile(fsys fs.FS, p string) ([]byte, error) {
 // its turn before reading; the caller calls release once done with what
 // it decoded from the file.
 func readLargeFile(fsys fs.FS, p string) (data []byte, release func(), err error) {
-	release = func() {}
 	f, err := fsys.Open(p)
 	if err != nil {
-		return nil, release, err
+		return nil, func() {}, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		st = nil
+	}
+	return readOpen(f, st)
+}
+
+// wholeFile is a file that hands over its content whole without a copy
+// (a file of a git tree): the bytes are shared, and read only.
+type wholeFile interface {
+	Bytes() ([]byte, error)
+}
+
+// readOpen reads the open file f, which st describes when not nil.
+func readOpen(f fs.File, st fs.FileInfo) (data []byte, release func(), err error) {
+	release = func() {}
 	size := 0
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+	if st != nil && st.Mode().IsRegular() {
 		size = int(st.Size())
 	}
 	if size >= LargeFile {
 		largeFiles <- struct{}{}
 		release = func() { <-largeFiles }
+	}
+	if w, ok := f.(wholeFile); ok && st != nil && st.Mode().IsRegular() {
+		data, err = w.Bytes()
+		return data, release, err
 	}
 	data, err = readAll(f, size)
 	return data, release, err

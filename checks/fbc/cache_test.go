@@ -1,0 +1,130 @@
+package fbc_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
+)
+
+// countingFS counts the reads of its files' content and can make them
+// fail, standing in for a git tree: its files name their content by an
+// object id, as a tree's do.
+type countingFS struct {
+	fstest.MapFS
+	reads atomic.Int64
+	fail  atomic.Bool
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	f, err := c.MapFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, fs: c}, nil
+}
+
+type countingFile struct {
+	fs.File
+	fs *countingFS
+}
+
+var errMisread = errors.New("object does not hash to its id")
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	if f.fs.reads.Add(1) == 1 {
+		// The first read dawdles, so that loads started at once all
+		// ask for the file while it is being read.
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f.fs.fail.Load() {
+		return 0, errMisread
+	}
+	return f.File.Read(p)
+}
+
+func objectFS(files map[string]string) *countingFS {
+	m := fstest.MapFS{}
+	for name, data := range files {
+		m[name] = &fstest.MapFile{Data: []byte(data), Mode: 0o444, Sys: plumbing.ComputeHash(plumbing.BlobObject, []byte(data))}
+	}
+	return &countingFS{MapFS: m}
+}
+
+// TestCacheByObjectID: in one pass, a file of a git tree that was decoded
+// already is not read again, however many loads ask for it at once, and a
+// file that could not be read is not remembered as such.
+func TestCacheByObjectID(t *testing.T) {
+	files := map[string]string{
+		"a/catalog.yaml": validCatalog,
+		"b/catalog.yaml": "schema: olm.package\nname: bar\n",
+	}
+	want, err := fbc.Validate(context.Background(), objectFS(files), fbc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("concurrent loads read once", func(t *testing.T) {
+		fsys := objectFS(files)
+		ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+		var wg sync.WaitGroup
+		results := make([]*fbc.Result, 8)
+		for i := range results {
+			wg.Go(func() {
+				res, err := fbc.Validate(ctx, fsys, fbc.Options{})
+				if err != nil {
+					t.Error(err)
+				}
+				results[i] = res
+			})
+		}
+		wg.Wait()
+		first := fsys.reads.Load()
+		if _, err := fbc.Validate(ctx, fsys, fbc.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if again := fsys.reads.Load(); again != first {
+			t.Errorf("a load after the first read the files again: %d reads, then %d", first, again)
+		}
+		// Two files, read to their end: one read each for the content
+		// and one for the end, at most, and never once per load.
+		if first > 4 {
+			t.Errorf("%d loads at once made %d reads of two files; each file is to be read once", len(results), first)
+		}
+		for i, res := range results {
+			if !reflect.DeepEqual(res.Findings, want.Findings) || !reflect.DeepEqual(res.PackagePlaces, want.PackagePlaces) {
+				t.Errorf("load %d: %+v, want %+v", i, res, want)
+			}
+		}
+	})
+
+	t.Run("a failed read is not kept", func(t *testing.T) {
+		fsys := objectFS(files)
+		ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+		fsys.fail.Store(true)
+		res, err := fbc.Validate(ctx, fsys, fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid() {
+			t.Fatal("a catalog whose files could not be read is valid")
+		}
+		fsys.fail.Store(false)
+		res, err = fbc.Validate(ctx, fsys, fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res.Findings, want.Findings) {
+			t.Errorf("after a failed read, the next load gave %+v, want %+v", res.Findings, want.Findings)
+		}
+	})
+}
