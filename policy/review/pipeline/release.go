@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -351,57 +352,85 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 			}
 		}
 	}
-	var out []touchedCatalog
-	for _, root := range roots {
-		want := load[root]
-		if len(want) == 0 {
+	// The roots are loaded side by side, as the fbc check validates
+	// them, and kept in their order.
+	cats := make([]*touchedCatalog, len(roots))
+	errs := make([]error, len(roots))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, root := range roots {
+		if len(load[root]) == 0 {
 			continue
 		}
-		dirs, _ := touchedDirs(in.Change, root)
-		c := touchedCatalog{root: root, pkgs: own[root]}
-		var holders map[string][]string
-		if isDir(in.Base, root) {
-			baseFS, err := subFS(in.Base, root)
-			if err != nil {
-				return nil, err
-			}
-			if holders, err = packageIndex(ctx, baseFS); err != nil {
-				return nil, err
-			}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root])
+		}()
+	}
+	wg.Wait()
+	var out []touchedCatalog
+	for i := range roots {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		for _, p := range want {
-			dirs[p] = true
-			for _, d := range holders[p] {
-				dirs[d] = true
-			}
+		if cats[i] != nil {
+			out = append(out, *cats[i])
 		}
-		load := func(fsys fs.FS) (*fbc.Placed, error) {
-			if !isDir(fsys, root) {
-				return nil, nil
-			}
-			sub, err := subFS(fsys, root)
-			if err != nil {
-				return nil, err
-			}
-			scoped, err := newScopedFS(sub, dirs)
-			if err != nil {
-				return nil, err
-			}
-			return fbc.LoadPlaced(ctx, scoped)
-		}
-		if c.base, err = load(in.Base); err != nil {
-			return nil, err
-		}
-		if c.head, err = load(in.Head); err != nil {
-			return nil, err
-		}
-		if c.head == nil {
-			// The change removes the whole root: nothing is left.
-			c.head = &fbc.Placed{}
-		}
-		out = append(out, c)
 	}
 	return out, nil
+}
+
+// loadTouchedRoot loads the packages want of one catalog root on both
+// sides, with every directory that holds one of them on the base; own are
+// the packages the change touches there.
+func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []string) (*touchedCatalog, error) {
+	dirs, _ := touchedDirs(in.Change, root)
+	c := touchedCatalog{root: root, pkgs: own}
+	var holders map[string][]string
+	if isDir(in.Base, root) {
+		baseFS, err := subFS(in.Base, root)
+		if err != nil {
+			return nil, err
+		}
+		if holders, err = packageIndex(ctx, baseFS); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range want {
+		dirs[p] = true
+		for _, d := range holders[p] {
+			dirs[d] = true
+		}
+	}
+	load := func(fsys fs.FS) (*fbc.Placed, error) {
+		if !isDir(fsys, root) {
+			return nil, nil
+		}
+		sub, err := subFS(fsys, root)
+		if err != nil {
+			return nil, err
+		}
+		scoped, err := newScopedFS(sub, dirs)
+		if err != nil {
+			return nil, err
+		}
+		return fbc.LoadPlaced(ctx, scoped)
+	}
+	var err error
+	if c.base, err = load(in.Base); err != nil {
+		return nil, err
+	}
+	if c.head, err = load(in.Head); err != nil {
+		return nil, err
+	}
+	if c.head == nil {
+		// The change removes the whole root: nothing is left.
+		c.head = &fbc.Placed{}
+	}
+	return &c, nil
 }
 
 // basePackages are the packages of the blobs that the changed files under
