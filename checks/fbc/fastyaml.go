@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,6 +132,14 @@ func parseFastYAML(doc []byte) (*ynode, bool) {
 // that goyaml counts as printable, minus NEL, LS, PS and the BOM.
 func plainText(b []byte) bool {
 	for i := 0; i < len(b); {
+		// Eight bytes at a time while they are all printable ASCII: the
+		// base64 of a bundle's manifests is most of a catalog's bytes.
+		for i+8 <= len(b) && printableASCII8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if c < 0x80 {
 			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
@@ -152,6 +161,17 @@ func plainText(b []byte) bool {
 		i += sz
 	}
 	return true
+}
+
+// printableASCII8 says whether every byte of w is in 0x20-0x7e. A false
+// answer only sends the caller to its byte-by-byte loop.
+func printableASCII8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte below 0x20 borrows from its high bit; one of 0x7f or more
+	// carries into it (or has it set).
+	below := (w - ones*0x20) &^ w & highs
+	above := (w + ones*(0x80-0x7f)) | w
+	return below|above&highs == 0
 }
 
 func (p *fastParser) fail() *ynode {
