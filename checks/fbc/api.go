@@ -22,6 +22,10 @@ type Options struct {
 	// exact disables the fast path for plain YAML, for tests that hold the
 	// fast path to the exact one.
 	exact bool
+
+	// mentions reads only which packages each document mentions, for
+	// Mentions; what it loads is good for nothing else.
+	mentions bool
 }
 
 // Stats counts what a run read.

@@ -26,11 +26,12 @@ type Cache struct {
 type cacheKey struct {
 	// sum is the SHA-256 of the content, or, for a file of a git tree,
 	// its object id (kind says which).
-	sum    [sha256.Size]byte
-	kind   byte
-	path   string
-	images bool
-	exact  bool
+	sum      [sha256.Size]byte
+	kind     byte
+	path     string
+	images   bool
+	exact    bool
+	mentions bool
 }
 
 // NewCache returns an empty cache.
@@ -54,7 +55,7 @@ func (c *Cache) key(data []byte, path string, opts Options) (cacheKey, bool) {
 	if c == nil || opts.full {
 		return cacheKey{}, false
 	}
-	return cacheKey{sum: sha256.Sum256(data), path: path, images: opts.Images, exact: opts.exact}, true
+	return cacheKey{sum: sha256.Sum256(data), path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions}, true
 }
 
 // objectKey is key for a file of a git tree, named by its object id
@@ -68,7 +69,7 @@ func (c *Cache) objectKey(fi fs.FileInfo, path string, opts Options) (cacheKey, 
 	if !ok || h.IsZero() {
 		return cacheKey{}, false
 	}
-	k := cacheKey{kind: 'g', path: path, images: opts.Images, exact: opts.exact}
+	k := cacheKey{kind: 'g', path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions}
 	copy(k.sum[:], h[:])
 	return k, true
 }

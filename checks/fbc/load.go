@@ -322,8 +322,12 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 	var fast func(raw []byte, d *document) bool
 	if fastPath {
 		fast = func(raw []byte, d *document) bool {
+			at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
+			if opts.mentions && fr.addMentions(at, raw) {
+				return true
+			}
 			root, ok := parseFastYAML(raw)
-			if ok && fr.addFast(pos{File: p, Line: d.line, Start: d.offset, End: d.end}, root) {
+			if ok && fr.addFast(at, root) {
 				fr.fastDocs++
 				return true
 			}

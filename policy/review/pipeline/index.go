@@ -114,12 +114,12 @@ func packageIndex(ctx context.Context, fsys fs.FS) (map[string][]string, error) 
 		if err != nil {
 			return nil, err
 		}
-		res, err := fbc.Validate(ctx, scoped, fbc.Options{})
+		mentions, err := fbc.Mentions(ctx, scoped)
 		if err != nil {
 			return nil, err
 		}
 		found := map[string][]string{}
-		for pkg, places := range res.PackagePlaces {
+		for pkg, places := range mentions {
 			for _, p := range places {
 				if dir, _, nested := strings.Cut(p.File, "/"); nested && missing[dir] && !slices.Contains(found[dir], pkg) {
 					found[dir] = append(found[dir], pkg)
