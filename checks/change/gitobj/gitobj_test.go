@@ -177,6 +177,27 @@ func TestMismatch(t *testing.T) {
 			}
 		})
 	}
+	// The zlib trailer's Adler-32 is not checked: the object's SHA-1 is.
+	// A stream whose stored bytes were changed under an intact trailer
+	// still fails, and so does one that is not zlib at all.
+	var stored bytes.Buffer
+	w, _ := zlib.NewWriterLevel(&stored, zlib.NoCompression)
+	w.Write([]byte("blob 18\x00the right content\n"))
+	w.Close()
+	flipped := bytes.Replace(stored.Bytes(), []byte("right"), []byte("wrong"), 1)
+	for name, data := range map[string][]byte{
+		"stored bytes changed, trailer kept": flipped,
+		"not zlib":                           []byte("blob 18\x00the right content\n"),
+	} {
+		os.Chmod(loose, 0o644)
+		if err := os.WriteFile(loose, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, b, err := open(t, filepath.Join(dir, "objects")).Read(h); !errors.Is(err, gitobj.ErrCorrupt) {
+			t.Errorf("%s: Read = %q, %v; want an error wrapping ErrCorrupt", name, b, err)
+		}
+	}
+
 	var me *gitobj.MismatchError
 	os.WriteFile(loose, zlibBytes("blob 18\x00the wrong content\n"), 0o644)
 	if _, _, err := open(t, filepath.Join(dir, "objects")).Read(h); !errors.As(err, &me) || me.Object != h {
