@@ -66,8 +66,8 @@ var (
 // scanMentions reads the packages a YAML document mentions without
 // decoding it, or reports false for a document it cannot be sure of, which
 // the caller then decodes whole. It is sure of a document that:
-//   - is plain text (plainText), and outside block scalars has no escape
-//     that could spell a key in double quotes (\x, \u, \U);
+//   - breaks lines only at '\n' (otherBreaks), and outside block scalars
+//     has no escape that could spell a key in double quotes (\x, \u, \U);
 //   - has a top-level block mapping at column 0 whose lines are "key:" or
 //     "key: value" with a simple key, each key once, or compact sequence
 //     items ("- ") of the key before; no line at column 0 holds a quote or
@@ -81,7 +81,7 @@ var (
 //     package to the one it belongs to.
 func scanMentions(doc []byte) (docMentions, bool) {
 	var m docMentions
-	if !plainText(doc) {
+	if otherBreaks(doc) {
 		return m, false
 	}
 	var seen [][]byte
@@ -509,6 +509,16 @@ func packageNameLine(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return bytes.Trim(rest[1:], " "), true
+}
+
+// otherBreaks says whether doc has a line break other than '\n': a
+// carriage return, NEL, LS or PS, which YAML 1.1 breaks lines at too, so
+// that a key could start where the scan sees none. (Other characters
+// YAML does not accept make the decoder fail, which Mentions allows to
+// widen what it reports.)
+func otherBreaks(doc []byte) bool {
+	return bytes.IndexByte(doc, '\r') >= 0 || bytes.Contains(doc, []byte("\u0085")) ||
+		bytes.Contains(doc, []byte("\u2028")) || bytes.Contains(doc, []byte("\u2029"))
 }
 
 // spellsKey says whether line has an escape that, in double quotes, can

@@ -84,6 +84,10 @@ var mentionSeeds = []struct {
 	{"{schema: olm.package, name: foo}\n", false},
 	{"schema: olm.channel\nname: s\nentries: [{name: a,\npackage: bar\n  }]\npackage: foo\n", false},
 	{"schema: olm.channel\nname: s\nentries:\n  - {name: a,\npackage: bar\n    }\n", false},
+	// Keys on lines that YAML 1.1 breaks where the scan does not.
+	{"schema: olm.channel\nname: s\nentries: []\u2028package: bar\n", false},
+	{"schema: olm.channel\nname: s\nentries: []\rpackage: bar\n", false},
+	{"schema: olm.channel\nname: s\nentries: []\u0085package: bar\n", false},
 	// Values YAML does not read as the string they spell.
 	{"schema: olm.package\nname: yes\n", false},
 	{"schema: olm.package\nname: 1.0\n", false},
