@@ -82,7 +82,7 @@ done; \
 if [ "$${#failed[@]}" -gt 0 ]; then echo "$(1) failed in: $${failed[*]}"; exit 1; fi
 endef
 
-.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e release-snapshot release-check clean
+.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e release-tools release-snapshot release-check clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -146,6 +146,13 @@ $(SYFT):
 # changelog or signatures. docs/releasing.md tells the difference.
 release-snapshot: $(GORELEASER) $(SYFT) ## release offline into DIST (default dist): binaries, archives, checksums, SBOMs, images in a loopback registry; prints the image digests
 	PATH='$(dir $(GORELEASER)):$(dir $(SYFT))':"$$PATH" ./hack/release-snapshot.sh '$(DIST)'
+
+release-tools: $(GORELEASER) $(SYFT) ## install the pinned goreleaser and syft under bin/tools
+
+# print-VAR prints a variable of this file, for the release workflow,
+# which takes the tools' versions from here.
+print-%:
+	@echo '$($*)'
 
 release-check: $(GORELEASER) $(SYFT) ## release offline twice and fail unless every binary, archive and image digest is the same
 	$(MAKE) --no-print-directory release-snapshot DIST=bin/release/check-a
