@@ -9,7 +9,9 @@
 # a release proper with the GitHub release, the changelog and the
 # signatures left out, at the version LOCAL_VERSION (default
 # v0.0.0-local). Needs goreleaser and syft on PATH (the Makefile puts the
-# pinned ones there).
+# pinned ones there). RELEASE_PUSH_REGISTRY, a loopback host:port, pushes
+# the images to another registry than the one that serves the base;
+# RELEASE_SKIP adds to goreleaser's --skip (sbom, say).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +34,7 @@ done
 . "$work/registry.env"
 
 bin/release/release config -in .goreleaser.yaml -out "$work/goreleaser.yaml" \
-	-base "$RELEASE_BASE" -registry "$RELEASE_REGISTRY" -dist "$dist"
+	-base "$RELEASE_BASE" -registry "${RELEASE_PUSH_REGISTRY:-$RELEASE_REGISTRY}" -dist "$dist"
 # goreleaser asks git for the remote's URL, which a fresh clone has and a
 # local repository may not: name the project's, for this command only.
 if ! git remote get-url origin >/dev/null 2>&1; then
