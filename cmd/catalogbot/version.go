@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,9 +28,10 @@ var keyModules = []string{
 // versionInfo is what catalogbot version prints; its JSON form is stable.
 type versionInfo struct {
 	Version string `json:"version"`
-	// Commit is the commit the binary was built from, as Go recorded
-	// it, with "-dirty" when the checkout had changes; empty when the
-	// build recorded none (go install module@version).
+	// Commit is the commit the binary was built from: the one the
+	// release linked in, or else the one Go recorded, with "-dirty" when
+	// the checkout had changes; empty when neither is known (go install
+	// module@version, or a build with -buildvcs=false).
 	Commit    string       `json:"commit,omitempty"`
 	GoVersion string       `json:"goVersion"`
 	Platform  string       `json:"platform"`
@@ -54,7 +56,9 @@ func releaseVersion(linked string, bi *debug.BuildInfo) string {
 	return linked
 }
 
-func readVersionInfo(version string) versionInfo {
+// readVersionInfo is what catalogbot version prints, the commit the one
+// linked in (linkedCommit) or else the one Go recorded.
+func readVersionInfo(version, linkedCommit string) versionInfo {
 	info := versionInfo{
 		Version:   version,
 		GoVersion: runtime.Version(),
@@ -63,10 +67,11 @@ func readVersionInfo(version string) versionInfo {
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		info.Commit = linkedCommit
 		return info
 	}
 	info.GoVersion = bi.GoVersion
-	info.Commit = buildCommit(bi)
+	info.Commit = cmp.Or(linkedCommit, buildCommit(bi))
 	have := map[string]string{}
 	for _, d := range bi.Deps {
 		v := d.Version
@@ -133,7 +138,7 @@ The first line is what catalogbot --version prints.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeVersion(a.stdout, readVersionInfo(a.version), output)
+			return writeVersion(a.stdout, readVersionInfo(a.version, commit), output)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", output, "output format: text or json")

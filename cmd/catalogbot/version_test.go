@@ -73,6 +73,22 @@ func TestBuildCommit(t *testing.T) {
 	}
 }
 
+// TestLinkedCommit checks that the commit the release links in wins over
+// whatever Go recorded, which a build with -buildvcs=false lacks.
+func TestLinkedCommit(t *testing.T) {
+	const linked = "25f4eb9c0c4d8d7e2b8f0a4c5b6d7e8f9a0b1c2d"
+	if got := readVersionInfo("v1.2.3", linked); got.Commit != linked || got.Version != "v1.2.3" {
+		t.Errorf("readVersionInfo = %+v, want commit %s", got, linked)
+	}
+	var out strings.Builder
+	if err := writeVersion(&out, readVersionInfo("v1.2.3", linked), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(out.String(), "\n"); lines[1] != "commit: "+linked {
+		t.Errorf("version printed:\n%s", out.String())
+	}
+}
+
 func TestReleaseVersion(t *testing.T) {
 	tests := []struct {
 		linked, module, want string
