@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -38,11 +39,9 @@ func main() {
 	}
 }
 
-var errUsage = errors.New(usage)
-
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errUsage
+		return errors.New("no command\n" + strings.TrimSuffix(usage, "\n"))
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	switch args[0] {
@@ -107,6 +106,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return pinFile(*action, ref)
 	default:
-		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+		return fmt.Errorf("unknown command %q\n%s", args[0], strings.TrimSuffix(usage, "\n"))
 	}
 }

@@ -65,7 +65,7 @@ func pinAction(src []byte, ref string) ([]byte, error) {
 		}
 	}
 	if found < 0 {
-		return nil, fmt.Errorf("line %d: runs: has no image:", runs+1)
+		return nil, fmt.Errorf("line %d: runs has no image key", runs+1)
 	}
 	m := imageLine.FindStringSubmatch(string(bytes.TrimRight(lines[found], "\r\n")))
 	eol := lines[found][len(bytes.TrimRight(lines[found], "\r\n")):]

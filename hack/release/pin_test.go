@@ -73,9 +73,9 @@ func TestPinErrors(t *testing.T) {
 	}{
 		{"tag, not digest", "runs:\n  using: docker\n  image: Dockerfile\n", "ghcr.io/a/b:v1", "want repository@sha256:digest"},
 		{"no runs", "name: x\n", released, "no runs: mapping"},
-		{"no image", "runs:\n  using: docker\n  env:\n    image: x\n", released, "line 1: runs: has no image:"},
+		{"no image", "runs:\n  using: docker\n  env:\n    image: x\n", released, "line 1: runs has no image key"},
 		{"not docker", "runs:\n  using: node20\n  image: x\n", released, `runs.using is "node20"`},
-		{"image of the next key", "runs:\n  using: docker\nother:\n  image: x\n", released, "has no image:"},
+		{"image of the next key", "runs:\n  using: docker\nother:\n  image: x\n", released, "has no image key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
