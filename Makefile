@@ -51,6 +51,18 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GOVULNCHECK := $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
 VULNDB := $(CURDIR)/bin/vulndb/$(VULNDB_VERSION)
 
+# The release tools, pinned and installed like the lint tools. goreleaser
+# builds the binaries, archives, checksums and SBOMs and, with the ko it
+# has built in, the images, without a container daemon, from one
+# configuration (.goreleaser.yaml) that the release workflow and
+# make release-snapshot share; syft writes the SBOMs it asks for.
+GORELEASER_VERSION := v2.15.1
+SYFT_VERSION := v1.57.1
+GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+SYFT := $(TOOLS)/syft-$(SYFT_VERSION)/syft
+# Where make release-snapshot writes; release-check writes two of them.
+DIST ?= dist
+
 FUZZTIME ?= 10s
 
 # The modules staticcheck and govulncheck read: all but the cosign module,
@@ -70,7 +82,7 @@ done; \
 if [ "$${#failed[@]}" -gt 0 ]; then echo "$(1) failed in: $${failed[*]}"; exit 1; fi
 endef
 
-.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e clean
+.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e release-tools release-snapshot release-check clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -121,6 +133,31 @@ $(STATICCHECK):
 
 $(GOVULNCHECK):
 	GOBIN=$(@D) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+
+$(GORELEASER):
+	GOBIN=$(@D) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+$(SYFT):
+	GOBIN=$(@D) $(GO) install github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
+
+# The release offline (hack/release-snapshot.sh): what the release workflow
+# publishes, with the images pushed to a loopback registry on a local base
+# instead of ghcr.io on the pinned public one, and no GitHub release,
+# changelog or signatures. docs/releasing.md tells the difference.
+release-snapshot: $(GORELEASER) $(SYFT) ## release offline into DIST (default dist): binaries, archives, checksums, SBOMs, images in a loopback registry; prints the image digests
+	PATH='$(dir $(GORELEASER)):$(dir $(SYFT))':"$$PATH" ./hack/release-snapshot.sh '$(DIST)'
+
+release-tools: $(GORELEASER) $(SYFT) ## install the pinned goreleaser and syft under bin/tools
+
+# print-VAR prints a variable of this file, for the release workflow,
+# which takes the tools' versions from here.
+print-%:
+	@echo '$($*)'
+
+release-check: $(GORELEASER) $(SYFT) ## release offline twice and fail unless every binary, archive and image digest is the same
+	$(MAKE) --no-print-directory release-snapshot DIST=bin/release/check-a
+	$(MAKE) --no-print-directory release-snapshot DIST=bin/release/check-b
+	bin/release/release compare bin/release/check-a bin/release/check-b
 
 # The database, built from the OSV files of the pinned vulndb module. The
 # files in the repository carry no dates, so the index's "modified", which

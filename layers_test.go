@@ -30,6 +30,9 @@ var tiers = map[string]int{
 	"policy":    2,
 	"webhook":   3,
 	"cmd":       4,
+	// hack holds the project's own tools (the release's, hack/release):
+	// above the product, which never imports them.
+	"hack": 5,
 }
 
 // engines are the checks/ packages that decide something about a catalog.

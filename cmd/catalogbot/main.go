@@ -20,6 +20,11 @@ import (
 // -ldflags "-X main.version=...".
 var version = "dev"
 
+// commit is the commit the release was built from, set at build time with
+// -ldflags "-X main.commit=..."; empty, catalogbot version falls back to
+// the commit Go recorded, if it recorded one.
+var commit = ""
+
 // Exit statuses. Scripts and CI gate on these, so they never change:
 // 1 is reserved for "the input is invalid", 2 for "could not tell".
 const (

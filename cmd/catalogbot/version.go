@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +27,12 @@ var keyModules = []string{
 
 // versionInfo is what catalogbot version prints; its JSON form is stable.
 type versionInfo struct {
-	Version   string       `json:"version"`
+	Version string `json:"version"`
+	// Commit is the commit the binary was built from: the one the
+	// release linked in, or else the one Go recorded, with "-dirty" when
+	// the checkout had changes; empty when neither is known (go install
+	// module@version, or a build with -buildvcs=false).
+	Commit    string       `json:"commit,omitempty"`
 	GoVersion string       `json:"goVersion"`
 	Platform  string       `json:"platform"`
 	Modules   []moduleInfo `json:"modules"`
@@ -50,7 +56,9 @@ func releaseVersion(linked string, bi *debug.BuildInfo) string {
 	return linked
 }
 
-func readVersionInfo(version string) versionInfo {
+// readVersionInfo is what catalogbot version prints, the commit the one
+// linked in (linkedCommit) or else the one Go recorded.
+func readVersionInfo(version, linkedCommit string) versionInfo {
 	info := versionInfo{
 		Version:   version,
 		GoVersion: runtime.Version(),
@@ -59,9 +67,11 @@ func readVersionInfo(version string) versionInfo {
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		info.Commit = linkedCommit
 		return info
 	}
 	info.GoVersion = bi.GoVersion
+	info.Commit = cmp.Or(linkedCommit, buildCommit(bi))
 	have := map[string]string{}
 	for _, d := range bi.Deps {
 		v := d.Version
@@ -78,6 +88,26 @@ func readVersionInfo(version string) versionInfo {
 	return info
 }
 
+// buildCommit is the commit Go recorded building from a checkout
+// (vcs.revision), so that a release binary names the commit it came from
+// without a flag of its own, "-dirty" appended when the checkout had
+// changes.
+func buildCommit(bi *debug.BuildInfo) string {
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && modified == "true" {
+		rev += "-dirty"
+	}
+	return rev
+}
+
 // versionLine is the first line of catalogbot version and all of
 // --version, so the two never disagree.
 func versionLine(version string) string {
@@ -89,8 +119,9 @@ func newVersionCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the Go version and the versions of key dependencies",
-		Long: `Print catalogbot's version, the Go toolchain it was built with, its
-platform and the versions of the modules that decide what it accepts and
+		Long: `Print catalogbot's version, the commit it was built from (when the
+build recorded one), the Go toolchain it was built with, its platform and
+the versions of the modules that decide what it accepts and
 produces (the registry client, the YAML, Git and GitHub libraries). Include
 this in bug reports.
 
@@ -107,7 +138,7 @@ The first line is what catalogbot --version prints.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeVersion(a.stdout, readVersionInfo(a.version), output)
+			return writeVersion(a.stdout, readVersionInfo(a.version, commit), output)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", output, "output format: text or json")
@@ -122,6 +153,9 @@ func writeVersion(w io.Writer, info versionInfo, output string) error {
 	}
 	if _, err := io.WriteString(w, versionLine(info.Version)); err != nil {
 		return err
+	}
+	if info.Commit != "" {
+		fmt.Fprintf(w, "commit: %s\n", info.Commit)
 	}
 	fmt.Fprintf(w, "go: %s %s\n", info.GoVersion, info.Platform)
 	for _, m := range info.Modules {

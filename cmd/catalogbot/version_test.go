@@ -21,7 +21,7 @@ func TestVersionCommand(t *testing.T) {
 		}},
 		{"text", []string{"version"}, func(t *testing.T, out string) {
 			lines := strings.Split(out, "\n")
-			if lines[0] != "catalogbot version dev" || !strings.HasPrefix(lines[1], "go: go1.") {
+			if lines[0] != "catalogbot version dev" || !strings.Contains(out, "\ngo: go1.") {
 				t.Errorf("version printed:\n%s", out)
 			}
 			if !strings.Contains(out, "\ngithub.com/google/go-containerregistry v") {
@@ -49,6 +49,43 @@ func TestVersionCommand(t *testing.T) {
 	}
 	if r := cli(t, nil, "version", "-o", "yaml"); r.code != exitError || !strings.Contains(r.stderr, `invalid --output value "yaml"`) {
 		t.Errorf("version -o yaml: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+func TestBuildCommit(t *testing.T) {
+	const rev = "9be7509e1f3c0c4d8d7e2b8f0a4c5b6d7e8f9a0b"
+	tests := []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"clean checkout", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}, rev},
+		{"changed checkout", []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: rev}}, rev + "-dirty"},
+		{"go install module@version", []debug.BuildSetting{{Key: "-trimpath", Value: "true"}}, ""},
+		{"modified without a revision", []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := buildCommit(&debug.BuildInfo{Settings: tt.settings}); got != tt.want {
+				t.Errorf("buildCommit = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLinkedCommit checks that the commit the release links in wins over
+// whatever Go recorded, which a build with -buildvcs=false lacks.
+func TestLinkedCommit(t *testing.T) {
+	const linked = "25f4eb9c0c4d8d7e2b8f0a4c5b6d7e8f9a0b1c2d"
+	if got := readVersionInfo("v1.2.3", linked); got.Commit != linked || got.Version != "v1.2.3" {
+		t.Errorf("readVersionInfo = %+v, want commit %s", got, linked)
+	}
+	var out strings.Builder
+	if err := writeVersion(&out, readVersionInfo("v1.2.3", linked), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(out.String(), "\n"); lines[1] != "commit: "+linked {
+		t.Errorf("version printed:\n%s", out.String())
 	}
 }
 
