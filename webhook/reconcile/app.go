@@ -86,8 +86,10 @@ type App struct {
 	// merges are the merges the App made, by repo@merge commit, and
 	// published the commit each repository was last published at: the
 	// approval attestation of the next publication lists the merges
-	// between the two. Forgotten on a restart, which the attestation
-	// then says.
+	// between the two. Kept in the state with the other records, so that
+	// a restart between a merge and its publication loses no approval;
+	// without a state they are forgotten on a restart, which the
+	// attestation then says.
 	merges    memo[string, review.MergeRecord]
 	published memo[string, string]
 	clock     func() time.Time
@@ -167,6 +169,8 @@ func NewApp(o AppOptions) (*App, error) {
 		a.edits.edits.persist(o.Facts, "edits", fail)
 		a.heads.heads.persist(o.Facts, "heads", fail)
 		a.waiting.persist(o.Facts, "waiting", fail)
+		a.merges.persist(o.Facts, "merges", fail)
+		a.published.persist(o.Facts, "published", fail)
 	}
 	dir := cfg.CacheDir
 	if dir == "" {

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/publisher/sign"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable"
 )
@@ -21,6 +24,7 @@ import (
 // pending pull request keeps its retry time.
 func TestFactsOutliveRestart(t *testing.T) {
 	const head = "cccccccccccccccccccccccccccccccccccccccc"
+	const mergeSHA = "dddddddddddddddddddddddddddddddddddddddd"
 	pushed := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	edited := pushed.Add(time.Minute)
 	retry := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
@@ -43,6 +47,12 @@ func TestFactsOutliveRestart(t *testing.T) {
 	first.app.waiting.update(prKey{"acme/catalog", 1}, maxWaiting, func(waiting, bool) (waiting, bool) {
 		return waiting{head: head, tries: 1, next: retry}, true
 	})
+	merged := review.MergeRecord{
+		Packages:    []sign.Package{{Name: "foo"}},
+		PullRequest: sign.PullRequest{Number: 1, Head: head, Author: "alice", Approvers: []string{"bob"}},
+	}
+	first.app.merges.update("acme/catalog@"+mergeSHA, maxMerges, func(review.MergeRecord, bool) (review.MergeRecord, bool) { return merged, true })
+	first.app.published.update("acme/catalog", maxMerges, func(string, bool) (string, bool) { return head, true })
 	s.Close()
 
 	s = open()
@@ -61,5 +71,13 @@ func TestFactsOutliveRestart(t *testing.T) {
 	w, ok := next.app.waiting.get(prKey{"acme/catalog", 1})
 	if !ok || !w.next.Equal(retry) || w.tries != 1 {
 		t.Errorf("after a restart the retry is %+v, %v; want try 1 at %v", w, ok, retry)
+	}
+	// The approval attestation of the next publication lists the merges
+	// since the last: a restart between the two must not lose them.
+	if got, ok := next.app.merges.get("acme/catalog@" + mergeSHA); !ok || !reflect.DeepEqual(got, merged) {
+		t.Errorf("after a restart the merge record is %+v, %v; want %+v", got, ok, merged)
+	}
+	if got, ok := next.app.published.get("acme/catalog"); !ok || got != head {
+		t.Errorf("after a restart the last published commit is %q, %v; want %s", got, ok, head)
 	}
 }
