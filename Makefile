@@ -88,7 +88,7 @@ help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/catalogbot (static, version from git describe)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/catalogbot
+	CGO_ENABLED=0 $(GO) build -tags '$(GOTAGS)' -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/catalogbot
 
 test: ## run the tests of every module (MODULES)
 	@cc="$$($(GO) env CC)"; command -v "$${cc%% *}" >/dev/null || \
