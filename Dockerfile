@@ -15,7 +15,7 @@ COPY . .
 ARG VERSION=dev
 # Static (no cgo) so it runs on a base without libc; -trimpath and -s -w keep
 # build paths and debug data out of the binary.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+RUN CGO_ENABLED=0 go build -tags json1,containers_image_openpgp -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/catalogbot ./cmd/catalogbot
 
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab

@@ -19,7 +19,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+RUN CGO_ENABLED=0 go build -tags json1,containers_image_openpgp -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/catalogbot ./cmd/catalogbot
 
 # The nonroot variant, as the service's, with root restored: one base to
