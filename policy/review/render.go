@@ -311,9 +311,9 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 			strings.Join(o.Hold.IgnoredLifts, ", "))
 	}
 	b.WriteString(o.graphs())
-	if len(d.Reasons) > 0 {
+	if len(d.Blocks) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "- %s\n", r)
 		}
 	}
@@ -507,7 +507,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		fmt.Fprintf(&b, "mergeable at %s\n", o.HeadSHA)
 	} else {
 		b.WriteString("not mergeable:\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "  - %s\n", r)
 		}
 	}
@@ -588,12 +588,12 @@ func (o *Outcome) intro(d policy.Decision) string {
 			b.WriteString(": " + what)
 		}
 		b.WriteString(". Run the check again later. Not mergeable:\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "\n- %s", r)
 		}
 	default:
 		fmt.Fprintf(&b, "**Not mergeable** at `%s`:\n", change.ShortSHA(o.HeadSHA))
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "\n- %s", r)
 		}
 	}

@@ -51,7 +51,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	// GitHub and the git cache are only asked more about pull requests
 	// that could merge on what is known already.
 	if !in.pre.Merge {
-		log.Info("not merging", "reasons", in.pre.Reasons)
+		log.Info("not merging", "reasons", in.pre.Reasons())
 		return false, nil
 	}
 
@@ -89,7 +89,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	d := in.outcome.Decide(now)
 	if !d.Merge {
 		if d.Recheck {
-			log.Info("checking again before merging", "reasons", d.Reasons, "head", now.Head, "base", tip)
+			log.Info("checking again before merging", "reasons", d.Reasons(), "head", now.Head, "base", tip)
 			return true, nil
 		}
 		if pr.Mergeable == nil {
@@ -98,7 +98,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 			r.settled = false
 		}
 		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
-		log.Info("not merging", "reasons", d.Reasons)
+		log.Info("not merging", "reasons", d.Reasons())
 		return false, nil
 	}
 
