@@ -116,3 +116,13 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 		Recheck bool     `json:"recheck"`
 	}{d.Merge, d.Method, d.SHA, d.Reasons(), d.Blocks, d.Recheck})
 }
+
+// OrUnexplained is blocks, or when there are none a block of
+// CodeUnexplained: what an open pull request that is not merged reports
+// when nothing recorded why.
+func OrUnexplained(blocks []Block) []Block {
+	if len(blocks) > 0 {
+		return blocks
+	}
+	return []Block{{Code: CodeUnexplained, Text: "nothing recorded why this pull request is not merged; this is a bug in catalogbot"}}
+}

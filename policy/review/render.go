@@ -626,3 +626,44 @@ func (o *Outcome) notes() string {
 	}
 	return strings.Join(notes, "\n\n")
 }
+
+// BlockedByPrefix opens the line of a check run's text that lists why the
+// pull request is not merged, by code (policy.Code), comma separated:
+//
+//	blocked-by: approval-missing,checks-pending
+//
+// The line is the first of the text, so that a script reading the check
+// run through the API finds it without parsing the rest.
+const BlockedByPrefix = "blocked-by: "
+
+// BlockedText is the text of the check run of an open pull request that
+// is not merged: the blocked-by line with the codes of blocks (unexplained
+// when there are none), then each reason as people read it. It is the
+// text of a check run, plain Markdown.
+func BlockedText(blocks []policy.Block) string {
+	blocks = policy.OrUnexplained(blocks)
+	var b strings.Builder
+	b.WriteString(BlockedByPrefix + policy.JoinCodes(policy.CodesOf(blocks)) + "\n\n")
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "- `%s`: %s\n", bl.Code, checks.VisibleLine(bl.Text))
+	}
+	return b.String()
+}
+
+// ParseBlockedBy reads the codes of the blocked-by line of a check run's
+// text (BlockedText); ok is false when the text has no such line.
+func ParseBlockedBy(text string) (codes []policy.Code, ok bool) {
+	for line := range strings.Lines(text) {
+		rest, found := strings.CutPrefix(strings.TrimRight(line, "\r\n"), BlockedByPrefix)
+		if !found {
+			continue
+		}
+		for _, c := range strings.Split(rest, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				codes = append(codes, policy.Code(c))
+			}
+		}
+		return codes, true
+	}
+	return nil, false
+}

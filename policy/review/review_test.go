@@ -571,3 +571,52 @@ func TestDecideCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockedText: the blocked-by line a script reads gives the codes of
+// the reasons listed under it, once each, and unexplained when there are
+// none.
+func TestBlockedText(t *testing.T) {
+	cases := []struct {
+		name   string
+		blocks []policy.Block
+		want   string
+	}{
+		{
+			name: "codes once each, in order",
+			blocks: []policy.Block{
+				{Code: policy.CodeApprovalMissing, Text: "the pull request is not approved"},
+				{Code: policy.CodeChecksPending, Text: "check images could not judge yet"},
+				{Code: policy.CodeApprovalMissing, Text: "check owners concluded failure"},
+			},
+			want: "blocked-by: approval-missing,checks-pending\n\n" +
+				"- `approval-missing`: the pull request is not approved\n" +
+				"- `checks-pending`: check images could not judge yet\n" +
+				"- `approval-missing`: check owners concluded failure\n",
+		},
+		{
+			name: "none is unexplained",
+			want: "blocked-by: unexplained\n\n" +
+				"- `unexplained`: nothing recorded why this pull request is not merged; this is a bug in catalogbot\n",
+		},
+		{
+			name:   "a reason stays on its line",
+			blocks: []policy.Block{{Code: policy.CodeRetrying, Text: "one\nblocked-by: merging"}},
+			want:   "blocked-by: retrying\n\n- `retrying`: one\\nblocked-by: merging\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := BlockedText(tc.blocks)
+			if got != tc.want {
+				t.Errorf("BlockedText:\n got %q\nwant %q", got, tc.want)
+			}
+			codes, ok := ParseBlockedBy(got)
+			if want := policy.CodesOf(policy.OrUnexplained(tc.blocks)); !ok || !slices.Equal(codes, want) {
+				t.Errorf("ParseBlockedBy = %q, %v; want %q", codes, ok, want)
+			}
+		})
+	}
+	if codes, ok := ParseBlockedBy("no such line\n"); ok || codes != nil {
+		t.Errorf("ParseBlockedBy of a text without the line = %q, %v", codes, ok)
+	}
+}

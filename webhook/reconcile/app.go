@@ -32,6 +32,10 @@ type AppOptions struct {
 	// retrying, rate-limit-aware transport of package ghapi. Nil means
 	// http.DefaultTransport.
 	HTTPClient *http.Client
+	// GitHubBackoff is the first pause before a GitHub request that met
+	// a server error is sent again (ghapi.TransportOptions.MinBackoff);
+	// 0 is the transport's default. Tests of outages shorten it.
+	GitHubBackoff time.Duration
 
 	// Images, when set, turn on the image checks of pull requests
 	// (pipeline.Input.ImageOptions). Its keychain must be read-only or
@@ -140,7 +144,8 @@ func NewApp(o AppOptions) (*App, error) {
 		base = o.HTTPClient.Transport
 	}
 	tr := ghapi.NewTransport(ghapi.TransportOptions{
-		Base: base,
+		Base:       base,
+		MinBackoff: o.GitHubBackoff,
 		Hooks: ghapi.Hooks{
 			Call:      func(method, code string) { m.GitHubCalls.WithLabelValues(method, code).Inc() },
 			RateLimit: func(n int) { m.RateLimitRemaining.Set(float64(n)) },

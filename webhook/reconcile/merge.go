@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
@@ -61,6 +62,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	}
 	if pr.GetState() != "open" {
 		log.Info("the pull request closed during the check", "state", pr.GetState())
+		r.closed = true
 		return false, nil
 	}
 	runs, err := r.checkRuns(ctx, checked)
@@ -99,6 +101,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		}
 		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
 		log.Info("not merging", "reasons", d.Reasons())
+		r.blocks = d.Blocks
 		return false, nil
 	}
 
@@ -111,6 +114,8 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 			a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
 			log.Info("GitHub refused the merge; checking again", "status", code, "err", err)
 			if r.mergeTried {
+				r.blocks = []policy.Block{{Code: policy.CodeMergeRefused,
+					Text: fmt.Sprintf("GitHub refused the merge at %s (HTTP %d) again after a re-check; the next event or resync tries again", change.ShortSHA(d.SHA), code)}}
 				return false, nil
 			}
 			r.mergeTried = true
@@ -132,7 +137,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return rec, true
 	})
 	a.forget(r.job.Key.Repo, r.number)
-	r.final = nil
+	r.final, r.closed = nil, true
 	return false, nil
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 )
@@ -155,10 +157,12 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 	switch {
 	case errors.Is(err, ghapi.ErrAlreadyQueued):
 		r.log.Info("already in the merge queue", "branch", in.base, "sha", sha)
+		r.blocks = queuedBlocks(in.base, sha)
 	case errors.Is(err, ghapi.ErrQueueHeadMoved):
 		a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
 		r.log.Info("the head moved before it could be queued; checking again", "err", err)
 		if r.mergeTried {
+			r.blocks = []policy.Block{{Code: policy.CodeHeadMoved, Text: "the head moved before the pull request could be queued; the next event or resync checks it again"}}
 			return false, nil
 		}
 		r.mergeTried = true
@@ -169,6 +173,7 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 	default:
 		a.metrics.Merges.WithLabelValues(MergeQueued).Inc()
 		r.log.Info("queued in the merge queue", "branch", in.base, "sha", sha)
+		r.blocks = queuedBlocks(in.base, sha)
 	}
 	changed, err := r.syncComment(ctx, queuedText(in))
 	if err != nil {
@@ -182,4 +187,11 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 		}
 	}
 	return false, nil
+}
+
+// queuedBlocks say that the merge queue of base holds the pull request at
+// sha: GitHub merges it, once the queue's checks pass.
+func queuedBlocks(base, sha string) []policy.Block {
+	return []policy.Block{{Code: policy.CodeQueued,
+		Text: fmt.Sprintf("queued in the merge queue of %s at %s; GitHub merges it once the queue's required checks pass", base, change.ShortSHA(sha))}}
 }

@@ -164,6 +164,7 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 		}
 	}
 	a.mu.Unlock()
+	a.metrics.Blocked.Retain(full, func(n int) bool { return seen[n] })
 	return open, nil
 }
 
