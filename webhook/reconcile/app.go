@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +106,9 @@ type App struct {
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
 	resyncN int64
+	// instance tells this process's resync jobs from another's (see
+	// resyncRepo).
+	instance string
 }
 
 // NewApp checks o.Config enough to talk to GitHub and prepares the git
@@ -159,8 +164,10 @@ func NewApp(o AppOptions) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	var id [6]byte
+	rand.Read(id[:])
 	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now,
-		github: errors.New("GitHub has not yet been asked for an installation token")}
+		github: errors.New("GitHub has not yet been asked for an installation token"), instance: hex.EncodeToString(id[:])}
 	if a.clock == nil {
 		a.clock = time.Now
 	}

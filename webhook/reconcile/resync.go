@@ -143,10 +143,14 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 			if a.current(full, pr) || (!waiting && a.isWaiting(full, pr)) {
 				continue
 			}
+			// The delivery id names the process: the durable queue
+			// remembers ids past a restart, and a new process counts
+			// its runs from 1 again, so "resync-1-..." would be taken
+			// for a duplicate of the last process's first round.
 			*jobs = append(*jobs, webhook.Job{
 				Key:          webhook.Key{Repo: full, PR: pr.GetNumber(), Kind: webhook.KindPR},
 				Event:        "resync",
-				Delivery:     fmt.Sprintf("resync-%d-%s-%d", run, full, pr.GetNumber()),
+				Delivery:     fmt.Sprintf("resync-%s-%d-%s-%d", a.instance, run, full, pr.GetNumber()),
 				Installation: inst,
 				Received:     time.Now(),
 			})
