@@ -81,11 +81,11 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
 	r.rerequest = r.rerequested()
-	// Whatever way the job ends, the pull request says why it waits.
-	defer func() { r.explain(ctx, err) }()
+	// However the job ends, the pull request says why it waits.
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
 		if err != nil {
+			r.explain(ctx, err)
 			return time.Time{}, err
 		}
 		if !again {
@@ -94,8 +94,14 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 		if pass == maxPasses {
 			log.Warn("the pull request kept moving; leaving it to the next event or resync", "passes", pass)
 			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request kept moving during the check; the next event or resync checks it again"}}
+			r.explain(ctx, nil)
 			return time.Time{}, nil
 		}
+	}
+	if !r.explain(ctx, nil) {
+		// The run does not say yet why the pull request waits: the next
+		// resync must come back to it, changed or not.
+		r.settled = false
 	}
 	if r.final != nil && r.settled {
 		a.remember(job.Key.Repo, r.number, r.final)
@@ -124,7 +130,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	head := pr.GetHead().GetSHA()
 	log := r.log.With("sha", head)
-	r.blocks = nil
+	r.blocks, r.head, r.said = nil, "", ""
 	if err := r.begin(ctx, head); err != nil {
 		return false, err
 	}

@@ -187,12 +187,13 @@ func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
 // otherwise: what the merge found after the check was reported (a queue,
 // a refusal, GitHub's mergeability), or that the job failed (err) and the
 // next resync tries again. Nothing recorded is unexplained, which the run
-// and the metric then say: it is a bug.
-func (r *prRun) explain(ctx context.Context, err error) {
+// and the metric then say: it is a bug. ok is false when the run could not
+// be made to say it.
+func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	a := r.a
 	if r.closed {
 		a.metrics.Blocked.Done(r.job.Key.Repo, r.number)
-		return
+		return true
 	}
 	if err != nil {
 		r.blocks = []policy.Block{{Code: policy.CodeRetrying,
@@ -201,14 +202,15 @@ func (r *prRun) explain(ctx context.Context, err error) {
 	a.metrics.Blocked.Set(r.job.Key.Repo, r.number, policy.CodesOf(policy.OrUnexplained(r.blocks)))
 	text := review.BlockedText(r.blocks)
 	if r.head == "" || text == r.said {
-		return
+		return true
 	}
 	if err := a.sayBlocked(ctx, r.gh, r.owner, r.name, r.head, text); err != nil {
 		// GitHub may still be failing; the next reconcile says it.
 		r.log.Warn("could not say why the pull request waits", "err", a.fail("report", err))
-		return
+		return false
 	}
 	r.said = text
+	return true
 }
 
 // sayBlocked sets the text of the catalogbot run of sha, leaving the rest
