@@ -2,8 +2,11 @@ package policy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -497,5 +500,22 @@ func TestDecisionJSON(t *testing.T) {
 	}
 	if codes := JoinCodes(d.Codes()); codes != "draft,approval-missing" {
 		t.Errorf("codes = %q", codes)
+	}
+}
+
+// TestCodesDocumented: the App's page lists every code in its table, and
+// no code that does not exist.
+func TestCodesDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "app.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|")
+	var documented []Code
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		documented = append(documented, Code(m[1]))
+	}
+	if !slices.Equal(documented, Codes()) {
+		t.Errorf("docs/app.md lists the codes %q; want %q, in that order", documented, Codes())
 	}
 }
