@@ -189,10 +189,12 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	out := outputOf(outcome)
 	r.retryAt = time.Time{}
+	gaveUp := false
 	if out.Conclusion == checks.Pending {
 		// Never reported as neutral or success: the run stays in
 		// progress until a try can judge, and fails after the last.
 		out, r.retryAt = r.pendingRun(outcome, head)
+		gaveUp = out.Conclusion == checks.Failure
 		if !r.retryAt.IsZero() {
 			r.settled = false
 		}
@@ -205,6 +207,12 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	clean := true
 	pre := outcome.Decide(review.Forge{Head: head, Mergeable: &clean})
 	r.blocks = pre.Blocks
+	if gaveUp {
+		// No retry follows: the check that could not judge is, for
+		// now, a failed run.
+		r.blocks = append(slices.Clip(r.blocks), policy.Block{Code: policy.CodeChecksFailed,
+			Text: "a check could not judge after its last try; a re-run of the check or a push tries again"})
+	}
 	if pre.Merge {
 		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: "the checks and approvals allow the merge; it is being made"}}
 	}
