@@ -39,6 +39,7 @@ type mergeInput struct {
 	snap    *gitcache.Snapshot
 	src     gitcache.Source
 	base    string // base branch
+	node    string // the pull request's GraphQL node id
 }
 
 // merge merges the pull request when the policy says so, pinned to the
@@ -53,6 +54,9 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	// that could merge on what is known already.
 	if !in.pre.Merge {
 		log.Info("not merging", "reasons", in.pre.Reasons())
+		if slices.Contains(in.pre.Codes(), policy.CodeHold) {
+			return false, r.dequeueHeld(ctx, in)
+		}
 		return false, nil
 	}
 

@@ -225,7 +225,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	log.Info("checked", "conclusion", out.Conclusion, "approved", outcome.Approved())
 
-	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()}
+	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef(), node: pr.GetNodeID()}
 	removed, err := r.removedFromQueue(ctx, head, outcome)
 	if err != nil {
 		return false, a.fail("comment", err)
