@@ -34,12 +34,14 @@ const propertyResync = 200 * time.Millisecond
 // schedules of pull requests opened, pushed to, approved, held and
 // released, with deliveries dropped, GitHub answering 5xx for a while and
 // the service restarted on the same state file. Once the schedule is over
-// and a resync or two have run on a healthy GitHub, every open pull
-// request says why it is not merged, in its catalogbot run's blocked-by
-// line and in the blocked metric, with the same codes: never unexplained,
-// and never a passing state (checking, merging, retrying) that nothing
-// will move on from. A pull request that the schedule left approved,
-// valid and not held is merged or carries the code of a real obstacle.
+// and a resync has run on a healthy GitHub, every open pull request says
+// why it is not merged, in its catalogbot run's blocked-by line and in the
+// blocked metric, with the same codes: never unexplained, and never a
+// passing state (checking, merging, retrying) that nothing will move on
+// from. A pull request that the schedule left approved, valid and not held
+// is merged or carries the code of a real obstacle. Half the schedules
+// merge through a merge queue, which merges what it holds now and then;
+// there a held pull request must not stay queued.
 func TestEveryOpenPullRequestSaysWhy(t *testing.T) {
 	seeds := 12
 	if testing.Short() {
@@ -73,6 +75,7 @@ type world struct {
 	// outage is how many more REST requests of the App fail with 502.
 	outage atomic.Int64
 	svc    *service
+	queue  bool // main merges through a merge queue
 	prs    []*modelPR
 	sent   int // deliveries made or dropped, for their ids
 	log    []string
@@ -116,6 +119,11 @@ func newWorld(t *testing.T, seed uint64) *world {
 	gh := githubtest.New(t)
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 0x626c6f636b6564)), gh: gh, dir: t.TempDir()}
 	w.repo = gh.AddRepo("acme", "catalog", catalogRepo(mergePolicy))
+	if seed%2 == 1 {
+		// Half the schedules merge through a merge queue.
+		w.repo.RequireMergeQueue("main")
+		w.queue = true
+	}
 	w.start()
 	t.Cleanup(func() { w.svc.stop() })
 	return w
@@ -330,7 +338,7 @@ func (w *world) step() {
 		w.open()
 	case r < 7:
 		w.push(m)
-	case r < 11:
+	case r < 10:
 		w.comment(m, m.approver, "/approve")
 		m.approved = m.approved || !m.unseen
 	case r < 12:
@@ -347,6 +355,13 @@ func (w *world) step() {
 		w.log = append(w.log, "the service restarts")
 		w.svc.stop()
 		w.start()
+	case r < 18 && w.queue:
+		// The queue's checks pass: it merges what it holds.
+		shas, err := w.repo.MergeQueued("main")
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		w.log = append(w.log, fmt.Sprintf("the merge queue merges %d pull requests", len(shas)))
 	default:
 		// Let the service work for a moment before the next event.
 		time.Sleep(time.Duration(w.rng.IntN(150)) * time.Millisecond)
@@ -390,8 +405,9 @@ var passing = []policy.Code{policy.CodeChecking, policy.CodeMerging, policy.Code
 
 // obstacles are the codes that may keep a pull request the schedule left
 // approved, valid and not held from merging: another pull request merged
-// first and they no longer merge cleanly.
-var obstacles = []policy.Code{policy.CodeMergeConflict}
+// first and they no longer merge cleanly, or it waits in the merge queue
+// for the queue's checks.
+var obstacles = []policy.Code{policy.CodeMergeConflict, policy.CodeQueued}
 
 func (w *world) run() {
 	steps := 10 + w.rng.IntN(10)
@@ -434,6 +450,11 @@ func (w *world) run() {
 		}
 		if m.approved && m.valid && !m.held && !slices.ContainsFunc(said, func(c policy.Code) bool { return slices.Contains(obstacles, c) }) {
 			t.Errorf("#%d is approved, valid and not held, yet open: %q\n%s", n, said, run.Text)
+		}
+		// A held pull request is in no merge queue: the queue would
+		// merge it.
+		if m.held && slices.ContainsFunc(w.repo.MergeQueue("main"), func(e githubtest.QueueEntry) bool { return e.Number == n }) {
+			t.Errorf("#%d is held, yet in the merge queue", n)
 		}
 	}
 	if v := w.svc.metrics.Blocked.Longest()[policy.CodeUnexplained]; v != 0 {
