@@ -114,6 +114,18 @@ func (w *BlockedWaits) Retain(repo string, open func(number int) bool) {
 	}
 }
 
+// RetainRepos forgets the pull requests of the repositories keep does not
+// keep (keep is given "owner/name" lower-cased): the App has them no more.
+func (w *BlockedWaits) RetainRepos(keep func(repo string) bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.prs {
+		if !keep(k.repo) {
+			delete(w.prs, k)
+		}
+	}
+}
+
 // Describe implements prometheus.Collector.
 func (w *BlockedWaits) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
 

@@ -99,6 +99,13 @@ func TestBlockedWaits(t *testing.T) {
 	m.Blocked.Retain("acme/catalog", func(n int) bool { return n != 2 })
 	want = map[string]float64{"approval-missing": 0}
 	check()
+
+	m.Blocked.Set("acme/kept", 1, []policy.Code{policy.CodeHold})
+	m.Blocked.Set("acme/gone", 1, []policy.Code{policy.CodeRetrying})
+	now = start.Add(5 * time.Minute)
+	m.Blocked.RetainRepos(func(repo string) bool { return repo == "acme/kept" })
+	want = map[string]float64{"hold": 60, "retrying": 0}
+	check()
 }
 
 // gatherBlocked reads catalogbot_pr_blocked_seconds by reason.
