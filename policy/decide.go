@@ -16,6 +16,11 @@ import (
 type Report struct {
 	// Conclusions maps each catalogbot check's name to its outcome.
 	Conclusions map[string]checks.Conclusion
+	// Approvals names the check whose conclusion is the approval state
+	// (PRState.Approved says the same): its failure is coded
+	// approval-missing rather than checks-failed, so that a pull request
+	// waiting for its owners is not counted as a broken catalog.
+	Approvals string
 	// HeadSHA is the commit the checks ran on.
 	HeadSHA string
 }
@@ -84,8 +89,10 @@ type Decision struct {
 	// SHA is the checked head: the merge call must send it, so that a
 	// push after the check makes the merge fail rather than merge
 	// unchecked commits.
-	SHA     string   `json:"sha"`
-	Reasons []string `json:"reasons"`
+	SHA string `json:"sha"`
+	// Blocks are the reasons against merging, each with its code; empty
+	// when Merge is set.
+	Blocks []Block `json:"blocks"`
 	// Recheck says the checks must run again before a merge can be
 	// decided: the head or the base moved under them.
 	Recheck bool `json:"recheck"`
@@ -100,33 +107,35 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 		checked = report.HeadSHA
 	}
 	d := Decision{Method: p.Merge.Method, SHA: checked}
-	no := func(format string, args ...any) {
-		d.Reasons = append(d.Reasons, fmt.Sprintf(format, args...))
+	no := func(code Code, format string, args ...any) {
+		d.Blocks = append(d.Blocks, Block{Code: code, Text: fmt.Sprintf(format, args...)})
 	}
 
 	if !p.Merge.Enabled && !pr.Local {
-		no("merging is disabled by the repository policy")
+		no(CodeMergingDisabled, "merging is disabled by the repository policy")
 	}
 	if pr.Draft {
-		no("the pull request is a draft")
+		no(CodeDraft, "the pull request is a draft")
 	}
 	if pr.Held {
-		no("the pull request is held (%s label or /hold)", p.Merge.HoldLabel)
+		no(CodeHold, "the pull request is held (%s label or /hold)", p.Merge.HoldLabel)
 	}
 	if !pr.Approved {
-		no("the pull request is not approved")
+		no(CodeApprovalMissing, "the pull request is not approved")
 	}
 
 	if len(report.Conclusions) == 0 {
-		no("no catalogbot check has reported")
+		no(CodeChecksPending, "no catalogbot check has reported")
 	}
 	for _, name := range slices.Sorted(maps.Keys(report.Conclusions)) {
-		switch c := report.Conclusions[name]; c {
-		case checks.Success:
-		case checks.Pending:
-			no("check %s could not judge yet", name)
+		switch c := report.Conclusions[name]; {
+		case c == checks.Success:
+		case c == checks.Pending:
+			no(CodeChecksPending, "check %s could not judge yet", name)
+		case name == report.Approvals && name != "":
+			no(CodeApprovalMissing, "check %s concluded %s", name, conclusion(c))
 		default:
-			no("check %s concluded %s", name, conclusion(c))
+			no(CodeChecksFailed, "check %s concluded %s", name, conclusion(c))
 		}
 	}
 	for _, rc := range p.Merge.RequiredChecks {
@@ -145,11 +154,15 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 					by = append(by, a)
 				}
 			}
-			no("check %s was reported by app %s, not %s", rc.Name, strings.Join(by, ", "), rc.App)
+			// The named App may still report; until it does, the
+			// check is missing, as if no App had run it.
+			no(CodeChecksPending, "check %s was reported by app %s, not %s", rc.Name, strings.Join(by, ", "), rc.App)
 		case i < 0:
-			no("required check %s has not reported", rc.Name)
+			no(CodeChecksPending, "required check %s has not reported", rc.Name)
+		case runs[i].Conclusion == "":
+			no(CodeChecksPending, "required check %s concluded %s", rc.Name, conclusion(runs[i].Conclusion))
 		case runs[i].Conclusion != checks.Success:
-			no("required check %s concluded %s", rc.Name, conclusion(runs[i].Conclusion))
+			no(CodeChecksFailed, "required check %s concluded %s", rc.Name, conclusion(runs[i].Conclusion))
 		}
 	}
 
@@ -157,39 +170,39 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 		switch c := *pr.OwnRun; c {
 		case checks.Success:
 		case "":
-			no("catalogbot's check run at %s has not concluded", short(checked))
+			no(CodeChecksPending, "catalogbot's check run at %s has not concluded", short(checked))
 		default:
-			no("catalogbot's check run at %s concluded %s", short(checked), c)
+			no(CodeChecksFailed, "catalogbot's check run at %s concluded %s", short(checked), c)
 		}
 	}
 
 	switch {
 	case checked == "":
-		no("the report names no checked commit")
+		no(CodeHeadMoved, "the report names no checked commit")
 		d.Recheck = true
 	case report.HeadSHA != "" && report.HeadSHA != checked:
-		no("the report is for %s, not the checked head %s", short(report.HeadSHA), short(checked))
+		no(CodeHeadMoved, "the report is for %s, not the checked head %s", short(report.HeadSHA), short(checked))
 		d.Recheck = true
 	case pr.HeadSHA != checked:
-		no("the head moved from %s to %s since the check", short(checked), short(pr.HeadSHA))
+		no(CodeHeadMoved, "the head moved from %s to %s since the check", short(checked), short(pr.HeadSHA))
 		d.Recheck = true
 	}
 
 	switch {
 	case pr.Mergeable == nil:
-		no("mergeability unknown")
+		no(CodeMergeability, "mergeability unknown")
 	case !*pr.Mergeable:
-		no("the pull request cannot be merged cleanly")
+		no(CodeMergeConflict, "the pull request cannot be merged cleanly")
 	}
 
 	if pr.BaseMoved {
 		if shared := p.overlap(pr.BaseChangedPaths, pr.TouchedPaths); len(shared) > 0 {
-			no("the base branch changed %s since the check", strings.Join(shared, ", "))
+			no(CodeBaseMoved, "the base branch changed %s since the check", strings.Join(shared, ", "))
 			d.Recheck = true
 		}
 	}
 
-	d.Merge = len(d.Reasons) == 0
+	d.Merge = len(d.Blocks) == 0
 	return d
 }
 

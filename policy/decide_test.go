@@ -1,7 +1,12 @@
 package policy
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -45,51 +50,80 @@ func TestDecide(t *testing.T) {
 		merge   bool
 		recheck bool
 		reasons []string
+		codes   []Code // one per reason
 	}{
 		{name: "ready", merge: true},
 		{
 			name:    "merge disabled",
 			policy:  func(p *Policy) { p.Merge.Enabled = false },
+			codes:   []Code{CodeMergingDisabled},
 			reasons: []string{"merging is disabled by the repository policy"},
 		},
 		{
 			name:    "draft",
 			change:  func(_ *Report, pr *PRState) { pr.Draft = true },
+			codes:   []Code{CodeDraft},
 			reasons: []string{"the pull request is a draft"},
 		},
 		{
 			name:    "held",
 			change:  func(_ *Report, pr *PRState) { pr.Held = true },
+			codes:   []Code{CodeHold},
 			reasons: []string{"the pull request is held (do-not-merge/hold label or /hold)"},
 		},
 		{
 			name:    "not approved",
 			change:  func(_ *Report, pr *PRState) { pr.Approved = false },
+			codes:   []Code{CodeApprovalMissing},
 			reasons: []string{"the pull request is not approved"},
 		},
 		{
 			name:    "check failed",
 			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/fbc"] = checks.Failure },
+			codes:   []Code{CodeChecksFailed},
 			reasons: []string{"check catalogbot/fbc concluded failure"},
 		},
 		{
 			name:    "neutral is not success",
 			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/owners"] = checks.Neutral },
+			codes:   []Code{CodeChecksFailed},
 			reasons: []string{"check catalogbot/owners concluded neutral"},
+		},
+		{
+			name: "the approvals check failing is approval missing",
+			change: func(r *Report, pr *PRState) {
+				r.Approvals = "catalogbot/owners"
+				r.Conclusions["catalogbot/owners"] = checks.Failure
+				pr.Approved = false
+			},
+			codes:   []Code{CodeApprovalMissing, CodeApprovalMissing},
+			reasons: []string{"the pull request is not approved", "check catalogbot/owners concluded failure"},
+		},
+		{
+			name: "the approvals check pending is pending",
+			change: func(r *Report, _ *PRState) {
+				r.Approvals = "catalogbot/owners"
+				r.Conclusions["catalogbot/owners"] = checks.Pending
+			},
+			codes:   []Code{CodeChecksPending},
+			reasons: []string{"check catalogbot/owners could not judge yet"},
 		},
 		{
 			name:    "could not judge is not success",
 			change:  func(r *Report, _ *PRState) { r.Conclusions["catalogbot/images"] = checks.Pending },
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"check catalogbot/images could not judge yet"},
 		},
 		{
 			name:    "no checks",
 			change:  func(r *Report, _ *PRState) { r.Conclusions = nil },
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"no catalogbot check has reported"},
 		},
 		{
 			name:    "required check missing",
 			change:  func(_ *Report, pr *PRState) { delete(pr.ExtraChecks, "e2e") },
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"required check e2e has not reported"},
 		},
 		{
@@ -106,16 +140,19 @@ func TestDecide(t *testing.T) {
 		{
 			name:    "local still needs approval",
 			change:  func(_ *Report, pr *PRState) { pr.Local = true; pr.Approved = false },
+			codes:   []Code{CodeApprovalMissing},
 			reasons: []string{"the pull request is not approved"},
 		},
 		{
 			name:    "required check failed",
 			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"][0].Conclusion = checks.Failure },
+			codes:   []Code{CodeChecksFailed},
 			reasons: []string{"required check e2e concluded failure"},
 		},
 		{
 			name:    "required check pending",
 			change:  func(_ *Report, pr *PRState) { pr.ExtraChecks["e2e"][0].Conclusion = "" },
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"required check e2e concluded nothing"},
 		},
 		{
@@ -130,6 +167,7 @@ func TestDecide(t *testing.T) {
 			change: func(_ *Report, pr *PRState) {
 				pr.ExtraChecks["ci"] = []CheckRun{{Conclusion: checks.Success, AppID: mallory, AppSlug: "mallory-app"}}
 			},
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"check ci was reported by app mallory-app, not github-actions"},
 		},
 		{
@@ -137,6 +175,7 @@ func TestDecide(t *testing.T) {
 			change: func(_ *Report, pr *PRState) {
 				pr.ExtraChecks["lint"] = []CheckRun{{Conclusion: checks.Success, AppID: mallory, AppSlug: "github-actions"}}
 			},
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"check lint was reported by app github-actions, not 15368"},
 		},
 		{
@@ -144,6 +183,7 @@ func TestDecide(t *testing.T) {
 			change: func(_ *Report, pr *PRState) {
 				pr.ExtraChecks["ci"] = []CheckRun{{Conclusion: checks.Success}}
 			},
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"check ci was reported by app (unknown), not github-actions"},
 		},
 		{
@@ -154,6 +194,7 @@ func TestDecide(t *testing.T) {
 					{Conclusion: checks.Failure, AppID: actions, AppSlug: "github-actions"},
 				}
 			},
+			codes:   []Code{CodeChecksFailed},
 			reasons: []string{"required check ci concluded failure"},
 		},
 		{
@@ -172,6 +213,7 @@ func TestDecide(t *testing.T) {
 				c := checks.Failure
 				pr.OwnRun = &c
 			},
+			codes:   []Code{CodeChecksFailed},
 			reasons: []string{"catalogbot's check run at 0123456789ab concluded failure"},
 		},
 		{
@@ -180,6 +222,7 @@ func TestDecide(t *testing.T) {
 				c := checks.Conclusion("")
 				pr.OwnRun = &c
 			},
+			codes:   []Code{CodeChecksPending},
 			reasons: []string{"catalogbot's check run at 0123456789ab has not concluded"},
 		},
 		{
@@ -199,12 +242,14 @@ func TestDecide(t *testing.T) {
 			name:    "head moved",
 			change:  func(_ *Report, pr *PRState) { pr.HeadSHA = moved },
 			recheck: true,
+			codes:   []Code{CodeHeadMoved},
 			reasons: []string{"the head moved from 0123456789ab to fedcba987654 since the check"},
 		},
 		{
 			name:    "report for another commit",
 			change:  func(r *Report, _ *PRState) { r.HeadSHA = moved },
 			recheck: true,
+			codes:   []Code{CodeHeadMoved},
 			reasons: []string{"the report is for fedcba987654, not the checked head 0123456789ab"},
 		},
 		{
@@ -220,16 +265,19 @@ func TestDecide(t *testing.T) {
 				r.HeadSHA, pr.CheckedSHA = "", ""
 			},
 			recheck: true,
+			codes:   []Code{CodeHeadMoved},
 			reasons: []string{"the report names no checked commit"},
 		},
 		{
 			name:    "not mergeable",
 			change:  func(_ *Report, pr *PRState) { pr.Mergeable = &no },
+			codes:   []Code{CodeMergeConflict},
 			reasons: []string{"the pull request cannot be merged cleanly"},
 		},
 		{
 			name:    "mergeability unknown",
 			change:  func(_ *Report, pr *PRState) { pr.Mergeable = nil },
+			codes:   []Code{CodeMergeability},
 			reasons: []string{"mergeability unknown"},
 		},
 		{
@@ -247,6 +295,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"catalog/bar/index.yaml", "catalog/foo/channels.yaml"}
 			},
 			recheck: true,
+			codes:   []Code{CodeBaseMoved},
 			reasons: []string{"the base branch changed catalog/foo since the check"},
 		},
 		{
@@ -256,6 +305,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"catalog"}
 			},
 			recheck: true,
+			codes:   []Code{CodeBaseMoved},
 			reasons: []string{"the base branch changed catalog/foo since the check"},
 		},
 		{
@@ -273,6 +323,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"catalog.yaml", "docs/b.md"}
 			},
 			recheck: true,
+			codes:   []Code{CodeBaseMoved},
 			reasons: []string{"the base branch changed catalog.yaml since the check"},
 		},
 		{
@@ -284,6 +335,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"extra/catalog/bar/c.yaml", "operators/food/a.yaml", "operators/foo/OWNERS"}
 			},
 			recheck: true,
+			codes:   []Code{CodeBaseMoved},
 			reasons: []string{"the base branch changed the catalog of extra/catalog, operators since the check"},
 		},
 		{
@@ -298,6 +350,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"incubator/bar/catalog.yaml"}
 			},
 			recheck: true,
+			codes:   []Code{CodeBaseMoved},
 			reasons: []string{"the base branch changed the catalog of catalog, incubator since the check"},
 		},
 		{
@@ -314,6 +367,7 @@ func TestDecide(t *testing.T) {
 				pr.BaseChangedPaths = []string{"catalog/foo"}
 			},
 			recheck: true,
+			codes:   []Code{CodeMergingDisabled, CodeDraft, CodeHold, CodeApprovalMissing, CodeChecksFailed, CodeChecksFailed, CodeChecksPending, CodeChecksPending, CodeChecksPending, CodeHeadMoved, CodeMergeability, CodeBaseMoved},
 			reasons: []string{
 				"merging is disabled by the repository policy",
 				"the pull request is a draft",
@@ -335,6 +389,7 @@ func TestDecide(t *testing.T) {
 				pr.Approved = false
 				pr.Mergeable = &no
 			},
+			codes:   []Code{CodeApprovalMissing, CodeMergeConflict},
 			reasons: []string{"the pull request is not approved", "the pull request cannot be merged cleanly"},
 		},
 	}
@@ -349,7 +404,13 @@ func TestDecide(t *testing.T) {
 				c.change(&report, &pr)
 			}
 			d := p.Decide(report, pr)
-			want := Decision{Merge: c.merge, Method: MethodSquash, SHA: checked, Reasons: c.reasons, Recheck: c.recheck}
+			if len(c.codes) != len(c.reasons) {
+				t.Fatalf("the case lists %d reasons and %d codes", len(c.reasons), len(c.codes))
+			}
+			want := Decision{Merge: c.merge, Method: MethodSquash, SHA: checked, Recheck: c.recheck}
+			for i, r := range c.reasons {
+				want.Blocks = append(want.Blocks, Block{Code: c.codes[i], Text: r})
+			}
 			if c.name == "no checked SHA" {
 				want.SHA = ""
 			}
@@ -395,5 +456,66 @@ func TestHoldingLabel(t *testing.T) {
 				t.Errorf("HoldingLabel(%q) with %q = %q, want %q", c.labels, c.hold, got, c.want)
 			}
 		})
+	}
+}
+
+// TestCodes keeps the set of codes closed and spelt alike: distinct,
+// lower-case words joined by hyphens, as the blocked-by line and the
+// metric's reason label show them.
+func TestCodes(t *testing.T) {
+	seen := map[Code]bool{}
+	for _, c := range Codes() {
+		if seen[c] {
+			t.Errorf("code %q listed twice", c)
+		}
+		seen[c] = true
+		if !regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`).MatchString(string(c)) {
+			t.Errorf("code %q is not lower-case words joined by hyphens", c)
+		}
+	}
+	if !seen[CodeUnexplained] {
+		t.Error("the codes lack unexplained")
+	}
+}
+
+// TestDecisionJSON: the document carries the reasons beside the blocks,
+// in the same order, so readers of either agree.
+func TestDecisionJSON(t *testing.T) {
+	d := Decision{Method: MethodSquash, SHA: "aaa", Blocks: []Block{
+		{Code: CodeDraft, Text: "the pull request is a draft"},
+		{Code: CodeApprovalMissing, Text: "the pull request is not approved"},
+		{Code: CodeApprovalMissing, Text: "check owners concluded failure"},
+	}}
+	got, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"merge":false,"method":"squash","sha":"aaa",` +
+		`"reasons":["the pull request is a draft","the pull request is not approved","check owners concluded failure"],` +
+		`"blocks":[{"code":"draft","text":"the pull request is a draft"},` +
+		`{"code":"approval-missing","text":"the pull request is not approved"},` +
+		`{"code":"approval-missing","text":"check owners concluded failure"}],"recheck":false}`
+	if string(got) != want {
+		t.Errorf("JSON:\n got %s\nwant %s", got, want)
+	}
+	if codes := JoinCodes(d.Codes()); codes != "draft,approval-missing" {
+		t.Errorf("codes = %q", codes)
+	}
+}
+
+// TestCodesDocumented: the App's page lists every code in its table, and
+// no code that does not exist.
+func TestCodesDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "app.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|")
+	var documented []Code
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		documented = append(documented, Code(m[1]))
+	}
+	if !slices.Equal(documented, Codes()) {
+		t.Errorf("docs/app.md lists the codes %q; want %q, in that order", documented, Codes())
 	}
 }

@@ -5,6 +5,12 @@
 // reference list (Catalog.ReferenceListIn), and how the policy's publish
 // section becomes the publish flow's options (PublishInput).
 //
+// Decide lists every reason against a merge as a Block: a Code from a
+// closed set (Codes) that machines read, and a sentence for people. The
+// GitHub App adds the codes of its own states (checking, queued,
+// retrying, ...) from the same set, so that every open pull request can say
+// why it waits.
+//
 // The policy file is read from the base commit of a pull request, never from
 // its head: a pull request must not be able to relax the rules it is judged
 // by. Callers therefore hand Load the base tree.

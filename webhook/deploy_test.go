@@ -8,12 +8,17 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // TestAppManifest holds deploy/app-manifest.json to the service: the App
@@ -263,5 +268,115 @@ func TestDeployReplicas(t *testing.T) {
 	}
 	if need := 128 + 300*cfg.Workers; mib < need {
 		t.Errorf("memory limit %d Mi for %d workers; they need about %d Mi", mib, cfg.Workers, need)
+	}
+}
+
+// TestDeployAlerts holds deploy/monitoring to the service: its
+// kustomization applies the rules file, a PrometheusRule whose every rule
+// reads strictly, waits a duration, and names only metrics the service
+// exports and reasons (policy.Code) that exist; an unexplained wait and a
+// pull request stuck retrying each have an alert.
+func TestDeployAlerts(t *testing.T) {
+	dir := filepath.Join("..", "deploy", "monitoring")
+	var kust struct {
+		Resources []string `yaml:"resources"`
+	}
+	readYAML(t, filepath.Join(dir, "kustomization.yaml"), func(_ string, dec func(any) error) {
+		if err := dec(&kust); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !slices.Contains(kust.Resources, "alerts.yaml") {
+		t.Errorf("deploy/monitoring/kustomization.yaml applies %v, not alerts.yaml", kust.Resources)
+	}
+
+	type rule struct {
+		Alert       string            `yaml:"alert"`
+		Expr        string            `yaml:"expr"`
+		For         string            `yaml:"for"`
+		Labels      map[string]string `yaml:"labels"`
+		Annotations map[string]string `yaml:"annotations"`
+	}
+	var doc struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name   string            `yaml:"name"`
+			Labels map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Groups []struct {
+				Name  string `yaml:"name"`
+				Rules []rule `yaml:"rules"`
+			} `yaml:"groups"`
+		} `yaml:"spec"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "alerts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("deploy/monitoring/alerts.yaml: %v", err)
+	}
+	if doc.APIVersion != "monitoring.coreos.com/v1" || doc.Kind != "PrometheusRule" || doc.Metadata.Name == "" {
+		t.Errorf("alerts.yaml is a %s %s named %q; want a monitoring.coreos.com/v1 PrometheusRule", doc.APIVersion, doc.Kind, doc.Metadata.Name)
+	}
+
+	// The metrics the service exports, by name.
+	reg := prometheus.NewRegistry()
+	NewMetrics(reg)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, f := range families {
+		exported[f.GetName()] = true
+	}
+	metricName := regexp.MustCompile(`\bcatalogbot_[a-z_]+\b`)
+	reasonMatch := regexp.MustCompile(`reason=~?"([^"]*)"`)
+
+	alerted := map[policy.Code]bool{}
+	rules := 0
+	for _, g := range doc.Spec.Groups {
+		for _, r := range g.Rules {
+			rules++
+			if r.Alert == "" || r.Expr == "" || r.Annotations["summary"] == "" || r.Labels["severity"] == "" {
+				t.Errorf("rule %q: want an alert name, an expression, a severity and a summary", r.Alert)
+			}
+			if _, err := time.ParseDuration(r.For); err != nil {
+				t.Errorf("rule %s: for %q: %v", r.Alert, r.For, err)
+			}
+			if strings.Count(r.Expr, "(") != strings.Count(r.Expr, ")") || strings.Count(r.Expr, "{") != strings.Count(r.Expr, "}") {
+				t.Errorf("rule %s: unbalanced expression %q", r.Alert, r.Expr)
+			}
+			names := metricName.FindAllString(r.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("rule %s names no catalogbot metric: %q", r.Alert, r.Expr)
+			}
+			for _, n := range names {
+				if !exported[n] {
+					t.Errorf("rule %s names %s, which the service does not export", r.Alert, n)
+				}
+			}
+			for _, m := range reasonMatch.FindAllStringSubmatch(r.Expr, -1) {
+				for _, c := range strings.Split(m[1], "|") {
+					if !slices.Contains(policy.Codes(), policy.Code(c)) {
+						t.Errorf("rule %s names reason %q, which is no code", r.Alert, c)
+					}
+					alerted[policy.Code(c)] = true
+				}
+			}
+		}
+	}
+	if rules == 0 {
+		t.Fatal("alerts.yaml has no rules")
+	}
+	for _, c := range []policy.Code{policy.CodeUnexplained, policy.CodeRetrying} {
+		if !alerted[c] {
+			t.Errorf("no alert on the reason %s", c)
+		}
 	}
 }

@@ -26,7 +26,9 @@
 //     database that outlives the process and that replicas share.
 //   - Facts (facts.go) is where the App keeps what only deliveries tell it;
 //     webhook/durable keeps them in the same database.
-//   - Metrics (metrics.go) are the Prometheus metrics every part records.
+//   - Metrics (metrics.go) are the Prometheus metrics every part records;
+//     BlockedWaits (blocked.go) among them keeps why each open pull request
+//     waits and since when, for catalogbot_pr_blocked_seconds.
 //   - Config and LoadConfig (config.go) read the service's strict YAML file
 //     and the environment, where secrets belong.
 //

@@ -37,6 +37,10 @@ type Metrics struct {
 	// that stopped (webhook/durable); label: why (lease: its lease
 	// lapsed; fetched: it died between River's fetch and the lease).
 	Takeovers *prometheus.CounterVec
+	// Blocked is why each open pull request waits and since when:
+	// catalogbot_pr_blocked_seconds{reason}, the longest current wait
+	// of each reason (see BlockedWaits for why a gauge of the maximum).
+	Blocked *BlockedWaits
 }
 
 // NewMetrics creates the metrics and registers them on reg. A nil reg leaves
@@ -107,9 +111,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, w := range []string{"lease", "fetched"} {
 		m.Takeovers.WithLabelValues(w)
 	}
+	m.Blocked = newBlockedWaits()
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Blocked)
 	}
 	return m
 }

@@ -525,7 +525,7 @@ func actionVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, p
 		v.Shows = readStepFile(t, files.summary)
 	}
 	if doc.Decision != nil && !doc.Decision.Merge {
-		v.Reasons = doc.Decision.Reasons
+		v.Reasons = doc.Decision.Reasons()
 	}
 	findings := doc.Policy
 	for _, r := range doc.Results {

@@ -83,7 +83,8 @@ enabled, other tools' checks, a clean merge), which are taken as given.
 
 Output (-o): text; json ({"baseSHA", "headSHA", "results": [{"name",
 "conclusion", "summary", "findings", "waits"}], "policy", "hold",
-"decision": {"merge", "method", "sha", "reasons", "recheck"}, "graphs":
+"decision": {"merge", "method", "sha", "reasons", "blocks": [{"code",
+"text"}], "recheck"}, "graphs":
 [{"root", "package", "channel", "mermaid", "newChannel", "heads", "added",
 "addedEdges", "removed", "removedEdges"}], "moreGraphs"}); sarif
 (SARIF 2.1.0); github (annotations, the job summary in

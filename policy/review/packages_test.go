@@ -263,7 +263,7 @@ func TestPackageOwnership(t *testing.T) {
 			}
 			d := o.Decide(Forge{Local: true})
 			if d.Merge != tc.merge {
-				t.Errorf("merge = %v, want %v; reasons %q", d.Merge, tc.merge, d.Reasons)
+				t.Errorf("merge = %v, want %v; reasons %q", d.Merge, tc.merge, d.Reasons())
 			}
 			comment := o.StatusComment(d)
 			for _, line := range tc.needs {

@@ -311,9 +311,9 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 			strings.Join(o.Hold.IgnoredLifts, ", "))
 	}
 	b.WriteString(o.graphs())
-	if len(d.Reasons) > 0 {
+	if len(d.Blocks) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "- %s\n", r)
 		}
 	}
@@ -507,7 +507,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		fmt.Fprintf(&b, "mergeable at %s\n", o.HeadSHA)
 	} else {
 		b.WriteString("not mergeable:\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "  - %s\n", r)
 		}
 	}
@@ -588,12 +588,12 @@ func (o *Outcome) intro(d policy.Decision) string {
 			b.WriteString(": " + what)
 		}
 		b.WriteString(". Run the check again later. Not mergeable:\n")
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "\n- %s", r)
 		}
 	default:
 		fmt.Fprintf(&b, "**Not mergeable** at `%s`:\n", change.ShortSHA(o.HeadSHA))
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "\n- %s", r)
 		}
 	}
@@ -625,4 +625,45 @@ func (o *Outcome) notes() string {
 		notes = append(notes, "The pull request is held by "+o.Hold.By+".")
 	}
 	return strings.Join(notes, "\n\n")
+}
+
+// BlockedByPrefix opens the line of a check run's text that lists why the
+// pull request is not merged, by code (policy.Code), comma separated:
+//
+//	blocked-by: approval-missing,checks-pending
+//
+// The line is the first of the text, so that a script reading the check
+// run through the API finds it without parsing the rest.
+const BlockedByPrefix = "blocked-by: "
+
+// BlockedText is the text of the check run of an open pull request that
+// is not merged: the blocked-by line with the codes of blocks (unexplained
+// when there are none), then each reason as people read it. It is the
+// text of a check run, plain Markdown.
+func BlockedText(blocks []policy.Block) string {
+	blocks = policy.OrUnexplained(blocks)
+	var b strings.Builder
+	b.WriteString(BlockedByPrefix + policy.JoinCodes(policy.CodesOf(blocks)) + "\n\n")
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "- `%s`: %s\n", bl.Code, checks.VisibleLine(bl.Text))
+	}
+	return b.String()
+}
+
+// ParseBlockedBy reads the codes of the blocked-by line of a check run's
+// text (BlockedText); ok is false when the text has no such line.
+func ParseBlockedBy(text string) (codes []policy.Code, ok bool) {
+	for line := range strings.Lines(text) {
+		rest, found := strings.CutPrefix(strings.TrimRight(line, "\r\n"), BlockedByPrefix)
+		if !found {
+			continue
+		}
+		for _, c := range strings.Split(rest, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				codes = append(codes, policy.Code(c))
+			}
+		}
+		return codes, true
+	}
+	return nil, false
 }

@@ -302,7 +302,7 @@ func (o *Outcome) Blocked(f Forge) (draft, held bool) {
 // checked head, with every reason against.
 func (o *Outcome) Decide(f Forge) policy.Decision {
 	if !o.Valid() {
-		return policy.Decision{SHA: o.HeadSHA, Reasons: []string{"the repository policy on the base branch is invalid"}}
+		return policy.Decision{SHA: o.HeadSHA, Blocks: []policy.Block{{Code: policy.CodePolicyInvalid, Text: "the repository policy on the base branch is invalid"}}}
 	}
 	draft, held := o.Blocked(f)
 	state := policy.PRState{
@@ -323,5 +323,5 @@ func (o *Outcome) Decide(f Forge) policy.Decision {
 		clean := true
 		state.HeadSHA, state.Mergeable, state.ExtraChecks, state.OwnRun = o.HeadSHA, &clean, nil, nil
 	}
-	return o.Policy.Decide(policy.Report{Conclusions: o.Report.Conclusions(), HeadSHA: o.HeadSHA}, state)
+	return o.Policy.Decide(policy.Report{Conclusions: o.Report.Conclusions(), Approvals: pipeline.OwnersName, HeadSHA: o.HeadSHA}, state)
 }

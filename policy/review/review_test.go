@@ -271,8 +271,8 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("Hold = %+v, want %+v", o.Hold, tc.hold)
 			}
 			d := o.Decide(Forge{Local: true})
-			if d.Merge != tc.merge || !reflect.DeepEqual(d.Reasons, tc.reasons) {
-				t.Errorf("Decide = merge %v, reasons %q; want %v, %q", d.Merge, d.Reasons, tc.merge, tc.reasons)
+			if d.Merge != tc.merge || !reflect.DeepEqual(d.Reasons(), tc.reasons) {
+				t.Errorf("Decide = merge %v, reasons %q; want %v, %q", d.Merge, d.Reasons(), tc.merge, tc.reasons)
 			}
 			if d.SHA != headSHA {
 				t.Errorf("the decision is pinned to %q, want the checked head %q", d.SHA, headSHA)
@@ -417,8 +417,8 @@ func TestDecideForge(t *testing.T) {
 			if d.Merge != tc.merge || d.Recheck != tc.recheck {
 				t.Errorf("Decide = %+v, want merge %v recheck %v", d, tc.merge, tc.recheck)
 			}
-			if tc.reason != "" && !slices.Contains(d.Reasons, tc.reason) {
-				t.Errorf("reasons %q lack %q", d.Reasons, tc.reason)
+			if tc.reason != "" && !slices.Contains(d.Reasons(), tc.reason) {
+				t.Errorf("reasons %q lack %q", d.Reasons(), tc.reason)
 			}
 		})
 	}
@@ -475,7 +475,7 @@ func TestCouldNotJudge(t *testing.T) {
 				t.Fatalf("Verdict = %s %q, want %s", c, title, tc.verdict)
 			}
 			d := o.Decide(Forge{Local: true})
-			if d.Merge != (tc.verdict == checks.Success) || (tc.reason != "" && !slices.Contains(d.Reasons, tc.reason)) {
+			if d.Merge != (tc.verdict == checks.Success) || (tc.reason != "" && !slices.Contains(d.Reasons(), tc.reason)) {
 				t.Errorf("Decide = %+v, want merge %v with %q", d, tc.verdict == checks.Success, tc.reason)
 			}
 			if got := o.CouldNotJudge(); (tc.says == "") != (got == "") || !strings.Contains(got, tc.says) {
@@ -520,5 +520,103 @@ func TestPendingRun(t *testing.T) {
 	c, title, summary = o.PendingRun(Retry{Try: 7, Tries: 7})
 	if c != checks.Failure || title != "Could not judge: images after 7 tries" || !strings.Contains(summary, "fails rather than pass") {
 		t.Errorf("try 7 of 7 = %s %q\n%s", c, title, summary)
+	}
+}
+
+// TestDecideCodes: the owners check failing is the approval missing, not
+// a broken catalog, and an invalid policy has its own code.
+func TestDecideCodes(t *testing.T) {
+	cases := []struct {
+		name  string
+		pr    func() *PR
+		forge Forge
+		codes []policy.Code
+	}{
+		{
+			name:  "a non-owner's change waits for approval",
+			pr:    func() *PR { c, b, h := edit("mallory"); return &PR{Change: c, Base: b, Head: h} },
+			forge: Forge{Local: true},
+			codes: []policy.Code{policy.CodeApprovalMissing},
+		},
+		{
+			name: "a held, unapproved change on a moved head",
+			pr: func() *PR {
+				c, b, h := edit("mallory")
+				return &PR{Change: c, Base: b, Head: h, Labels: []string{policy.DefaultHoldLabel}}
+			},
+			forge: Forge{Head: "moved"},
+			codes: []policy.Code{policy.CodeMergingDisabled, policy.CodeHold, policy.CodeApprovalMissing, policy.CodeHeadMoved, policy.CodeMergeability},
+		},
+		{
+			name: "an invalid policy",
+			pr: func() *PR {
+				c, b, h := edit("alice")
+				b[".catalogbot.yaml"] = &fstest.MapFile{Data: []byte("owners:\n  selfApprove: yes\n")}
+				return &PR{Change: c, Base: b, Head: h}
+			},
+			forge: Forge{Local: true},
+			codes: []policy.Code{policy.CodePolicyInvalid},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Evaluate(context.Background(), tc.pr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := o.Decide(tc.forge)
+			if got := d.Codes(); !slices.Equal(got, tc.codes) {
+				t.Errorf("codes = %q, want %q; reasons %q", got, tc.codes, d.Reasons())
+			}
+		})
+	}
+}
+
+// TestBlockedText: the blocked-by line a script reads gives the codes of
+// the reasons listed under it, once each, and unexplained when there are
+// none.
+func TestBlockedText(t *testing.T) {
+	cases := []struct {
+		name   string
+		blocks []policy.Block
+		want   string
+	}{
+		{
+			name: "codes once each, in order",
+			blocks: []policy.Block{
+				{Code: policy.CodeApprovalMissing, Text: "the pull request is not approved"},
+				{Code: policy.CodeChecksPending, Text: "check images could not judge yet"},
+				{Code: policy.CodeApprovalMissing, Text: "check owners concluded failure"},
+			},
+			want: "blocked-by: approval-missing,checks-pending\n\n" +
+				"- `approval-missing`: the pull request is not approved\n" +
+				"- `checks-pending`: check images could not judge yet\n" +
+				"- `approval-missing`: check owners concluded failure\n",
+		},
+		{
+			name: "none is unexplained",
+			want: "blocked-by: unexplained\n\n" +
+				"- `unexplained`: nothing recorded why this pull request is not merged; this is a bug in catalogbot\n",
+		},
+		{
+			name:   "a reason stays on its line",
+			blocks: []policy.Block{{Code: policy.CodeRetrying, Text: "one\nblocked-by: merging"}},
+			want:   "blocked-by: retrying\n\n- `retrying`: one\\nblocked-by: merging\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := BlockedText(tc.blocks)
+			if got != tc.want {
+				t.Errorf("BlockedText:\n got %q\nwant %q", got, tc.want)
+			}
+			codes, ok := ParseBlockedBy(got)
+			if want := policy.CodesOf(policy.OrUnexplained(tc.blocks)); !ok || !slices.Equal(codes, want) {
+				t.Errorf("ParseBlockedBy = %q, %v; want %q", codes, ok, want)
+			}
+		})
+	}
+	if codes, ok := ParseBlockedBy("no such line\n"); ok || codes != nil {
+		t.Errorf("ParseBlockedBy of a text without the line = %q, %v", codes, ok)
 	}
 }

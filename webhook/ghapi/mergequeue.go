@@ -2,6 +2,7 @@ package ghapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,7 +15,8 @@ import (
 // A branch whose ruleset requires a merge queue refuses the REST merge
 // with 405: a pull request gets there through the queue alone, which only
 // GitHub's GraphQL API (enqueuePullRequest) joins. These are the calls
-// that find such a branch and queue a pull request on it.
+// that find such a branch, queue a pull request on it, and take one out
+// again (dequeuePullRequest) when it is held after it was queued.
 
 // MergeQueueRefusal reports whether err is GitHub refusing a REST merge
 // because the base branch merges through a merge queue: a 405 whose
@@ -138,4 +140,86 @@ func EnqueuePullRequest(ctx context.Context, gh *github.Client, pullRequestID, h
 		return nil, fmt.Errorf("enqueue pull request %s: GitHub returned no merge queue entry", pullRequestID)
 	}
 	return out.Data.EnqueuePullRequest.MergeQueueEntry, nil
+}
+
+// graphQLError is one entry of a GraphQL answer's errors.
+type graphQLError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// graphQL sends query with vars and decodes the answer's data into data;
+// GitHub answers a refusal with 200 and errors, which come back as they
+// are.
+func graphQL(ctx context.Context, gh *github.Client, query string, vars map[string]string, data any) ([]graphQLError, error) {
+	req, err := gh.NewRequest(http.MethodPost, GraphQLURL(gh.BaseURL).String(), map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []graphQLError  `json:"errors"`
+	}
+	if _, err := gh.Do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Data) > 0 && string(out.Data) != "null" {
+		if err := json.Unmarshal(out.Data, data); err != nil {
+			return out.Errors, fmt.Errorf("decode GitHub's GraphQL answer: %w", err)
+		}
+	}
+	return out.Errors, nil
+}
+
+const entryQuery = `query($id: ID!) {
+  node(id: $id) {
+    ... on PullRequest { mergeQueueEntry { id position state } }
+  }
+}`
+
+// MergeQueueEntryOf is the merge queue entry of the pull request with
+// GraphQL node id pullRequestID, nil when no queue holds it.
+func MergeQueueEntryOf(ctx context.Context, gh *github.Client, pullRequestID string) (*QueueEntry, error) {
+	var data struct {
+		Node *struct {
+			MergeQueueEntry *QueueEntry `json:"mergeQueueEntry"`
+		} `json:"node"`
+	}
+	errs, err := graphQL(ctx, gh, entryQuery, map[string]string{"id": pullRequestID}, &data)
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("%s (%s)", errs[0].Message, errs[0].Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the merge queue entry of pull request %s: %w", pullRequestID, err)
+	}
+	if data.Node == nil {
+		return nil, nil
+	}
+	return data.Node.MergeQueueEntry, nil
+}
+
+const dequeueMutation = `mutation($id: ID!) {
+  dequeuePullRequest(input: {id: $id}) {
+    mergeQueueEntry { id position state }
+  }
+}`
+
+// DequeuePullRequest takes the pull request with GraphQL node id
+// pullRequestID out of its base branch's merge queue. GitHub refuses it
+// for a pull request no queue holds, so callers ask MergeQueueEntryOf
+// first.
+func DequeuePullRequest(ctx context.Context, gh *github.Client, pullRequestID string) error {
+	var data struct {
+		DequeuePullRequest *struct {
+			MergeQueueEntry *QueueEntry `json:"mergeQueueEntry"`
+		} `json:"dequeuePullRequest"`
+	}
+	errs, err := graphQL(ctx, gh, dequeueMutation, map[string]string{"id": pullRequestID}, &data)
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("%s (%s)", errs[0].Message, errs[0].Type)
+	}
+	if err != nil {
+		return fmt.Errorf("dequeue pull request %s: %w", pullRequestID, err)
+	}
+	return nil
 }

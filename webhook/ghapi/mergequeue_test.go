@@ -61,3 +61,46 @@ func TestEnqueuePullRequestAnswers(t *testing.T) {
 }
 
 var errOther = errors.New("another error")
+
+// TestDequeueAnswers: the entry query and the dequeue mutation send the
+// pull request's node id, read an entry or none, and turn GitHub's
+// refusals into errors.
+func TestDequeueAnswers(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  string
+		queued  bool // MergeQueueEntryOf finds an entry
+		wantErr bool
+	}{
+		{"queued", `{"data":{"node":{"mergeQueueEntry":{"id":"MQE_1","position":1,"state":"QUEUED"}},"dequeuePullRequest":{"mergeQueueEntry":{"id":"MQE_1"}}}}`, true, false},
+		{"not queued", `{"data":{"node":{"mergeQueueEntry":null},"dequeuePullRequest":null}}`, false, false},
+		{"refused", `{"data":null,"errors":[{"type":"FORBIDDEN","message":"Resource not accessible by integration"}]}`, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sent []map[string]string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var got struct{ Variables map[string]string }
+				_ = json.NewDecoder(r.Body).Decode(&got)
+				sent = append(sent, got.Variables)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tt.answer))
+			}))
+			defer srv.Close()
+			gh := github.NewClient(nil)
+			gh.BaseURL, _ = url.Parse(srv.URL + "/")
+			entry, err := MergeQueueEntryOf(context.Background(), gh, "PR_1")
+			if (err != nil) != tt.wantErr || (entry != nil) != tt.queued {
+				t.Errorf("MergeQueueEntryOf = %+v, %v; want queued %v, error %v", entry, err, tt.queued, tt.wantErr)
+			}
+			if err := DequeuePullRequest(context.Background(), gh, "PR_1"); (err != nil) != tt.wantErr {
+				t.Errorf("DequeuePullRequest = %v; want error %v", err, tt.wantErr)
+			}
+			for _, v := range sent {
+				if v["id"] != "PR_1" {
+					t.Errorf("variables sent = %v, want the pull request's node id", v)
+				}
+			}
+		})
+	}
+}

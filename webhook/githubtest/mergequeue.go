@@ -15,6 +15,8 @@ import (
 // GraphQL's enqueuePullRequest, which checks expectedHeadOid against the
 // head. The queue merges what it holds when the test says (MergeQueued),
 // and a test removes an entry (Dequeue) to deliver pull_request dequeued.
+// A bot reads a pull request's entry (node on PullRequest, mergeQueueEntry)
+// and takes it out with dequeuePullRequest.
 
 // QueueEntry is a pull request in a branch's merge queue.
 type QueueEntry struct {
@@ -131,9 +133,10 @@ type graphqlError struct {
 	Message string   `json:"message"`
 }
 
-// serveGraphQL answers POST /graphql, the one GraphQL operation the fake
-// knows: the enqueuePullRequest mutation. GitHub answers GraphQL with 200
-// and the refusal in errors, 401 without a valid token.
+// serveGraphQL answers POST /graphql, the GraphQL operations the fake
+// knows: the enqueuePullRequest and dequeuePullRequest mutations and the
+// query of a pull request's mergeQueueEntry. GitHub answers GraphQL with
+// 200 and the refusal in errors, 401 without a valid token.
 func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) int {
 	reply := func(status int, v any) int {
 		writeJSON(w, status, v)
@@ -156,8 +159,14 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) int {
 	if in == nil {
 		return reply(http.StatusUnauthorized, obj{"message": "Bad credentials"})
 	}
-	if !strings.Contains(req.Query, "enqueuePullRequest") {
-		return reply(http.StatusOK, obj{"errors": []graphqlError{{Message: "the fake GitHub knows no GraphQL operation but enqueuePullRequest"}}})
+	switch {
+	case strings.Contains(req.Query, "dequeuePullRequest"):
+		return s.dequeueGraphQL(req, in, reply)
+	case strings.Contains(req.Query, "enqueuePullRequest"):
+	case strings.Contains(req.Query, "mergeQueueEntry"):
+		return s.entryGraphQL(req, in, reply)
+	default:
+		return reply(http.StatusOK, obj{"errors": []graphqlError{{Message: "the fake GitHub knows no GraphQL operation but enqueuePullRequest, dequeuePullRequest and a pull request's mergeQueueEntry"}}})
 	}
 	fail := func(typ, msg string) int {
 		return reply(http.StatusOK, obj{"data": obj{"enqueuePullRequest": nil},
@@ -190,6 +199,50 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) int {
 	repo.queues[pr.baseRef] = append(q, e)
 	pr.updated = s.now()
 	return reply(http.StatusOK, obj{"data": obj{"enqueuePullRequest": obj{"mergeQueueEntry": obj{"id": e.ID, "position": len(q) + 1, "state": "QUEUED"}}}})
+}
+
+// entryGraphQL answers the query of a pull request's mergeQueueEntry
+// (node(id) on PullRequest): the entry, or null when no queue holds it.
+func (s *Server) entryGraphQL(req graphqlRequest, in *installation, reply func(int, any) int) int {
+	var id string
+	_ = json.Unmarshal(req.Variables["id"], &id)
+	repo, pr := s.pullByNodeID(id)
+	if pr == nil || s.installationOf(repo.Owner) != in {
+		return reply(http.StatusOK, obj{"data": obj{"node": nil},
+			"errors": []graphqlError{{Type: "NOT_FOUND", Path: []string{"node"}, Message: fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id)}}})
+	}
+	var entry any
+	for i, e := range repo.queues[pr.baseRef] {
+		if e.Number == pr.Number {
+			entry = obj{"id": e.ID, "position": i + 1, "state": "QUEUED"}
+		}
+	}
+	return reply(http.StatusOK, obj{"data": obj{"node": obj{"mergeQueueEntry": entry}}})
+}
+
+// dequeueGraphQL answers the dequeuePullRequest mutation: the pull request
+// leaves its base branch's queue, which GitHub refuses for one no queue
+// holds. The test delivers the pull_request dequeued that follows.
+func (s *Server) dequeueGraphQL(req graphqlRequest, in *installation, reply func(int, any) int) int {
+	fail := func(typ, msg string) int {
+		return reply(http.StatusOK, obj{"data": obj{"dequeuePullRequest": nil},
+			"errors": []graphqlError{{Type: typ, Path: []string{"dequeuePullRequest"}, Message: msg}}})
+	}
+	var id string
+	_ = json.Unmarshal(req.Variables["id"], &id)
+	repo, pr := s.pullByNodeID(id)
+	if pr == nil || s.installationOf(repo.Owner) != in {
+		return fail("NOT_FOUND", fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
+	}
+	q := repo.queues[pr.baseRef]
+	for i, e := range q {
+		if e.Number == pr.Number {
+			repo.queues[pr.baseRef] = append(q[:i:i], q[i+1:]...)
+			pr.updated = s.now()
+			return reply(http.StatusOK, obj{"data": obj{"dequeuePullRequest": obj{"mergeQueueEntry": obj{"id": e.ID, "position": i + 1, "state": "QUEUED"}}}})
+		}
+	}
+	return fail("UNPROCESSABLE", "Pull request is not in the merge queue")
 }
 
 // pullByNodeID finds the pull request with GraphQL node id id.

@@ -60,6 +60,22 @@ func TestMergeQueue(t *testing.T) {
 	if q := repo.MergeQueue("main"); len(q) != 1 || q[0].Number != pr.Number || q[0].HeadSHA != pr.HeadSHA() || q[0].ID != entry.ID {
 		t.Fatalf("merge queue = %+v", q)
 	}
+	// A bot reads the entry, and takes the pull request out and in again.
+	if e, err := ghapi.MergeQueueEntryOf(ctx, c, gpr.GetNodeID()); err != nil || e == nil || e.ID != entry.ID {
+		t.Fatalf("MergeQueueEntryOf = %+v, %v; want %s", e, err, entry.ID)
+	}
+	if err := ghapi.DequeuePullRequest(ctx, c, gpr.GetNodeID()); err != nil {
+		t.Fatalf("dequeue = %v", err)
+	}
+	if e, err := ghapi.MergeQueueEntryOf(ctx, c, gpr.GetNodeID()); err != nil || e != nil || len(repo.MergeQueue("main")) != 0 {
+		t.Fatalf("after the dequeue: entry %+v, %v; queue %+v", e, err, repo.MergeQueue("main"))
+	}
+	if err := ghapi.DequeuePullRequest(ctx, c, gpr.GetNodeID()); err == nil {
+		t.Fatal("dequeue of a pull request no queue holds succeeded")
+	}
+	if _, err := ghapi.EnqueuePullRequest(ctx, c, gpr.GetNodeID(), pr.HeadSHA()); err != nil {
+		t.Fatal(err)
+	}
 	shas, err := repo.MergeQueued("main")
 	if err != nil || len(shas) != 1 || !pr.Merged() || repo.Branch("main") != shas[0] {
 		t.Fatalf("MergeQueued = %v, %v; merged %v", shas, err, pr.Merged())

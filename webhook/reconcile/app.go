@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +34,10 @@ type AppOptions struct {
 	// retrying, rate-limit-aware transport of package ghapi. Nil means
 	// http.DefaultTransport.
 	HTTPClient *http.Client
+	// GitHubBackoff is the first pause before a GitHub request that met
+	// a server error is sent again (ghapi.TransportOptions.MinBackoff);
+	// 0 is the transport's default. Tests of outages shorten it.
+	GitHubBackoff time.Duration
 
 	// Images, when set, turn on the image checks of pull requests
 	// (pipeline.Input.ImageOptions). Its keychain must be read-only or
@@ -102,6 +108,9 @@ type App struct {
 	mu      sync.Mutex
 	done    map[prKey]fingerprint // last finished reconcile of each open PR
 	resyncN int64
+	// instance tells this process's resync jobs from another's (see
+	// resyncRepo).
+	instance string
 }
 
 // NewApp checks o.Config enough to talk to GitHub and prepares the git
@@ -142,7 +151,8 @@ func NewApp(o AppOptions) (*App, error) {
 		base = o.HTTPClient.Transport
 	}
 	tr := ghapi.NewTransport(ghapi.TransportOptions{
-		Base: base,
+		Base:       base,
+		MinBackoff: o.GitHubBackoff,
 		Hooks: ghapi.Hooks{
 			Call:      func(method, code string) { m.GitHubCalls.WithLabelValues(method, code).Inc() },
 			RateLimit: func(n int) { m.RateLimitRemaining.Set(float64(n)) },
@@ -156,8 +166,10 @@ func NewApp(o AppOptions) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	var id [6]byte
+	rand.Read(id[:])
 	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now,
-		github: errors.New("GitHub has not yet been asked for an installation token")}
+		github: errors.New("GitHub has not yet been asked for an installation token"), instance: hex.EncodeToString(id[:])}
 	if a.clock == nil {
 		a.clock = time.Now
 	}

@@ -9,6 +9,12 @@
 //   - A push job (publish.go) publishes the default branch through the one
 //     publish flow (publisher/publish); a push that changes OWNERS files
 //     or the policy re-checks the open pull requests (rules.go).
+//   - However a pull request job ends, an open pull request says why it is
+//     not merged: the reason codes (policy.Code) of the decision, or of the
+//     state the job left it in (queued, retrying, ...), lead the text of
+//     its catalogbot run and feed webhook.BlockedWaits (report.go,
+//     explain). A job that could not say it is not remembered as done, so
+//     the next resync comes back.
 //   - A resync job (resync.go), and RunResync on a timer, list every open
 //     pull request of every installation, so a lost delivery or a restart
 //     loses nothing: webhooks only make the work start sooner.

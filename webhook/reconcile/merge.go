@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/gitcache"
@@ -38,6 +39,7 @@ type mergeInput struct {
 	snap    *gitcache.Snapshot
 	src     gitcache.Source
 	base    string // base branch
+	node    string // the pull request's GraphQL node id
 }
 
 // merge merges the pull request when the policy says so, pinned to the
@@ -51,7 +53,10 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	// GitHub and the git cache are only asked more about pull requests
 	// that could merge on what is known already.
 	if !in.pre.Merge {
-		log.Info("not merging", "reasons", in.pre.Reasons)
+		log.Info("not merging", "reasons", in.pre.Reasons())
+		if slices.Contains(in.pre.Codes(), policy.CodeHold) {
+			return false, r.dequeueHeld(ctx, in)
+		}
 		return false, nil
 	}
 
@@ -61,6 +66,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	}
 	if pr.GetState() != "open" {
 		log.Info("the pull request closed during the check", "state", pr.GetState())
+		r.closed = true
 		return false, nil
 	}
 	runs, err := r.checkRuns(ctx, checked)
@@ -89,7 +95,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	d := in.outcome.Decide(now)
 	if !d.Merge {
 		if d.Recheck {
-			log.Info("checking again before merging", "reasons", d.Reasons, "head", now.Head, "base", tip)
+			log.Info("checking again before merging", "reasons", d.Reasons(), "head", now.Head, "base", tip)
 			return true, nil
 		}
 		if pr.Mergeable == nil {
@@ -98,7 +104,8 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 			r.settled = false
 		}
 		a.metrics.Merges.WithLabelValues(MergeRefused).Inc()
-		log.Info("not merging", "reasons", d.Reasons)
+		log.Info("not merging", "reasons", d.Reasons())
+		r.blocks = d.Blocks
 		return false, nil
 	}
 
@@ -111,6 +118,8 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 			a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
 			log.Info("GitHub refused the merge; checking again", "status", code, "err", err)
 			if r.mergeTried {
+				r.blocks = []policy.Block{{Code: policy.CodeMergeRefused,
+					Text: fmt.Sprintf("GitHub refused the merge at %s (HTTP %d) again after a re-check; the next event or resync tries again", change.ShortSHA(d.SHA), code)}}
 				return false, nil
 			}
 			r.mergeTried = true
@@ -132,7 +141,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return rec, true
 	})
 	a.forget(r.job.Key.Repo, r.number)
-	r.final = nil
+	r.final, r.closed = nil, true
 	return false, nil
 }
 

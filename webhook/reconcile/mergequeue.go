@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
 )
@@ -28,6 +30,13 @@ import (
 // line (dequeueMarker) with the head, GitHub's time and the reason, and
 // does not queue that head again until a new commit, a /recheck after it,
 // or a re-run of its check run.
+//
+// A hold given after the pull request was queued takes it out of the queue
+// again (dequeueHeld), which would otherwise merge it once its checks
+// pass: a held pull request's reconcile asks GitHub for its queue entry,
+// one GraphQL query. GitHub then delivers pull_request dequeued, sent by
+// the App's own bot; that one is not the queue letting go, and the pull
+// request is queued again once the hold is lifted.
 
 // dequeueMarker opens the hidden line of a status comment that records
 // the merge queue letting go of the pull request.
@@ -89,7 +98,10 @@ func cleanReason(s string) string {
 func (r *prRun) removedFromQueue(ctx context.Context, head string, outcome *review.Outcome) (*dequeue, error) {
 	if r.job.Event == "pull_request" && r.job.Action == "dequeued" {
 		var p struct {
-			Reason      string `json:"reason"`
+			Reason string `json:"reason"`
+			Sender struct {
+				Login string `json:"login"`
+			} `json:"sender"`
 			PullRequest struct {
 				UpdatedAt time.Time `json:"updated_at"`
 				Head      struct {
@@ -97,7 +109,12 @@ func (r *prRun) removedFromQueue(ctx context.Context, head string, outcome *revi
 				} `json:"head"`
 			} `json:"pull_request"`
 		}
-		if err := json.Unmarshal(r.job.Payload, &p); err == nil && p.PullRequest.Head.SHA == head {
+		err := json.Unmarshal(r.job.Payload, &p)
+		if bot := r.a.botLogin(); err == nil && bot != "" && strings.EqualFold(p.Sender.Login, bot) {
+			// The App took it out itself, for a hold.
+			return nil, nil
+		}
+		if err == nil && p.PullRequest.Head.SHA == head {
 			at := p.PullRequest.UpdatedAt
 			if at.IsZero() {
 				at = r.a.now()
@@ -155,10 +172,12 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 	switch {
 	case errors.Is(err, ghapi.ErrAlreadyQueued):
 		r.log.Info("already in the merge queue", "branch", in.base, "sha", sha)
+		r.blocks = queuedBlocks(in.base, sha)
 	case errors.Is(err, ghapi.ErrQueueHeadMoved):
 		a.metrics.Merges.WithLabelValues(MergeConflict).Inc()
 		r.log.Info("the head moved before it could be queued; checking again", "err", err)
 		if r.mergeTried {
+			r.blocks = []policy.Block{{Code: policy.CodeHeadMoved, Text: "the head moved before the pull request could be queued; the next event or resync checks it again"}}
 			return false, nil
 		}
 		r.mergeTried = true
@@ -169,6 +188,7 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 	default:
 		a.metrics.Merges.WithLabelValues(MergeQueued).Inc()
 		r.log.Info("queued in the merge queue", "branch", in.base, "sha", sha)
+		r.blocks = queuedBlocks(in.base, sha)
 	}
 	changed, err := r.syncComment(ctx, queuedText(in))
 	if err != nil {
@@ -182,4 +202,28 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 		}
 	}
 	return false, nil
+}
+
+// queuedBlocks say that the merge queue of base holds the pull request at
+// sha: GitHub merges it, once the queue's checks pass.
+func queuedBlocks(base, sha string) []policy.Block {
+	return []policy.Block{{Code: policy.CodeQueued,
+		Text: fmt.Sprintf("queued in the merge queue of %s at %s; GitHub merges it once the queue's required checks pass", base, change.ShortSHA(sha))}}
+}
+
+// dequeueHeld takes a held pull request out of its base branch's merge
+// queue, if a queue holds it.
+func (r *prRun) dequeueHeld(ctx context.Context, in mergeInput) error {
+	entry, err := ghapi.MergeQueueEntryOf(ctx, r.gh, in.node)
+	if err != nil {
+		return r.a.fail("merge", err)
+	}
+	if entry == nil {
+		return nil
+	}
+	if err := ghapi.DequeuePullRequest(ctx, r.gh, in.node); err != nil {
+		return r.a.fail("merge", err)
+	}
+	r.log.Info("held: taken out of the merge queue", "branch", in.base, "entry", entry.ID)
+	return nil
 }

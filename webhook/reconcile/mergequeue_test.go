@@ -3,11 +3,14 @@ package reconcile
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
 
@@ -153,5 +156,52 @@ func TestMergeQueueDequeued(t *testing.T) {
 	e.process(pr, "pull_request")
 	if q := e.repo.MergeQueue("main"); len(q) != 1 || q[0].HeadSHA != pushed {
 		t.Fatalf("merge queue = %+v after a new commit, want it queued at %s", q, pushed)
+	}
+}
+
+// TestHoldDequeues: a /hold after the App queued a pull request takes it
+// out of the merge queue, which would otherwise merge it. GitHub's
+// dequeued delivery that follows, sent by the App's own bot, is not the
+// queue letting go: once the hold is lifted, the pull request is queued
+// again at the same commit.
+func TestHoldDequeues(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	e.repo.RequireMergeQueue("main")
+	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	e.process(pr, "pull_request")
+	if q := e.repo.MergeQueue("main"); len(q) != 1 {
+		t.Fatalf("merge queue = %+v, want the pull request", q)
+	}
+
+	e.gh.Advance(2 * time.Second)
+	e.repo.Comment(pr.Number, "alice", "/hold")
+	e.process(pr, "issue_comment")
+	if q := e.repo.MergeQueue("main"); len(q) != 0 {
+		t.Fatalf("merge queue = %+v after /hold, want it empty", q)
+	}
+	if codes, _ := review.ParseBlockedBy(e.run(pr.HeadSHA(), CheckRunName).Text); !slices.Equal(codes, []policy.Code{policy.CodeHold}) {
+		t.Errorf("blocked by %q, want hold", codes)
+	}
+
+	job := e.job(pr, "pull_request")
+	job.Action = "dequeued"
+	job.Payload = e.gh.Payload("pull_request", "dequeued", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number, Reason: "MANUAL", Sender: e.gh.AppSlug() + "[bot]"})
+	if err := processAll(context.Background(), e.app, job); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.statusComments(pr.Number) {
+		if strings.Contains(c.Body, dequeueMarker) {
+			t.Errorf("the App's own dequeue was recorded as the queue letting go:\n%s", c.Body)
+		}
+	}
+
+	e.gh.Advance(2 * time.Second)
+	e.repo.Comment(pr.Number, "alice", "/hold cancel")
+	e.process(pr, "issue_comment")
+	if q := e.repo.MergeQueue("main"); len(q) != 1 || q[0].HeadSHA != pr.HeadSHA() {
+		t.Fatalf("merge queue = %+v after /hold cancel, want the pull request queued again", q)
+	}
+	if codes, _ := review.ParseBlockedBy(e.run(pr.HeadSHA(), CheckRunName).Text); !slices.Equal(codes, []policy.Code{policy.CodeQueued}) {
+		t.Errorf("blocked by %q, want queued", codes)
 	}
 }

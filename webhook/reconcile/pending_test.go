@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 )
 
@@ -76,6 +79,9 @@ func TestCouldNotJudgeStaysInProgress(t *testing.T) {
 		if want := "Could not judge: images"; run.Title != want {
 			t.Errorf("try %d: title %q, want %q", try+1, run.Title, want)
 		}
+		if codes, _ := review.ParseBlockedBy(run.Text); !slices.Equal(codes, []policy.Code{policy.CodeChecksPending}) {
+			t.Errorf("try %d: blocked by %q, want checks-pending", try+1, codes)
+		}
 		if len(queued) != 1 || queued[0].Key != job.Key || !queued[0].NotBefore.Equal(now.Add(wait)) {
 			t.Fatalf("try %d: queued %+v, want one retry of %s at %s", try+1, queued, job.Key, now.Add(wait))
 		}
@@ -89,6 +95,10 @@ func TestCouldNotJudgeStaysInProgress(t *testing.T) {
 	if run.Status != "completed" || run.Conclusion != "failure" || run.Title != "Could not judge: images after 3 tries" ||
 		!strings.Contains(run.Summary, "rate limited the requests") {
 		t.Errorf("after the last try: run %s/%s %q, want a failure that says why:\n%s", run.Status, run.Conclusion, run.Title, run.Summary)
+	}
+	// No retry follows: the run has failed, and says so.
+	if codes, _ := review.ParseBlockedBy(run.Text); !slices.Equal(codes, []policy.Code{policy.CodeChecksPending, policy.CodeChecksFailed}) {
+		t.Errorf("after the last try: blocked by %q, want checks-pending and checks-failed", codes)
 	}
 	for _, r := range e.repo.CheckRuns(head) {
 		if r.Name == CheckRunName && (r.Conclusion == "neutral" || r.Conclusion == "success") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/ghapi"
@@ -48,6 +49,15 @@ type prRun struct {
 	// computed) means the next resync should look again.
 	final   *github.PullRequest
 	settled bool
+
+	// head is the head the catalogbot run was begun at, "" before; blocks
+	// are why the pull request is not merged, as this run left it, and
+	// said what the run's text says now. closed is set once it is merged
+	// or found closed: it waits for nothing.
+	head   string
+	blocks []policy.Block
+	said   string
+	closed bool
 }
 
 // reconcile checks a pull request at its current head, reports the result
@@ -71,9 +81,11 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
 	r.rerequest = r.rerequested()
+	// However the job ends, the pull request says why it waits.
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
 		if err != nil {
+			r.explain(ctx, err)
 			return time.Time{}, err
 		}
 		if !again {
@@ -81,8 +93,15 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 		}
 		if pass == maxPasses {
 			log.Warn("the pull request kept moving; leaving it to the next event or resync", "passes", pass)
+			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request kept moving during the check; the next event or resync checks it again"}}
+			r.explain(ctx, nil)
 			return time.Time{}, nil
 		}
+	}
+	if !r.explain(ctx, nil) {
+		// The run does not say yet why the pull request waits: the next
+		// resync must come back to it, changed or not.
+		r.settled = false
 	}
 	if r.final != nil && r.settled {
 		a.remember(job.Key.Repo, r.number, r.final)
@@ -106,11 +125,12 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	if pr.GetState() != "open" {
 		r.log.Info("pull request is not open; nothing to do", "state", pr.GetState())
 		a.forget(r.job.Key.Repo, r.number)
-		r.final = nil
+		r.final, r.closed = nil, true
 		return false, nil
 	}
 	head := pr.GetHead().GetSHA()
 	log := r.log.With("sha", head)
+	r.blocks, r.head, r.said = nil, "", ""
 	if err := r.begin(ctx, head); err != nil {
 		return false, err
 	}
@@ -137,6 +157,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	if errors.Is(err, ghapi.ErrTooManyFiles) {
 		log.Info("too many files to check; failing closed")
 		title, summary := review.TooLarge()
+		r.blocks = []policy.Block{{Code: policy.CodeChecksFailed, Text: "the pull request changes more files than can be checked"}}
 		return false, r.report(ctx, head, checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary})
 	}
 	if err != nil {
@@ -168,15 +189,32 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	out := outputOf(outcome)
 	r.retryAt = time.Time{}
+	gaveUp := false
 	if out.Conclusion == checks.Pending {
 		// Never reported as neutral or success: the run stays in
 		// progress until a try can judge, and fails after the last.
 		out, r.retryAt = r.pendingRun(outcome, head)
+		gaveUp = out.Conclusion == checks.Failure
 		if !r.retryAt.IsZero() {
 			r.settled = false
 		}
 	} else {
 		a.judged(r.job.Key.Repo, r.number)
+	}
+	// What is known already decides most pull requests; the comment and
+	// the run say why one does not merge. Other tools' checks are read
+	// only when nothing else stands in the way (merge).
+	clean := true
+	pre := outcome.Decide(review.Forge{Head: head, Mergeable: &clean})
+	r.blocks = pre.Blocks
+	if gaveUp {
+		// No retry follows: the check that could not judge is, for
+		// now, a failed run.
+		r.blocks = append(slices.Clip(r.blocks), policy.Block{Code: policy.CodeChecksFailed,
+			Text: "a check could not judge after its last try; a re-run of the check or a push tries again"})
+	}
+	if pre.Merge {
+		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: "the checks and approvals allow the merge; it is being made"}}
 	}
 	if err := r.report(ctx, head, out); err != nil {
 		return false, err
@@ -187,12 +225,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	log.Info("checked", "conclusion", out.Conclusion, "approved", outcome.Approved())
 
-	// What is known already decides most pull requests; the comment says
-	// why one does not merge. Other tools' checks are read only when
-	// nothing else stands in the way (merge).
-	clean := true
-	pre := outcome.Decide(review.Forge{Head: head, Mergeable: &clean})
-	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef()}
+	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef(), node: pr.GetNodeID()}
 	removed, err := r.removedFromQueue(ctx, head, outcome)
 	if err != nil {
 		return false, a.fail("comment", err)
@@ -207,6 +240,8 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	if removed != nil {
 		log.Info("the merge queue let go of this head; not queueing it again until a new commit or /recheck", "reason", removed.reason)
+		r.blocks = append(slices.Clip(pre.Blocks), policy.Block{Code: policy.CodeQueueRemoved,
+			Text: fmt.Sprintf("the merge queue of %s let go of %s (%s); a new commit or /recheck queues it again", in.base, change.ShortSHA(removed.sha), removed.reason)})
 		if changed {
 			if pr2, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
 				r.final = pr2

@@ -1,16 +1,20 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
 )
 
@@ -46,6 +50,9 @@ type checkOutput struct {
 	Summary    string
 	// Findings with a file and a line become annotations.
 	Findings []checks.Finding
+	// Text is the run's output.text: for the catalogbot run of an open
+	// pull request, why it is not merged (review.BlockedText).
+	Text string
 }
 
 // outputOf is the catalogbot check run of an outcome, as the review core
@@ -133,6 +140,12 @@ func (a *App) findCheckRun(ctx context.Context, gh *github.Client, owner, repo, 
 	}
 }
 
+// The output of a run whose check is under way.
+const (
+	checkingTitle   = "Checking"
+	checkingSummary = "The check of this commit is under way."
+)
+
 // begin makes sure the catalogbot run of sha exists, in progress if it is
 // new, so the pull request shows that a check is under way.
 func (r *prRun) begin(ctx context.Context, sha string) error {
@@ -141,14 +154,19 @@ func (r *prRun) begin(ctx context.Context, sha string) error {
 		return r.a.fail("report", err)
 	}
 	if run == nil {
+		// Until the check concludes, the run says that it is under way,
+		// and so why the pull request is not merged yet.
+		text := review.BlockedText([]policy.Block{{Code: policy.CodeChecking, Text: "the check of " + change.ShortSHA(sha) + " is under way"}})
 		run, _, err = r.gh.Checks.CreateCheckRun(ctx, r.owner, r.name, github.CreateCheckRunOptions{
 			Name: CheckRunName, HeadSHA: sha, Status: github.String("in_progress"),
+			Output: &github.CheckRunOutput{Title: github.String(checkingTitle), Summary: github.String(checkingSummary), Text: github.String(text)},
 		})
 		if err != nil {
 			return r.a.fail("report", fmt.Errorf("create the %s check run of %s/%s@%s: %w", CheckRunName, r.owner, r.name, sha, err))
 		}
 	}
 	r.a.learnSlug(run)
+	r.head, r.said = sha, run.GetOutput().GetText()
 	return nil
 }
 
@@ -156,8 +174,61 @@ func (r *prRun) begin(ctx context.Context, sha string) error {
 // check (check_run or check_suite event) is always rewritten; otherwise a
 // run that already says exactly this is left alone.
 func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
+	out.Text = review.BlockedText(r.blocks)
 	if err := r.a.writeCheckRun(ctx, r.gh, r.owner, r.name, sha, CheckRunName, out, r.rerequest); err != nil {
 		return r.a.fail("report", err)
+	}
+	r.head, r.said = sha, out.Text
+	return nil
+}
+
+// explain records why the pull request waits once the job is done, in the
+// blocked metric and in the text of its catalogbot run when that says
+// otherwise: what the merge found after the check was reported (a queue,
+// a refusal, GitHub's mergeability), or that the job failed (err) and the
+// next resync tries again. Nothing recorded is unexplained, which the run
+// and the metric then say: it is a bug. ok is false when the run could not
+// be made to say it.
+func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
+	a := r.a
+	if r.closed {
+		a.metrics.Blocked.Done(r.job.Key.Repo, r.number)
+		return true
+	}
+	if err != nil {
+		r.blocks = []policy.Block{{Code: policy.CodeRetrying,
+			Text: fmt.Sprintf("the last attempt failed at %s (GitHub or git answered with an error); the next resync tries again", a.now().Format(time.RFC3339))}}
+	}
+	a.metrics.Blocked.Set(r.job.Key.Repo, r.number, policy.CodesOf(policy.OrUnexplained(r.blocks)))
+	text := review.BlockedText(r.blocks)
+	if r.head == "" || text == r.said {
+		return true
+	}
+	if err := a.sayBlocked(ctx, r.gh, r.owner, r.name, r.head, text); err != nil {
+		// GitHub may still be failing; the next reconcile says it.
+		r.log.Warn("could not say why the pull request waits", "err", a.fail("report", err))
+		return false
+	}
+	r.said = text
+	return true
+}
+
+// sayBlocked sets the text of the catalogbot run of sha, leaving the rest
+// of it (status, conclusion, title, summary, annotations) as it is.
+func (a *App) sayBlocked(ctx context.Context, gh *github.Client, owner, repo, sha, text string) error {
+	run, err := a.findCheckRun(ctx, gh, owner, repo, sha, CheckRunName)
+	if err != nil || run == nil || run.GetOutput().GetText() == text {
+		return err
+	}
+	out := run.GetOutput()
+	// GitHub requires a title and a summary beside the text.
+	title, summary := cmp.Or(out.GetTitle(), checkingTitle), cmp.Or(out.GetSummary(), checkingSummary)
+	_, _, err = gh.Checks.UpdateCheckRun(ctx, owner, repo, run.GetID(), github.UpdateCheckRunOptions{
+		Name:   CheckRunName,
+		Output: &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Text: github.String(text)},
+	})
+	if err != nil {
+		return fmt.Errorf("update the text of the %s check run %d of %s/%s@%s: %w", CheckRunName, run.GetID(), owner, repo, sha, err)
 	}
 	return nil
 }
@@ -233,12 +304,22 @@ func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo,
 			run = nil
 		}
 	}
+	text := capSummary(out.Text)
 	if run != nil && !force && run.GetStatus() == status && run.GetConclusion() == conclusion &&
-		run.GetExternalID() == ext && run.GetOutput().GetTitle() == title && run.GetOutput().GetSummary() == summary {
+		run.GetExternalID() == ext && run.GetOutput().GetTitle() == title && run.GetOutput().GetSummary() == summary &&
+		run.GetOutput().GetText() == text {
 		return nil
+	}
+	if run != nil && run.GetExternalID() == ext && run.GetOutput().GetAnnotationsCount() > 0 {
+		// The run has these annotations already, and GitHub would add
+		// them again: only its other output changes.
+		anns = nil
 	}
 	first := anns[:min(len(anns), AnnotationsPerRequest)]
 	output := &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: first}
+	if text != "" {
+		output.Text = github.String(text)
+	}
 	var concl *string
 	var completed *github.Timestamp
 	if status == "completed" {
@@ -265,7 +346,7 @@ func (a *App) writeCheckRun(ctx context.Context, gh *github.Client, owner, repo,
 		batch := anns[i:min(i+AnnotationsPerRequest, len(anns))]
 		_, _, err = gh.Checks.UpdateCheckRun(ctx, owner, repo, run.GetID(), github.UpdateCheckRunOptions{
 			Name:   runName,
-			Output: &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Annotations: batch},
+			Output: &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary), Text: output.Text, Annotations: batch},
 		})
 		if err != nil {
 			return fmt.Errorf("annotate the %s check run %d of %s/%s@%s: %w", runName, run.GetID(), owner, repo, sha, err)

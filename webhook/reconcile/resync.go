@@ -67,6 +67,7 @@ func (a *App) Resync(ctx context.Context) ([]webhook.Job, error) {
 	var errs []error
 	var jobs []webhook.Job
 	open := 0
+	listed := map[string]bool{}
 	iopts := &github.ListOptions{PerPage: 100}
 	for {
 		insts, resp, err := a.gh.App().Apps.ListInstallations(ctx, iopts)
@@ -77,7 +78,7 @@ func (a *App) Resync(ctx context.Context) ([]webhook.Job, error) {
 			if inst.SuspendedAt != nil {
 				continue
 			}
-			n, err := a.resyncInstallation(ctx, inst.GetID(), run, &jobs)
+			n, err := a.resyncInstallation(ctx, inst.GetID(), run, &jobs, listed)
 			open += n
 			if err != nil {
 				errs = append(errs, a.fail("resync", err))
@@ -88,13 +89,19 @@ func (a *App) Resync(ctx context.Context) ([]webhook.Job, error) {
 		}
 		iopts.Page = resp.NextPage
 	}
+	if len(errs) == 0 {
+		// Repositories the App no longer has (uninstalled, suspended,
+		// archived): their pull requests wait for it no more.
+		a.metrics.Blocked.RetainRepos(func(repo string) bool { return listed[repo] })
+	}
 	a.log.Info("resync", "run", run, "open", open, "queued", len(jobs), "errors", len(errs), "took", time.Since(start).Round(time.Millisecond))
 	return jobs, errors.Join(errs...)
 }
 
 // resyncInstallation adds to jobs those of the open pull requests of the
-// installation's repositories that changed (resyncRepo).
-func (a *App) resyncInstallation(ctx context.Context, inst, run int64, jobs *[]webhook.Job) (open int, err error) {
+// installation's repositories that changed (resyncRepo), and to listed the
+// repositories, "owner/name" lower-cased.
+func (a *App) resyncInstallation(ctx context.Context, inst, run int64, jobs *[]webhook.Job, listed map[string]bool) (open int, err error) {
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
 		return 0, err
@@ -110,6 +117,7 @@ func (a *App) resyncInstallation(ctx context.Context, inst, run int64, jobs *[]w
 			if repo.GetArchived() {
 				continue
 			}
+			listed[strings.ToLower(repo.GetOwner().GetLogin()+"/"+repo.GetName())] = true
 			n, err := a.resyncRepo(ctx, gh, inst, run, repo.GetOwner().GetLogin(), repo.GetName(), false, jobs)
 			open += n
 			if err != nil {
@@ -143,10 +151,14 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 			if a.current(full, pr) || (!waiting && a.isWaiting(full, pr)) {
 				continue
 			}
+			// The delivery id names the process: the durable queue
+			// remembers ids past a restart, and a new process counts
+			// its runs from 1 again, so "resync-1-..." would be taken
+			// for a duplicate of the last process's first round.
 			*jobs = append(*jobs, webhook.Job{
 				Key:          webhook.Key{Repo: full, PR: pr.GetNumber(), Kind: webhook.KindPR},
 				Event:        "resync",
-				Delivery:     fmt.Sprintf("resync-%d-%s-%d", run, full, pr.GetNumber()),
+				Delivery:     fmt.Sprintf("resync-%s-%d-%s-%d", a.instance, run, full, pr.GetNumber()),
 				Installation: inst,
 				Received:     time.Now(),
 			})
@@ -164,6 +176,7 @@ func (a *App) resyncRepo(ctx context.Context, gh *github.Client, inst, run int64
 		}
 	}
 	a.mu.Unlock()
+	a.metrics.Blocked.Retain(full, func(n int) bool { return seen[n] })
 	return open, nil
 }
 

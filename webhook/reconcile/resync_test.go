@@ -2,10 +2,14 @@ package reconcile
 
 import (
 	"context"
-	"github.com/catalogbot/catalogbot/webhook"
+	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/durable"
 )
 
 func prNumbers(jobs []webhook.Job) []int {
@@ -155,5 +159,40 @@ func TestResyncFindsAMissedApproval(t *testing.T) {
 	}
 	if !pr.Merged() {
 		t.Error("the approved pull request was not merged")
+	}
+}
+
+// TestResyncAfterRestartIsNoDuplicate: the durable queue remembers
+// delivery ids past a restart, so the resync of a new process on the same
+// state must not reuse the ids of the last one's, or its first rounds
+// would be dropped as duplicates and a lost delivery found by no one.
+func TestResyncAfterRestartIsNoDuplicate(t *testing.T) {
+	dir := t.TempDir()
+	e := newEnv(t, catalogRepo(mergePolicy))
+	e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	for process := range 2 {
+		s, err := durable.Open(context.Background(), durable.Options{StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A new process: a new App on the same GitHub and state.
+		app, err := NewApp(AppOptions{Config: &webhook.Config{
+			AppID: e.gh.AppID(), PrivateKey: e.gh.PrivateKeyPEM(), GitHubURL: e.gh.URL + "/", CacheDir: t.TempDir(),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := s.Queue(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := app.Resync(context.Background())
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("process %d: resync found %d jobs, %v", process, len(jobs), err)
+		}
+		if r := q.Enqueue(jobs[0]); r != webhook.Queued && r != webhook.Replaced {
+			t.Errorf("process %d: the resync's job for #%d was %v, not queued", process, jobs[0].Key.PR, r)
+		}
+		s.Close()
 	}
 }

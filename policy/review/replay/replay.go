@@ -586,7 +586,7 @@ func reviewOf(name string, out *review.Outcome) Review {
 		PolicyFindings: out.PolicyFindings,
 		Checks:         []Check{},
 		Mergeable:      d.Merge,
-		Blocking:       d.Reasons,
+		Blocking:       d.Reasons(),
 	}
 	if r.Blocking == nil {
 		r.Blocking = []string{}
