@@ -12,8 +12,9 @@
 //     in-toto statement whose subject is the digest, with the statement's
 //     predicateType in the layer's predicateType annotation.
 //
-// A Signer holds either a key (a cosign key pair file, LoadKey) or an
-// ephemeral key with a Fulcio certificate (keyless, Keyless); a keyless
+// A Signer holds either a key (a cosign key pair file, LoadKey; or a key
+// kept in a key management service, named as cosign names them, LoadKMS)
+// or an ephemeral key with a Fulcio certificate (keyless, Keyless); a keyless
 // signature carries its certificate and chain in the
 // dev.sigstore.cosign/certificate and dev.sigstore.cosign/chain
 // annotations. Nothing is uploaded to a transparency log: verifiers skip
@@ -47,6 +48,9 @@ import (
 // the certificate Fulcio issued for its ephemeral key.
 type Signer struct {
 	sv signature.SignerVerifier
+	// pub is the public key read once, for a KMS key whose every read
+	// is a request (or a plugin run); nil means ask sv.
+	pub crypto.PublicKey
 	// cert and chain are PEM; empty for a key pair.
 	cert, chain []byte
 }
@@ -108,6 +112,9 @@ func newEphemeral() (*Signer, *ecdsa.PrivateKey, error) {
 
 // PublicKey is the signer's public key.
 func (s *Signer) PublicKey() crypto.PublicKey {
+	if s.pub != nil {
+		return s.pub
+	}
 	pub, _ := s.sv.PublicKey()
 	return pub
 }

@@ -1,0 +1,116 @@
+package sign_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+
+	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
+)
+
+func TestMain(m *testing.M) {
+	signtest.ServeKMSPlugin()
+	os.Exit(m.Run())
+}
+
+func TestIsKMSRef(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{
+		{"hashivault://catalog", true},
+		{"awskms:///arn:aws:kms:us-east-1:123:key/abc", true},
+		{"gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k", true},
+		{"my-hsm.v2://key", true},
+		{"cosign.key", false},
+		{"/etc/catalogbot/cosign.key", false},
+		{"./keys/a://b", false},
+		{"hashivault://", false},
+		{"://key", false},
+		{"1kms://key", false},
+	} {
+		if got := sign.IsKMSRef(tc.key); got != tc.want {
+			t.Errorf("IsKMSRef(%q) = %v, want %v", tc.key, got, tc.want)
+		}
+	}
+}
+
+// TestKMSPlugin signs through sigstore's plugin protocol: the key is the
+// plugin's, and every signature is made by the plugin process.
+func TestKMSPlugin(t *testing.T) {
+	kms := signtest.KMSPlugin(t, "testkms")
+	ref, pubPEM := kms.NewKey(t, "k")
+	s, err := sign.LoadKMS(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pubPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cryptoutils.EqualKeys(pub, s.PublicKey()); err != nil {
+		t.Fatalf("the signer's public key is not the KMS key's: %v", err)
+	}
+	img := publishSigned(t, s)
+	signs := 0
+	for _, c := range kms.Calls(t) {
+		if c == "k signMessage" {
+			signs++
+		}
+	}
+	// One image signature and two attestations.
+	if signs != 3 {
+		t.Fatalf("the plugin signed %d times, want 3; calls: %q", signs, kms.Calls(t))
+	}
+
+	ctx := context.Background()
+	kmsPub, err := sign.KMSPublicKey(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, key := range map[string]any{"the KMS's public key": kmsPub, "the exported public key": pub} {
+		if _, err := sign.Verify(ctx, img.digest, sign.VerifyOptions{Key: key, PredicateTypes: both}); err != nil {
+			t.Errorf("verify with %s: %v", what, err)
+		}
+	}
+	if ok, err := sign.SignedBy(ctx, img.digest, s); err != nil || !ok {
+		t.Errorf("SignedBy = %v, %v; want true", ok, err)
+	}
+
+	other, _ := kms.NewKey(t, "other")
+	otherPub, err := sign.KMSPublicKey(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sign.Verify(ctx, img.digest, sign.VerifyOptions{Key: otherPub}); !errors.Is(err, sign.ErrNotVerified) {
+		t.Fatalf("verify with another KMS key: %v, want %v", err, sign.ErrNotVerified)
+	}
+}
+
+func TestLoadKMSErrors(t *testing.T) {
+	kms := signtest.KMSPlugin(t, "testkms")
+	kms.NewKey(t, "k")
+	for _, tc := range []struct {
+		ref  string
+		want []string
+	}{
+		{"testkms://missing", []string{"signing key testkms://missing: reading its public key:", `no key "missing" in this KMS`}},
+		{"nosuchkms://k", []string{"signing key nosuchkms://k: no KMS provider for nosuchkms://", "an executable named sigstore-kms-nosuchkms on $PATH"}},
+	} {
+		_, err := sign.LoadKMS(context.Background(), tc.ref)
+		if err == nil {
+			t.Errorf("LoadKMS(%s) succeeded", tc.ref)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("LoadKMS(%s) = %v, want it to say %q", tc.ref, err, w)
+			}
+		}
+	}
+}
