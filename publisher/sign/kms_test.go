@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,7 +101,7 @@ func TestLoadKMSErrors(t *testing.T) {
 		want []string
 	}{
 		{"testkms://missing", []string{"signing key testkms://missing: reading its public key:", `no key "missing" in this KMS`}},
-		{"nosuchkms://k", []string{"signing key nosuchkms://k: no KMS provider for nosuchkms://", "an executable named sigstore-kms-nosuchkms on $PATH"}},
+		{"nosuchkms://k", []string{"signing key nosuchkms://k: no KMS provider for nosuchkms://", "catalogbot has hashivault:// built in", "an executable named sigstore-kms-nosuchkms on $PATH"}},
 	} {
 		_, err := sign.LoadKMS(context.Background(), tc.ref)
 		if err == nil {
@@ -113,4 +114,42 @@ func TestLoadKMSErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestVault signs with a key of HashiCorp Vault's transit engine, through
+// the provider compiled in.
+func TestVault(t *testing.T) {
+	if !slices.Contains(sign.CompiledKMSSchemes(), "hashivault://") {
+		t.Fatalf("hashivault:// is not compiled in: %q", sign.CompiledKMSSchemes())
+	}
+	vault := signtest.NewVault(t)
+	pubPEM := vault.NewKey(t, "catalog")
+	ctx := context.Background()
+	s, err := sign.LoadKMS(ctx, "hashivault://catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := publishSigned(t, s)
+	if n := vault.Signs(); n != 3 {
+		t.Fatalf("Vault signed %d times, want 3", n)
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pubPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sign.Verify(ctx, img.tag, sign.VerifyOptions{Key: pub, PredicateTypes: both}); err != nil {
+		t.Fatalf("verify with the Vault key's public key: %v", err)
+	}
+
+	t.Run("errors", func(t *testing.T) {
+		_, err := sign.LoadKMS(ctx, "hashivault://missing")
+		if err == nil || !strings.Contains(err.Error(), "signing key hashivault://missing: reading its public key:") {
+			t.Errorf("a missing key: %v", err)
+		}
+		t.Setenv("VAULT_TOKEN", "wrong")
+		_, err = sign.LoadKMS(ctx, "hashivault://catalog")
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("a wrong token: %v", err)
+		}
+	})
 }

@@ -2,9 +2,10 @@
 // loopback (NewFulcio) that issues certificates as Fulcio does for a
 // GitHub Actions token, the Actions environment that hands a job its OIDC
 // token (ActionsEnv, ActionsToken), an attacker's edit of a stored
-// attestation (TamperAttestation), and a key management service: a
+// attestation (TamperAttestation), and two key management services: a
 // sigstore KMS plugin played by the test binary itself (KMSPlugin,
-// ServeKMSPlugin).
+// ServeKMSPlugin) and a fake HashiCorp Vault transit engine on loopback
+// (NewVault).
 package signtest
 
 import (
