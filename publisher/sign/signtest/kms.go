@@ -92,6 +92,10 @@ func (k *KMS) NewKey(t *testing.T, name string) (ref string, pubPEM []byte) {
 	return k.Scheme + "://" + name, pubPEM
 }
 
+// Env is what a process that runs the plugin needs in its environment
+// besides the $PATH KMSPlugin set: where the plugin's keys are.
+func (k *KMS) Env() []string { return []string{kmsKeysEnv + "=" + k.Dir} }
+
 // Calls are the plugin's calls so far, "NAME METHOD" each.
 func (k *KMS) Calls(t *testing.T) []string {
 	t.Helper()

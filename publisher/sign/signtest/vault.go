@@ -17,9 +17,11 @@ import (
 
 // Vault is a fake HashiCorp Vault on loopback serving the transit engine
 // endpoints sigstore's hashivault provider calls: read a key's public key
-// (GET /v1/transit/keys/NAME) and sign a digest with it (PUT or POST
-// /v1/transit/sign/NAME/sha2-256; the client writes with PUT). Requests
-// must carry Token.
+// (GET /v1/transit/keys/NAME), sign a digest with it (PUT or POST
+// /v1/transit/sign/NAME/sha2-256; the client writes with PUT) and verify
+// a signature of a digest (/v1/transit/verify/NAME/sha2-256, which
+// cosign's verify --key hashivault://NAME asks). Requests must carry
+// Token.
 type Vault struct {
 	URL, Token string
 
@@ -29,7 +31,7 @@ type Vault struct {
 }
 
 // NewVault starts a fake Vault and sets $VAULT_ADDR and $VAULT_TOKEN to it,
-// as the provider reads them.
+// as the provider reads them (Env is the same for a child process).
 func NewVault(t *testing.T) *Vault {
 	t.Helper()
 	v := &Vault{Token: "test-token", keys: map[string]*ecdsa.PrivateKey{}}
@@ -39,6 +41,11 @@ func NewVault(t *testing.T) *Vault {
 	t.Setenv("VAULT_ADDR", srv.URL)
 	t.Setenv("VAULT_TOKEN", v.Token)
 	return v
+}
+
+// Env is the environment that points a process at the Vault.
+func (v *Vault) Env() []string {
+	return []string{"VAULT_ADDR=" + v.URL, "VAULT_TOKEN=" + v.Token}
 }
 
 // NewKey creates the transit key name (ECDSA P-256) and returns its public
@@ -129,6 +136,27 @@ func (v *Vault) serve(w http.ResponseWriter, r *http.Request) {
 		v.signs++
 		v.mu.Unlock()
 		reply(w, map[string]any{"signature": "vault:v1:" + base64.StdEncoding.EncodeToString(sig), "key_version": 1})
+	case op == "verify" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
+		var req struct {
+			Input     string `json:"input"`
+			Prehashed bool   `json:"prehashed"`
+			Signature string `json:"signature"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		digest, err := base64.StdEncoding.DecodeString(req.Input)
+		if err != nil || !req.Prehashed || hash != "sha2-256" || len(digest) != 32 {
+			fail(http.StatusBadRequest, "want a prehashed sha2-256 digest")
+			return
+		}
+		sig, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(req.Signature, "vault:v1:"))
+		if err != nil {
+			fail(http.StatusBadRequest, "signature: "+err.Error())
+			return
+		}
+		reply(w, map[string]any{"valid": ecdsa.VerifyASN1(&priv.PublicKey, digest, sig)})
 	default:
 		fail(http.StatusMethodNotAllowed, "unsupported operation "+r.Method+" "+op)
 	}
