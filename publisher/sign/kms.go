@@ -11,6 +11,7 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature/kms"
 	"github.com/sigstore/sigstore/pkg/signature/kms/cliplugin"
+	"github.com/sigstore/sigstore/pkg/signature/options"
 )
 
 // kmsRef is a key reference as cosign takes one for --key: an RFC 3986
@@ -39,7 +40,7 @@ func LoadKMS(ctx context.Context, ref string) (*Signer, error) {
 	if err != nil {
 		return nil, kmsError(ref, err)
 	}
-	pub, err := sv.PublicKey()
+	pub, err := sv.PublicKey(options.WithContext(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: reading its public key: %w", ref, err)
 	}

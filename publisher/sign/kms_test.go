@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/sign"
 	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 )
@@ -86,6 +88,39 @@ func TestKMSPlugin(t *testing.T) {
 	}
 	if _, err := sign.Verify(ctx, img.digest, sign.VerifyOptions{Key: otherPub}); !errors.Is(err, sign.ErrNotVerified) {
 		t.Fatalf("verify with another KMS key: %v, want %v", err, sign.ErrNotVerified)
+	}
+}
+
+// TestKMSPluginContext: signing ends with the publish's context, and with
+// it the plugin process.
+func TestKMSPluginContext(t *testing.T) {
+	kms := signtest.KMSPlugin(t, "testkms")
+	ref, _ := kms.NewKey(t, "k")
+	s, err := sign.LoadKMS(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registrytest.New(t)
+	tag, err := name.NewTag(reg.Ref("team/catalog:v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tag.Context().Digest(registrytest.Push(t, tag.String(), registrytest.RandomImage(t)).String())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sign.SignImage(ctx, s, d); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SignImage after the context ended: %v, want %v", err, context.Canceled)
+	}
+	st, err := sign.NewStatement(d, sign.ProvenancePredicateType, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sign.Attest(ctx, s, d, st); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Attest after the context ended: %v, want %v", err, context.Canceled)
+	}
+	// The push would fail too; what counts is that no plugin ran.
+	if calls := kms.Calls(t); !slices.Equal(calls, []string{"k publicKey"}) {
+		t.Fatalf("the plugin ran after the context ended: %q", calls)
 	}
 }
 

@@ -32,6 +32,7 @@ package sign
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -42,6 +43,7 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/options"
 )
 
 // Signer signs payloads with one private key. A keyless signer also holds
@@ -130,9 +132,11 @@ func (s *Signer) Certificate() []byte { return s.cert }
 // Keyless says whether the signer holds a certificate.
 func (s *Signer) Keyless() bool { return len(s.cert) > 0 }
 
-func (s *Signer) signMessage(msg []byte) ([]byte, error) {
+// signMessage signs msg within ctx: a KMS signer's request (or plugin
+// process) ends with it.
+func (s *Signer) signMessage(ctx context.Context, msg []byte) ([]byte, error) {
 	if s == nil || s.sv == nil {
 		return nil, errors.New("sign: no signer")
 	}
-	return s.sv.SignMessage(bytes.NewReader(msg))
+	return s.sv.SignMessage(bytes.NewReader(msg), options.WithContext(ctx))
 }
