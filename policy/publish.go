@@ -66,9 +66,11 @@ func (p *Policy) PublishInputs(tree fs.FS) ([]PublishTarget, error) {
 // SignWith is what a publisher holds to sign with: its configuration,
 // never the repository's.
 type SignWith struct {
-	// KeyFile is a cosign key pair's private key; its password is in
-	// $COSIGN_PASSWORD, as cosign reads it.
-	KeyFile string
+	// Key is a cosign key pair's private key file, its password in
+	// $COSIGN_PASSWORD as cosign reads it; or a KMS reference as cosign
+	// names them (scheme://…, see sign.IsKMSRef), whose private key
+	// never leaves the service.
+	Key string
 	// Keyless configures Fulcio and the OIDC token for SignKeyless.
 	Keyless sign.KeylessOptions
 }
@@ -80,17 +82,21 @@ func (p *Policy) Signer(ctx context.Context, w SignWith) (*sign.Signer, error) {
 }
 
 // NewSigner is the signer for a publish.sign mode: SignKey reads the key
-// file, SignKeyless asks Fulcio for a certificate; a mode that asks for
-// what the publisher does not hold is an error, never an unsigned image.
+// file or reaches the KMS key, SignKeyless asks Fulcio for a certificate;
+// a mode that asks for what the publisher does not hold is an error,
+// never an unsigned image. The App and the CLI both sign through it.
 func NewSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
 	switch mode {
 	case "", SignNone:
 		return nil, nil
 	case SignKey:
-		if w.KeyFile == "" {
+		if w.Key == "" {
 			return nil, errors.New("publish.sign is key, and the publisher has no signing key (the App's publish.signKey, the CLI's --sign-key)")
 		}
-		return sign.LoadKeyFile(w.KeyFile)
+		if sign.IsKMSRef(w.Key) {
+			return sign.LoadKMS(ctx, w.Key)
+		}
+		return sign.LoadKeyFile(w.Key)
 	case SignKeyless:
 		return sign.Keyless(ctx, w.Keyless)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 )
 
 func TestPublishInputs(t *testing.T) {
@@ -121,17 +122,21 @@ func TestNewSigner(t *testing.T) {
 		t.Fatal(err)
 	}
 	noActions := sign.KeylessOptions{Getenv: func(string) string { return "" }}
+	signtest.NewVault(t).NewKey(t, "catalog")
 	for _, tc := range []struct {
 		name, mode, password string
 		with                 SignWith
 		signer               bool
 		want                 string
 	}{
-		{"none", SignNone, "", SignWith{KeyFile: keyFile}, false, ""},
-		{"unset", "", "", SignWith{KeyFile: keyFile}, false, ""},
-		{"key", SignKey, "pw", SignWith{KeyFile: keyFile}, true, ""},
+		{"none", SignNone, "", SignWith{Key: keyFile}, false, ""},
+		{"unset", "", "", SignWith{Key: keyFile}, false, ""},
+		{"key", SignKey, "pw", SignWith{Key: keyFile}, true, ""},
 		{"key without one", SignKey, "pw", SignWith{}, false, "publish.sign is key, and the publisher has no signing key"},
-		{"key with the wrong password", SignKey, "nope", SignWith{KeyFile: keyFile}, false, "cannot decrypt the key (is COSIGN_PASSWORD its password?)"},
+		{"key with the wrong password", SignKey, "nope", SignWith{Key: keyFile}, false, "cannot decrypt the key (is COSIGN_PASSWORD its password?)"},
+		{"a KMS key", SignKey, "", SignWith{Key: "hashivault://catalog"}, true, ""},
+		{"a KMS key that is not there", SignKey, "", SignWith{Key: "hashivault://gone"}, false, "signing key hashivault://gone: reading its public key"},
+		{"a KMS scheme no provider serves", SignKey, "", SignWith{Key: "nosuchkms://k"}, false, "an executable named sigstore-kms-nosuchkms on $PATH"},
 		{"keyless outside Actions", SignKeyless, "", SignWith{Keyless: noActions}, false, "permissions: id-token: write"},
 		{"unknown", "cosign", "", SignWith{}, false, `publish.sign "cosign": want none, key or keyless`},
 	} {

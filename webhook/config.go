@@ -21,6 +21,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
+	signing "github.com/catalogbot/catalogbot/publisher/sign"
 )
 
 // Config defaults.
@@ -131,9 +132,11 @@ type PublishConfig struct {
 	// be; the rest of the keychain (registry.Keychain) follows it.
 	AuthFile string
 	Insecure []string // registries reached over plain http
-	// SignKey is the cosign private key the App signs published images
-	// with when a repository's policy says publish.sign: key; its
-	// password is in the App's $COSIGN_PASSWORD.
+	// SignKey is the cosign private key file the App signs published
+	// images with when a repository's policy says publish.sign: key, its
+	// password in the App's $COSIGN_PASSWORD; or a KMS reference as
+	// cosign names them (hashivault://KEY, awskms:///ARN through a
+	// sigstore KMS plugin), whose private key stays in the service.
 	SignKey string
 	// FulcioURL is the Fulcio instance for publish.sign: keyless, which
 	// needs an OIDC token the App does not have outside GitHub Actions;
@@ -190,7 +193,8 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		}
 		dir := filepath.Dir(path)
 		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.StateDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
-			if *f != "" && !filepath.IsAbs(*f) {
+			// A KMS reference is no path, and stays as written.
+			if *f != "" && !filepath.IsAbs(*f) && (f != &c.Publish.SignKey || !signing.IsKMSRef(*f)) {
 				*f = filepath.Join(dir, *f)
 			}
 		}

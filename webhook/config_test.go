@@ -219,3 +219,31 @@ func TestExampleServeConfig(t *testing.T) {
 		t.Fatalf("example config: %+v", c)
 	}
 }
+
+// TestLoadConfigSignKey: a key file is found beside the configuration, a
+// KMS reference is left as written.
+func TestLoadConfigSignKey(t *testing.T) {
+	appKey, err := filepath.Abs(filepath.Join("testdata", "config", "app.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ signKey, want string }{
+		{"keys/cosign.key", filepath.Join(dir, "keys", "cosign.key")},
+		{"/etc/catalogbot/cosign.key", "/etc/catalogbot/cosign.key"},
+		{"hashivault://catalog", "hashivault://catalog"},
+		{"awskms:///arn:aws:kms:us-east-1:123456789012:key/abc", "awskms:///arn:aws:kms:us-east-1:123456789012:key/abc"},
+	} {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, []byte("appID: 1\nprivateKeyFile: "+appKey+"\npublish:\n  signKey: "+tc.signKey+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadConfig(cfg, envOf(map[string]string{EnvWebhookSecret: "env-secret-0123456789"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Publish.SignKey != tc.want {
+			t.Errorf("signKey %s: got %s, want %s", tc.signKey, c.Publish.SignKey, tc.want)
+		}
+	}
+}

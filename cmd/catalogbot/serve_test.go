@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
 
@@ -29,6 +30,9 @@ import (
 const runMainEnv = "CATALOGBOT_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	// Started as the fake KMS plugin of a signing test, the binary
+	// answers the plugin call instead.
+	signtest.ServeKMSPlugin()
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(runMain())
 	}

@@ -22,7 +22,7 @@ type signFlags struct {
 }
 
 func (s *signFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&s.key, "sign-key", "", "sign the image and its attestations with this cosign private key `FILE` (password in $COSIGN_PASSWORD)")
+	fl.StringVar(&s.key, "sign-key", "", "sign the image and its attestations with this `KEY`: a cosign private key file (password in $COSIGN_PASSWORD), or a KMS key as cosign names them (hashivault://NAME; another scheme://... through a plugin sigstore-kms-SCHEME on $PATH)")
 	fl.BoolVar(&s.keyless, "sign-keyless", false, "sign keyless: a Fulcio certificate for the GitHub Actions workflow's OIDC identity")
 	fl.StringVar(&s.fulcio, "fulcio-url", sign.DefaultFulcioURL, "the Fulcio `URL` for --sign-keyless")
 }
@@ -48,7 +48,7 @@ func (s signFlags) mode() string {
 
 // signer is the signer for mode, from what the flags hold.
 func (s signFlags) signer(ctx context.Context, mode string) (*sign.Signer, error) {
-	return policy.NewSigner(ctx, mode, policy.SignWith{KeyFile: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}})
+	return policy.NewSigner(ctx, mode, policy.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}})
 }
 
 // builder is catalogbot, this version, as provenance names the builder.

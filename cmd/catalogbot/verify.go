@@ -37,13 +37,15 @@ type verifyFlags struct {
 func newVerifyCmd(a *app) *cobra.Command {
 	var f verifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify IMAGE (--key FILE | --certificate-identity ID --certificate-oidc-issuer URL --ca-roots FILE) [--rebuild --repo DIR]",
+		Use:   "verify IMAGE (--key KEY | --certificate-identity ID --certificate-oidc-issuer URL --ca-roots FILE) [--rebuild --repo DIR]",
 		Short: "Verify a published catalog image's signature, attestations and, with --rebuild, its digest",
 		Long: `Verify the catalog image IMAGE (a tag is resolved to the digest it names
 now) as publish --sign-key or --sign-keyless signed it: its signature
 (the sha256-<hex>.sig tag, as cosign stores it) with the public key --key
-(cosign.pub), or for a keyless signature with a Fulcio certificate for
---certificate-identity (a workflow's ref, such as
+(cosign.pub, or a KMS key named as --sign-key names it, such as
+hashivault://NAME, whose public key the KMS gives), or for a keyless
+signature with a Fulcio certificate for --certificate-identity (a
+workflow's ref, such as
 https://github.com/OWNER/REPO/.github/workflows/publish.yaml@refs/heads/main)
 issued for --certificate-oidc-issuer and chaining to the roots in
 --ca-roots; then its two attestations (the .att tag): the approval record
@@ -67,6 +69,7 @@ or identity, an attestation missing, altered or about another image, a
 rebuild that gives another digest; the reason is printed), 2 usage,
 registry or I/O error.`,
 		Example: `  catalogbot verify quay.io/example/catalog:latest --key cosign.pub
+  catalogbot verify quay.io/example/catalog:latest --key hashivault://catalog-signing
   catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rebuild --repo .
   catalogbot verify quay.io/example/catalog@sha256:... --ca-roots fulcio.pem \
       --certificate-identity https://github.com/example/catalog/.github/workflows/publish.yaml@refs/heads/main \
@@ -93,7 +96,7 @@ registry or I/O error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.key, "key", "", "the signer's public key `FILE` (cosign.pub)")
+	fl.StringVar(&f.key, "key", "", "the signer's public `KEY`: a file (cosign.pub), or the KMS key (scheme://...) publish --sign-key named")
 	fl.StringVar(&f.identity, "certificate-identity", "", "for a keyless signature: the certificate's identity `ID`")
 	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "for a keyless signature: the certificate's OIDC issuer `URL`")
 	fl.StringVar(&f.caRoots, "ca-roots", "", "for a keyless signature: the Fulcio root certificates, PEM `FILE`")
@@ -117,7 +120,14 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		PredicateTypes: []string{sign.ApprovalPredicateType, sign.ProvenancePredicateType},
 		Remote:         []remote.Option{remote.WithAuthFromKeychain(registry.DefaultKeychain()), remote.WithUserAgent(a.userAgent())},
 	}
-	if f.key != "" {
+	switch {
+	case sign.IsKMSRef(f.key):
+		// The KMS gives the public key; the signatures are checked
+		// here with it, as with a key file.
+		if o.Key, err = sign.KMSPublicKey(ctx, f.key); err != nil {
+			return err
+		}
+	case f.key != "":
 		data, err := os.ReadFile(f.key)
 		if err != nil {
 			return err
@@ -125,7 +135,7 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		if o.Key, err = cryptoutils.UnmarshalPEMToPublicKey(data); err != nil {
 			return fmt.Errorf("%s: not a PEM public key: %w", f.key, err)
 		}
-	} else {
+	default:
 		data, err := os.ReadFile(f.caRoots)
 		if err != nil {
 			return err

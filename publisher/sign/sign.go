@@ -12,8 +12,9 @@
 //     in-toto statement whose subject is the digest, with the statement's
 //     predicateType in the layer's predicateType annotation.
 //
-// A Signer holds either a key (a cosign key pair file, LoadKey) or an
-// ephemeral key with a Fulcio certificate (keyless, Keyless); a keyless
+// A Signer holds either a key (a cosign key pair file, LoadKey; or a key
+// kept in a key management service, named as cosign names them, LoadKMS)
+// or an ephemeral key with a Fulcio certificate (keyless, Keyless); a keyless
 // signature carries its certificate and chain in the
 // dev.sigstore.cosign/certificate and dev.sigstore.cosign/chain
 // annotations. Nothing is uploaded to a transparency log: verifiers skip
@@ -31,6 +32,7 @@ package sign
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -41,12 +43,16 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/options"
 )
 
 // Signer signs payloads with one private key. A keyless signer also holds
 // the certificate Fulcio issued for its ephemeral key.
 type Signer struct {
 	sv signature.SignerVerifier
+	// pub is the public key read once, for a KMS key whose every read
+	// is a request (or a plugin run); nil means ask sv.
+	pub crypto.PublicKey
 	// cert and chain are PEM; empty for a key pair.
 	cert, chain []byte
 }
@@ -108,6 +114,9 @@ func newEphemeral() (*Signer, *ecdsa.PrivateKey, error) {
 
 // PublicKey is the signer's public key.
 func (s *Signer) PublicKey() crypto.PublicKey {
+	if s.pub != nil {
+		return s.pub
+	}
 	pub, _ := s.sv.PublicKey()
 	return pub
 }
@@ -123,9 +132,11 @@ func (s *Signer) Certificate() []byte { return s.cert }
 // Keyless says whether the signer holds a certificate.
 func (s *Signer) Keyless() bool { return len(s.cert) > 0 }
 
-func (s *Signer) signMessage(msg []byte) ([]byte, error) {
+// signMessage signs msg within ctx: a KMS signer's request (or plugin
+// process) ends with it.
+func (s *Signer) signMessage(ctx context.Context, msg []byte) ([]byte, error) {
 	if s == nil || s.sv == nil {
 		return nil, errors.New("sign: no signer")
 	}
-	return s.sv.SignMessage(bytes.NewReader(msg))
+	return s.sv.SignMessage(bytes.NewReader(msg), options.WithContext(ctx))
 }

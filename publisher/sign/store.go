@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/sigstore/sigstore/pkg/signature/dsse"
+	"github.com/sigstore/sigstore/pkg/signature/options"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 )
 
@@ -51,7 +52,7 @@ func SignImage(ctx context.Context, s *Signer, digest name.Digest, ropts ...remo
 	if err != nil {
 		return err
 	}
-	sig, err := s.signMessage(body)
+	sig, err := s.signMessage(ctx, body)
 	if err != nil {
 		return fmt.Errorf("sign %s: %w", digest, err)
 	}
@@ -68,7 +69,7 @@ func Attest(ctx context.Context, s *Signer, digest name.Digest, st *Statement, r
 	if err != nil {
 		return err
 	}
-	env, err := dsse.WrapSigner(s.sv, InTotoPayloadType).SignMessage(bytes.NewReader(body))
+	env, err := dsse.WrapSigner(s.sv, InTotoPayloadType).SignMessage(bytes.NewReader(body), options.WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("attest %s: %w", digest, err)
 	}

@@ -177,7 +177,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src, opts, image := in.Source, in.Options, in.Options.Image
-	signer, err := pol.Signer(ctx, policy.SignWith{KeyFile: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}})
+	signer, err := pol.Signer(ctx, policy.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}})
 	if err != nil {
 		return failed("Could not sign the catalog image", fmt.Sprintf("The policy at %s asks for a signed catalog image (`publish.sign: %s`), and the App cannot sign it:\n\n%s\n\nNothing was published.\n",
 			sha, pol.Publish.Sign, checks.Code(err.Error())), nil)

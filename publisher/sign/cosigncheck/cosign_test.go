@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Started by cosign or catalogbot as the fake KMS plugin of
+	// TestKMSPlugin, the binary answers the plugin call instead.
+	signtest.ServeKMSPlugin()
 	os.Exit(runMain(m))
 }
 
@@ -190,6 +194,71 @@ func TestCatalogbotKey(t *testing.T) {
 	}
 	if v.Signatures != 1 {
 		t.Errorf("catalogbot verified %d signatures of cosign's, want 1", v.Signatures)
+	}
+}
+
+// TestKMSPlugin: catalogbot signs with a key that stays in a KMS, reached
+// through sigstore's plugin protocol; cosign verifies with the exported
+// public key, and with the KMS reference through the same plugin.
+func TestKMSPlugin(t *testing.T) {
+	if cosignBin == "" {
+		t.Skip(whyNot)
+	}
+	dir := t.TempDir()
+	kms := signtest.KMSPlugin(t, "testkms")
+	ref, pubPEM := kms.NewKey(t, "k")
+	if err := os.WriteFile(filepath.Join(dir, "kms.pub"), pubPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.LoadKMS(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := published(t, s)
+	verifyAll(t, dir, image, "--key", "kms.pub")
+
+	args := append(append([]string{"verify", "--key", ref}, registryFlags...), image)
+	if out, err := cosign(t, dir, kms.Env(), args...); err != nil {
+		t.Fatalf("cosign verify --key %s: %v\n%s", ref, err, out)
+	}
+	// cosign checked the signature through the plugin, not a copy of
+	// the key.
+	if !slices.Contains(kms.Calls(t), "k verifySignature") {
+		t.Fatalf("cosign did not ask the plugin to verify; its calls: %q", kms.Calls(t))
+	}
+	other, _ := kms.NewKey(t, "other")
+	args = append(append([]string{"verify", "--key", other}, registryFlags...), image)
+	if out, err := cosign(t, dir, kms.Env(), args...); err == nil {
+		t.Fatalf("cosign verify accepted another KMS key:\n%s", out)
+	}
+}
+
+// TestVault: catalogbot signs with a key of Vault's transit engine (a
+// fake on loopback); cosign verifies with the exported public key, and
+// with hashivault://NAME through its own Vault provider, which asks Vault.
+func TestVault(t *testing.T) {
+	if cosignBin == "" {
+		t.Skip(whyNot)
+	}
+	dir := t.TempDir()
+	vault := signtest.NewVault(t)
+	if err := os.WriteFile(filepath.Join(dir, "vault.pub"), vault.NewKey(t, "catalog"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.LoadKMS(context.Background(), "hashivault://catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := published(t, s)
+	verifyAll(t, dir, image, "--key", "vault.pub")
+	args := append(append([]string{"verify", "--key", "hashivault://catalog"}, registryFlags...), image)
+	if out, err := cosign(t, dir, vault.Env(), args...); err != nil {
+		t.Fatalf("cosign verify --key hashivault://catalog: %v\n%s", err, out)
+	}
+	vault.NewKey(t, "other")
+	args = append(append([]string{"verify", "--key", "hashivault://other"}, registryFlags...), image)
+	if out, err := cosign(t, dir, vault.Env(), args...); err == nil {
+		t.Fatalf("cosign verify accepted another Vault key:\n%s", out)
 	}
 }
 

@@ -1,8 +1,11 @@
 // Package signtest holds what tests of signing use: a fake Fulcio on
 // loopback (NewFulcio) that issues certificates as Fulcio does for a
 // GitHub Actions token, the Actions environment that hands a job its OIDC
-// token (ActionsEnv, ActionsToken), and an attacker's edit of a stored
-// attestation (TamperAttestation).
+// token (ActionsEnv, ActionsToken), an attacker's edit of a stored
+// attestation (TamperAttestation), and two key management services: a
+// sigstore KMS plugin played by the test binary itself (KMSPlugin,
+// ServeKMSPlugin) and a fake HashiCorp Vault transit engine on loopback
+// (NewVault).
 package signtest
 
 import (
