@@ -15,4 +15,6 @@ type Facts interface {
 	Update(ctx context.Context, ns, key string, fn func(old []byte, seen bool) ([]byte, bool)) error
 	// Get is ns/key's value.
 	Get(ctx context.Context, ns, key string) ([]byte, bool, error)
+	// List is every value of ns, by key.
+	List(ctx context.Context, ns string) (map[string][]byte, error)
 }

@@ -41,6 +41,25 @@ func (f *Facts) Get(ctx context.Context, ns, key string) ([]byte, bool, error) {
 	return []byte(v), found, err
 }
 
+// List implements webhook.Facts.
+func (f *Facts) List(ctx context.Context, ns string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := inTx(ctx, f.db, func(t tx) error {
+		return t.each(ctx, `SELECT key, value FROM catalogbot_fact WHERE ns = $1`, func(r scanner) error {
+			var k, v string
+			if err := r.Scan(&k, &v); err != nil {
+				return err
+			}
+			out[k] = []byte(v)
+			return nil
+		}, ns)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state: listing %s: %w", ns, err)
+	}
+	return out, nil
+}
+
 func getFact(ctx context.Context, t tx, lock, ns, key string) (string, bool, error) {
 	var v string
 	err := t.queryRow(ctx, `SELECT value FROM catalogbot_fact WHERE ns = $1 AND key = $2`+lock, ns, key).Scan(&v)

@@ -37,6 +37,8 @@ type db interface {
 type tx interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	queryRow(ctx context.Context, q string, args ...any) scanner
+	// each calls row for every row q gives, in order, until row fails.
+	each(ctx context.Context, q string, row func(scanner) error, args ...any) error
 	commit(ctx context.Context) error
 	rollback(ctx context.Context) error
 	// raw is the engine's own transaction (*sql.Tx or pgx.Tx), which
@@ -84,6 +86,19 @@ func (t sqlTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
 
 func (t sqlTx) queryRow(ctx context.Context, q string, args ...any) scanner {
 	return t.t.QueryRowContext(ctx, q, args...)
+}
+func (t sqlTx) each(ctx context.Context, q string, row func(scanner) error, args ...any) error {
+	rows, err := t.t.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 func (t sqlTx) commit(context.Context) error   { return t.t.Commit() }
 func (t sqlTx) rollback(context.Context) error { return t.t.Rollback() }
@@ -147,6 +162,19 @@ func (t pgTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
 }
 func (t pgTx) queryRow(ctx context.Context, q string, args ...any) scanner {
 	return t.t.QueryRow(ctx, q, args...)
+}
+func (t pgTx) each(ctx context.Context, q string, row func(scanner) error, args ...any) error {
+	rows, err := t.t.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 func (t pgTx) commit(ctx context.Context) error   { return t.t.Commit(ctx) }
 func (t pgTx) rollback(ctx context.Context) error { return t.t.Rollback(ctx) }

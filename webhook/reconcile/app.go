@@ -183,6 +183,7 @@ func NewApp(o AppOptions) (*App, error) {
 		a.waiting.persist(o.Facts, "waiting", fail)
 		a.merges.persist(o.Facts, "merges", fail)
 		a.published.persist(o.Facts, "published", fail)
+		m.Blocked.Persist(o.Facts, fail)
 	}
 	dir := cfg.CacheDir
 	if dir == "" {
