@@ -8,6 +8,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
 )
 
 // TestBlockedWaitsInState: kept in the state, how long each pull request
@@ -16,7 +17,20 @@ import (
 // same waits: what one records, another reports, and a pull request one
 // saw merge, none reports any more.
 func TestBlockedWaitsInState(t *testing.T) {
-	dir := t.TempDir()
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		// One process owns a SQLite state: the two replicas share it.
+		testBlockedWaits(t, func() *State { return openSQLiteState(t, dir, Options{}) }, false)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := durabletest.Postgres(t)
+		testBlockedWaits(t, func() *State { return openPostgresState(t, url, Options{}) }, true)
+	})
+}
+
+// testBlockedWaits runs TestBlockedWaitsInState on the states open
+// opens; apart gives each replica a state of its own.
+func testBlockedWaits(t *testing.T, open func() *State, apart bool) {
 	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	now := start
 	waits := func(s *State) *webhook.BlockedWaits {
@@ -26,8 +40,13 @@ func TestBlockedWaitsInState(t *testing.T) {
 		return m.Blocked
 	}
 
-	s := openSQLiteState(t, dir, Options{})
+	s := open()
 	a, b := waits(s), waits(s) // two replicas on one state
+	if apart {
+		other := open()
+		defer other.Close()
+		b = waits(other)
+	}
 	a.Set("acme/catalog", 1, []policy.Code{policy.CodeApprovalMissing})
 	now = start.Add(10 * time.Minute)
 	b.Set("acme/catalog", 1, []policy.Code{policy.CodeApprovalMissing, policy.CodeChecksPending})
@@ -45,7 +64,7 @@ func TestBlockedWaitsInState(t *testing.T) {
 	}
 	s.Close()
 
-	s = openSQLiteState(t, dir, Options{})
+	s = open()
 	defer s.Close()
 	now = start.Add(time.Hour)
 	c := waits(s)
