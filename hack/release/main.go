@@ -23,11 +23,12 @@ import (
 const usage = `usage: go run ./hack/release COMMAND [flags]
 
 commands:
-  base      build the local base image, serve it from a loopback registry
-  config    write the local variant of .goreleaser.yaml
-  digests   print the image digests a release wrote to DIST/artifacts.json
-  compare   compare the binaries, archives and image digests of two dist directories
-  pin       point action.yml's runs.image at a released image digest
+  base        build the local base image, serve it from a loopback registry
+  config      write the local variant of .goreleaser.yaml
+  digests     print the image digests a release wrote to DIST/artifacts.json
+  compare     compare the binaries, archives and image digests of two dist directories
+  pin         point action.yml's runs.image at a released image digest
+  pin-deploy  point deploy/'s service image at the released image digest
 `
 
 func main() {
@@ -105,6 +106,26 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return errors.New("pin needs -image or -dist")
 		}
 		return pinFile(*action, ref)
+	case "pin-deploy":
+		file := fs.String("kustomization", "deploy/base/kustomization.yaml", "the kustomization that deploys the service, rewritten in place")
+		image := fs.String("image", "", "the released service image, repository@sha256:digest")
+		dist := fs.String("dist", "", "take the image from this dist directory's artifacts.json instead of -image")
+		id := fs.String("id", "catalogbot", "with -dist, the id of the kos entry that built the service image")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		ref := *image
+		if *dist != "" {
+			r, err := imageOf(*dist, *id)
+			if err != nil {
+				return err
+			}
+			ref = r
+		}
+		if ref == "" {
+			return errors.New("pin-deploy needs -image or -dist")
+		}
+		return pinDeployFile(*file, ref)
 	default:
 		return fmt.Errorf("unknown command %q\n%s", args[0], strings.TrimSuffix(usage, "\n"))
 	}
