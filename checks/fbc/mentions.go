@@ -115,8 +115,10 @@ func scanMentions(doc []byte) (docMentions, bool) {
 			}
 		}
 	}
-	// last says the line before gave schema, name or package.
-	last := false
+	// last says the line before gave schema, name or package; watch,
+	// when not -1, that it gave a type or packageName, whose value a line
+	// indented watch or more would go on with.
+	last, watch := false, -1
 	for rest := doc; len(rest) > 0; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -150,6 +152,11 @@ func scanMentions(doc []byte) (docMentions, bool) {
 			return m, false
 		}
 		last = false
+		if watch >= 0 && ind >= watch && t[0] != '#' {
+			// The type or packageName read goes on on this line.
+			return m, false
+		}
+		watch = -1
 		if pending >= 0 {
 			if ind > pending {
 				text = ind
@@ -208,6 +215,10 @@ func scanMentions(doc []byte) (docMentions, bool) {
 					// scalar's are: YAML ends it at the first line not
 					// indented more than its parent.
 					text = from
+					if key := lineKey(line[col:]); foldsLike(key, "type", "packagename") {
+						// A value the scan reads must end on its line.
+						watch = from
+					}
 				}
 			}
 			open = quote
@@ -342,6 +353,15 @@ func (it *seqItem) see(line []byte, col int) {
 			it.unsure = true
 		}
 	}
+}
+
+// lineKey is the key that t (a line from its key on) starts with, if any.
+func lineKey(t []byte) []byte {
+	k := bytes.IndexByte(t, ':')
+	if k < 0 {
+		return nil
+	}
+	return t[:k]
 }
 
 // foldsLike says whether key is one of names (lower case) but for case:
