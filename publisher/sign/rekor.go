@@ -174,20 +174,22 @@ func (r *Rekor) bundle(data []byte) (*Bundle, error) {
 	if err := json.Unmarshal(data, &le); err != nil {
 		return nil, r.errorf("the answer: %w", err)
 	}
-	if len(le) != 1 {
-		return nil, r.errorf("the answer holds %d entries, want 1", len(le))
-	}
+	var entries []models.LogEntryAnon
 	for _, e := range le {
-		body, _ := e.Body.(string)
-		if body == "" || e.IntegratedTime == nil || e.LogIndex == nil || e.LogID == nil || e.Verification == nil || len(e.Verification.SignedEntryTimestamp) == 0 {
-			return nil, r.errorf("the entry lacks its body, time, index, log ID or signed entry timestamp")
-		}
-		return &Bundle{
-			SignedEntryTimestamp: e.Verification.SignedEntryTimestamp,
-			Payload:              BundlePayload{Body: body, IntegratedTime: *e.IntegratedTime, LogIndex: *e.LogIndex, LogID: *e.LogID},
-		}, nil
+		entries = append(entries, e)
 	}
-	panic("unreachable")
+	if len(entries) != 1 {
+		return nil, r.errorf("the answer holds %d entries, want 1", len(entries))
+	}
+	e := entries[0]
+	body, _ := e.Body.(string)
+	if body == "" || e.IntegratedTime == nil || e.LogIndex == nil || e.LogID == nil || e.Verification == nil || len(e.Verification.SignedEntryTimestamp) == 0 {
+		return nil, r.errorf("the entry lacks its body, time, index, log ID or signed entry timestamp")
+	}
+	return &Bundle{
+		SignedEntryTimestamp: e.Verification.SignedEntryTimestamp,
+		Payload:              BundlePayload{Body: body, IntegratedTime: *e.IntegratedTime, LogIndex: *e.LogIndex, LogID: *e.LogID},
+	}, nil
 }
 
 func (r *Rekor) errorf(format string, args ...any) error {

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +34,9 @@ import (
 // answers with it, its integrated time, index and log ID and the signed
 // entry timestamp: the log's ECDSA signature over the SHA-256 of the
 // canonical JSON of {body, integratedTime, logID, logIndex}. GET
-// /api/v1/log/publicKey serves the log's public key. It keeps no Merkle
+// /api/v1/log/publicKey serves the log's public key. An entry made again
+// is refused with 409 and its location, /api/v1/log/entries/UUID, where
+// GET serves it. It keeps no Merkle
 // tree: there are no inclusion proofs, which cosign does not need to
 // verify offline.
 type Rekor struct {
@@ -49,6 +52,8 @@ type Rekor struct {
 
 	mu      sync.Mutex
 	entries [][]byte
+	// answers are the entries by UUID, as GET serves them.
+	answers map[string][]byte
 }
 
 // NewRekor starts a fake log with a fresh P-256 key, written to a file in
@@ -84,6 +89,16 @@ func (r *Rekor) serve(w http.ResponseWriter, req *http.Request) {
 	case req.Method == http.MethodGet && req.URL.Path == "/api/v1/log/publicKey":
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		w.Write(r.PublicKeyPEM)
+	case req.Method == http.MethodGet && strings.HasPrefix(req.URL.Path, "/api/v1/log/entries/"):
+		r.mu.Lock()
+		answer, ok := r.answers[strings.TrimPrefix(req.URL.Path, "/api/v1/log/entries/")]
+		r.mu.Unlock()
+		if !ok {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
 	case req.Method == http.MethodPost && req.URL.Path == "/api/v1/log/entries":
 		if r.Fail {
 			http.Error(w, `{"code":500,"message":"the log is down"}`, http.StatusInternalServerError)
@@ -113,6 +128,15 @@ func (r *Rekor) serve(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		body := canonicalJSON(map[string]any{"apiVersion": e.APIVersion, "kind": e.Kind, "spec": spec})
+		uuid := uuidOf(body)
+		r.mu.Lock()
+		_, exists := r.answers[uuid]
+		r.mu.Unlock()
+		if exists {
+			w.Header().Set("Location", "/api/v1/log/entries/"+uuid)
+			http.Error(w, `{"code":409,"message":"an equivalent entry already exists in the transparency log"}`, http.StatusConflict)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		w.Write(r.integrate(body))
@@ -140,11 +164,25 @@ func (r *Rekor) integrate(body []byte) []byte {
 	set := canonicalJSON(map[string]any{"body": b64, "integratedTime": t, "logID": logID, "logIndex": index})
 	sum := sha256.Sum256(set)
 	sig, _ := ecdsa.SignASN1(rand.Reader, r.Key, sum[:])
-	uuid := sha256.Sum256(body)
-	return canonicalJSON(map[string]any{hex.EncodeToString(uuid[:]): map[string]any{
+	uuid := uuidOf(body)
+	answer := canonicalJSON(map[string]any{uuid: map[string]any{
 		"body": b64, "integratedTime": t, "logID": logID, "logIndex": index,
 		"verification": map[string]any{"signedEntryTimestamp": base64.StdEncoding.EncodeToString(sig)},
 	}})
+	r.mu.Lock()
+	if r.answers == nil {
+		r.answers = map[string][]byte{}
+	}
+	r.answers[uuid] = answer
+	r.mu.Unlock()
+	return answer
+}
+
+// uuidOf names an entry by its content, so that the same entry made
+// twice is found: Rekor names it by its Merkle leaf hash.
+func uuidOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }
 
 // canonicalJSON is v as RFC 8785 JSON for the values here (maps, strings
