@@ -73,6 +73,10 @@ type SignWith struct {
 	Key string
 	// Keyless configures Fulcio and the OIDC token for SignKeyless.
 	Keyless sign.KeylessOptions
+	// Log is the transparency log every signature and attestation is
+	// uploaded to, as cosign does by default; nil uploads nothing, and
+	// verifiers must then skip the log (--insecure-ignore-tlog).
+	Log *sign.Rekor
 }
 
 // Signer is the signer the policy's publish.sign asks for (nil for
@@ -86,6 +90,14 @@ func (p *Policy) Signer(ctx context.Context, w SignWith) (*sign.Signer, error) {
 // a mode that asks for what the publisher does not hold is an error,
 // never an unsigned image. The App and the CLI both sign through it.
 func NewSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
+	s, err := newSigner(ctx, mode, w)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	return s.WithLog(w.Log), nil
+}
+
+func newSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
 	switch mode {
 	case "", SignNone:
 		return nil, nil

@@ -123,12 +123,15 @@ func TestNewSigner(t *testing.T) {
 	}
 	noActions := sign.KeylessOptions{Getenv: func(string) string { return "" }}
 	signtest.NewVault(t).NewKey(t, "catalog")
+	log := &sign.Rekor{URL: "https://rekor.example"}
 	for _, tc := range []struct {
 		name, mode, password string
 		with                 SignWith
 		signer               bool
 		want                 string
 	}{
+		{"key with a log", SignKey, "pw", SignWith{Key: keyFile, Log: log}, true, ""},
+		{"a KMS key with a log", SignKey, "", SignWith{Key: "hashivault://catalog", Log: log}, true, ""},
 		{"none", SignNone, "", SignWith{Key: keyFile}, false, ""},
 		{"unset", "", "", SignWith{Key: keyFile}, false, ""},
 		{"key", SignKey, "pw", SignWith{Key: keyFile}, true, ""},
@@ -148,6 +151,10 @@ func TestNewSigner(t *testing.T) {
 			}
 			if (s != nil) != tc.signer {
 				t.Fatalf("signer = %v, want one: %v", s, tc.signer)
+			}
+			// The log goes with every kind of signer: one code path.
+			if s != nil && s.Log() != tc.with.Log {
+				t.Fatalf("signer log = %v, want %v", s.Log(), tc.with.Log)
 			}
 		})
 	}

@@ -142,6 +142,12 @@ type PublishConfig struct {
 	// needs an OIDC token the App does not have outside GitHub Actions;
 	// "" means sigstore's public instance.
 	FulcioURL string
+	// TlogUpload says whether every signature and attestation is
+	// uploaded to the Rekor transparency log at RekorURL, as cosign
+	// does by default (true unless the file says false); "" means
+	// sigstore's public log. An upload that fails fails the publish.
+	TlogUpload bool
+	RekorURL   string
 }
 
 // defaultConfig returns a Config with every default set and no identity or
@@ -158,6 +164,7 @@ func defaultConfig() *Config {
 		GitHubURL:      DefaultGitHubURL,
 		PendingRetries: DefaultPendingRetries,
 		PendingBackoff: DefaultPendingBackoff,
+		Publish:        PublishConfig{TlogUpload: true},
 	}
 }
 
@@ -513,6 +520,12 @@ func (p *configParser) parse(data []byte, c *Config) {
 				"authFile":  func(v *yaml.Node) { p.str(v, "publish.authFile", &c.Publish.AuthFile) },
 				"signKey":   func(v *yaml.Node) { p.str(v, "publish.signKey", &c.Publish.SignKey) },
 				"fulcioURL": func(v *yaml.Node) { p.str(v, "publish.fulcioURL", &c.Publish.FulcioURL) },
+				"rekorURL":  func(v *yaml.Node) { p.str(v, "publish.rekorURL", &c.Publish.RekorURL) },
+				"tlogUpload": func(v *yaml.Node) {
+					if b, ok := p.Bool(v, "publish.tlogUpload"); ok {
+						c.Publish.TlogUpload = b
+					}
+				},
 				"insecure": func(v *yaml.Node) {
 					list, ok := p.Strs(v, "publish.insecure")
 					for i, h := range list {

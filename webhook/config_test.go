@@ -82,6 +82,7 @@ func TestLoadConfigFull(t *testing.T) {
 			Insecure:  []string{"localhost:5000"},
 			SignKey:   filepath.Join("testdata", "config", "keys", "cosign.key"),
 			FulcioURL: "https://fulcio.example.com",
+			RekorURL:  "https://rekor.example.com",
 		},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -245,5 +246,17 @@ func TestLoadConfigSignKey(t *testing.T) {
 		if c.Publish.SignKey != tc.want {
 			t.Errorf("signKey %s: got %s, want %s", tc.signKey, c.Publish.SignKey, tc.want)
 		}
+	}
+}
+
+// The App uploads to the transparency log unless its file says not to, as
+// cosign does.
+func TestLoadConfigTlogDefault(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("testdata", "config", "minimal.yaml"), envOf(map[string]string{EnvWebhookSecret: "env-secret-0123456789"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Publish.TlogUpload || c.Publish.RekorURL != "" {
+		t.Fatalf("publish = %+v, want tlogUpload on and the default log", c.Publish)
 	}
 }

@@ -25,7 +25,7 @@ func TestPublishKMSAndVerify(t *testing.T) {
 	}
 	target := reg.Ref("team/catalog:latest")
 	repo, _ := catalogRepo(t, target)
-	publishArgs := []string{"publish", "--repo", repo.Dir, "--insecure-registry", reg.Host}
+	publishArgs := []string{"publish", "--repo", repo.Dir, "--insecure-registry", reg.Host, "--tlog-upload=false"}
 
 	r := cli(t, nil, append(publishArgs, "--sign-key", ref)...)
 	m := signedLine.FindStringSubmatch(r.stdout)
@@ -48,7 +48,7 @@ func TestPublishKMSAndVerify(t *testing.T) {
 	}
 
 	for _, key := range []string{ref, pub} {
-		r := cli(t, nil, "verify", target, "--key", key, "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", target, "--key", key, "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
 		if r.code != exitOK || !strings.Contains(r.stdout, "signature: "+reg.Ref("team/catalog@"+digest)+", 1 signature(s) by the key "+key+"\n") ||
 			!strings.HasSuffix(r.stdout, "verified\n") {
 			t.Fatalf("verify --key %s: exit %d, stdout %q, stderr %q", key, r.code, r.stdout, r.stderr)
@@ -57,14 +57,14 @@ func TestPublishKMSAndVerify(t *testing.T) {
 
 	t.Run("another KMS key", func(t *testing.T) {
 		other, _ := kms.NewKey(t, "other")
-		r := cli(t, nil, "verify", target, "--key", other, "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", target, "--key", other, "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
 		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+reg.Ref("team/catalog@"+digest)+": no signature verifies with the key given") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
 
 	t.Run("a key the KMS does not have", func(t *testing.T) {
-		r := cli(t, nil, "verify", target, "--key", "testkms://gone", "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", target, "--key", "testkms://gone", "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
 		if r.code != exitError || !strings.Contains(r.stderr, `signing key testkms://gone: reading its public key: plugin returned error: no key "gone" in this KMS`) {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
@@ -90,11 +90,11 @@ func TestPublishKMSAndVerify(t *testing.T) {
 		if r.code != exitOK || vault.Signs() != 3 {
 			t.Fatalf("publish: exit %d, %d signatures by Vault, stdout %q, stderr %q", r.code, vault.Signs(), r.stdout, r.stderr)
 		}
-		r = cli(t, nil, "verify", image, "--key", "hashivault://catalog", "--insecure-registry", reg.Host)
+		r = cli(t, nil, "verify", image, "--key", "hashivault://catalog", "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
 		if r.code != exitOK || !strings.HasSuffix(r.stdout, "verified\n") {
 			t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
-		r = cli(t, nil, "verify", image, "--key", ref, "--insecure-registry", reg.Host)
+		r = cli(t, nil, "verify", image, "--key", ref, "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
 		if r.code != exitInvalid {
 			t.Fatalf("verify with the plugin's key: exit %d, stderr %q", r.code, r.stderr)
 		}

@@ -103,9 +103,13 @@ for the workflow's OIDC identity), or with --repo when the policy's
 publish.sign asks for it, the pushed digest is signed and gets two
 attestations, the approval record and SLSA provenance, stored as cosign
 stores them (the sha256-<hex>.sig and .att tags); a digest signed by the
-same signer already gets nothing new. catalogbot verify and cosign verify
-check them. A policy that asks for a signature that cannot be made fails
-before anything is pushed.
+same signer already gets nothing new. Each signature and attestation is
+uploaded to the Rekor transparency log --rekor-url, as cosign does, and
+the log's entry kept beside it (--tlog-upload=false uploads nothing; then
+verifiers need --insecure-ignore-tlog). catalogbot verify and cosign
+verify check them. A policy that asks for a signature that cannot be made
+fails before anything is pushed; a signature or upload that fails leaves
+the tag where it was.
 
 Output: one "drift: ..." line per input that moved since the image at
 the target was built (the base; the references too when they are

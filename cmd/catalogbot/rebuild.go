@@ -49,7 +49,8 @@ An invalid catalog is never published: its findings are printed and the
 exit status is 1.
 
 --sign-key FILE or --sign-keyless sign the pushed image and attest its
-provenance, as publish does (see catalogbot publish --help).
+provenance, and --tlog-upload and --rekor-url say where they are logged,
+as publish does (see catalogbot publish --help).
 
 Output: one "drift: ..." line per input that moved, then the digest and
 "published" or "unchanged"; on stderr a log line with the image, the

@@ -19,12 +19,17 @@ type signFlags struct {
 	key     string
 	keyless bool
 	fulcio  string
+	// tlog and rekor are cosign's --tlog-upload and --rekor-url.
+	tlog  bool
+	rekor string
 }
 
 func (s *signFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&s.key, "sign-key", "", "sign the image and its attestations with this `KEY`: a cosign private key file (password in $COSIGN_PASSWORD), or a KMS key as cosign names them (hashivault://NAME; another scheme://... through a plugin sigstore-kms-SCHEME on $PATH)")
 	fl.BoolVar(&s.keyless, "sign-keyless", false, "sign keyless: a Fulcio certificate for the GitHub Actions workflow's OIDC identity")
 	fl.StringVar(&s.fulcio, "fulcio-url", sign.DefaultFulcioURL, "the Fulcio `URL` for --sign-keyless")
+	fl.BoolVar(&s.tlog, "tlog-upload", true, "upload each signature and attestation to the Rekor transparency log, as cosign does; an upload that fails fails the publish (false: verifiers need --insecure-ignore-tlog)")
+	fl.StringVar(&s.rekor, "rekor-url", sign.DefaultRekorURL, "the Rekor transparency log `URL` signatures are uploaded to")
 }
 
 // check refuses both ways of signing at once.
@@ -48,7 +53,11 @@ func (s signFlags) mode() string {
 
 // signer is the signer for mode, from what the flags hold.
 func (s signFlags) signer(ctx context.Context, mode string) (*sign.Signer, error) {
-	return policy.NewSigner(ctx, mode, policy.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}})
+	w := policy.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}}
+	if s.tlog {
+		w.Log = &sign.Rekor{URL: s.rekor}
+	}
+	return policy.NewSigner(ctx, mode, w)
 }
 
 // builder is catalogbot, this version, as provenance names the builder.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -32,12 +33,18 @@ type verifyFlags struct {
 	rebuild  bool
 	repo     string
 	insecure []string
+	// rekorKey, rekorURL and ignoreTlog say how the transparency log
+	// entries are checked: with the log's key from a file or from the
+	// log, or not at all.
+	rekorKey   string
+	rekorURL   string
+	ignoreTlog bool
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
 	var f verifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify IMAGE (--key KEY | --certificate-identity ID --certificate-oidc-issuer URL --ca-roots FILE) [--rebuild --repo DIR]",
+		Use:   "verify IMAGE (--key KEY | --certificate-identity ID --certificate-oidc-issuer URL --ca-roots FILE) (--rekor-key FILE | --rekor-url URL | --insecure-ignore-tlog) [--rebuild --repo DIR]",
 		Short: "Verify a published catalog image's signature, attestations and, with --rebuild, its digest",
 		Long: `Verify the catalog image IMAGE (a tag is resolved to the digest it names
 now) as publish --sign-key or --sign-keyless signed it: its signature
@@ -51,9 +58,18 @@ issued for --certificate-oidc-issuer and chaining to the roots in
 --ca-roots; then its two attestations (the .att tag): the approval record
 and the SLSA provenance, signed alike and about that digest.
 
-No transparency log is consulted: catalogbot writes none. A keyless
-certificate is checked at the time of verifying, so a keyless signature
-verifies only while its certificate is valid (see docs/security.md).
+Each signature and attestation must carry its Rekor transparency log
+entry (publish uploads them unless --tlog-upload=false), as cosign
+requires: the log's signed entry timestamp is checked offline with the
+log's public key, --rekor-key (a PEM file), or the key the log at
+--rekor-url serves; and the entry must record this signature, payload and
+key or certificate. For a keyless signature, the certificate must have
+been valid when the log integrated the entry, which is what lets it verify
+after the short-lived certificate expired. The key of sigstore's public log
+is not built in: pass it (rekor.pub of sigstore's trusted root) or
+--rekor-url https://rekor.sigstore.dev. --insecure-ignore-tlog skips the
+log, for images signed with it off; a keyless certificate is then checked
+at the time of verifying (see docs/security.md).
 
 With --rebuild, the commit the provenance records is read from the git
 repository --repo, and built as it was published (its policy's catalog,
@@ -66,12 +82,14 @@ Output: what was verified, one line each, then "verified".
 
 Exit status: 0 verified, 1 not verified (unsigned, signed by another key
 or identity, an attestation missing, altered or about another image, a
-rebuild that gives another digest; the reason is printed), 2 usage,
-registry or I/O error.`,
-		Example: `  catalogbot verify quay.io/example/catalog:latest --key cosign.pub
-  catalogbot verify quay.io/example/catalog:latest --key hashivault://catalog-signing
-  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rebuild --repo .
-  catalogbot verify quay.io/example/catalog@sha256:... --ca-roots fulcio.pem \
+log entry missing, altered or of another signature, a rebuild that gives
+another digest; the reason is printed), 2 usage (such as no log key for
+an image whose signatures are in a log), registry or I/O error.`,
+		Example: `  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rekor-key rekor.pub
+  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rekor-url https://rekor.sigstore.dev
+  catalogbot verify quay.io/example/catalog:latest --key hashivault://catalog-signing --insecure-ignore-tlog
+  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rekor-key rekor.pub --rebuild --repo .
+  catalogbot verify quay.io/example/catalog@sha256:... --ca-roots fulcio.pem --rekor-key rekor.pub \
       --certificate-identity https://github.com/example/catalog/.github/workflows/publish.yaml@refs/heads/main \
       --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -87,6 +105,10 @@ registry or I/O error.`,
 				return usageErrorf(cmd.CommandPath(), "--rebuild needs the git repository: --repo DIR")
 			case f.repo != "" && !f.rebuild:
 				return usageErrorf(cmd.CommandPath(), "--repo is for --rebuild")
+			case f.rekorKey != "" && f.rekorURL != "":
+				return usageErrorf(cmd.CommandPath(), "give the log's key with --rekor-key or --rekor-url, not both")
+			case f.ignoreTlog && (f.rekorKey != "" || f.rekorURL != ""):
+				return usageErrorf(cmd.CommandPath(), "--insecure-ignore-tlog skips the log: it takes no --rekor-key or --rekor-url")
 			}
 			return checkInsecureFlags(cmd.CommandPath(), f.insecure)
 		},
@@ -102,6 +124,9 @@ registry or I/O error.`,
 	fl.StringVar(&f.caRoots, "ca-roots", "", "for a keyless signature: the Fulcio root certificates, PEM `FILE`")
 	fl.BoolVar(&f.rebuild, "rebuild", false, "rebuild the recorded commit on the recorded base and compare the digest")
 	fl.StringVar(&f.repo, "repo", "", "the git repository `DIR` holding the recorded commit, for --rebuild")
+	fl.StringVar(&f.rekorKey, "rekor-key", "", "the Rekor transparency log's public key, PEM `FILE`, that checks each signature's log entry offline")
+	fl.StringVar(&f.rekorURL, "rekor-url", "", "the Rekor transparency log `URL` whose public key (GET /api/v1/log/publicKey) checks the log entries")
+	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "skip the transparency log, for an image signed with --tlog-upload=false (as cosign's flag)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, insecureUsage)
 	return cmd
 }
@@ -119,6 +144,25 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		Identity: f.identity, Issuer: f.issuer,
 		PredicateTypes: []string{sign.ApprovalPredicateType, sign.ProvenancePredicateType},
 		Remote:         []remote.Option{remote.WithAuthFromKeychain(registry.DefaultKeychain()), remote.WithUserAgent(a.userAgent())},
+		IgnoreLog:      f.ignoreTlog,
+	}
+	switch {
+	case f.rekorKey != "":
+		data, err := os.ReadFile(f.rekorKey)
+		if err != nil {
+			return err
+		}
+		key, err := cryptoutils.UnmarshalPEMToPublicKey(data)
+		if err != nil {
+			return fmt.Errorf("%s: not a PEM public key: %w", f.rekorKey, err)
+		}
+		o.LogKeys = []crypto.PublicKey{key}
+	case f.rekorURL != "":
+		key, err := (&sign.Rekor{URL: f.rekorURL}).PublicKey(ctx)
+		if err != nil {
+			return err
+		}
+		o.LogKeys = []crypto.PublicKey{key}
 	}
 	switch {
 	case sign.IsKMSRef(f.key):
@@ -150,6 +194,11 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		}
 	}
 	v, err := sign.Verify(ctx, ref, o)
+	if errors.Is(err, sign.ErrNoLogKey) {
+		// The public log's key is not built in (it rotates, and comes
+		// with sigstore's trusted root): say what to pass.
+		return fmt.Errorf("%w: pass the log's public key with --rekor-key FILE (for sigstore's public log, rekor.pub of its trusted root), or --rekor-url URL to ask the log for it (--rekor-url %s), or --insecure-ignore-tlog to skip the log", err, sign.DefaultRekorURL)
+	}
 	if errors.Is(err, sign.ErrUnsigned) || errors.Is(err, sign.ErrNotVerified) || errors.Is(err, sign.ErrAttestation) {
 		fmt.Fprintf(a.stderr, "catalogbot: not verified: %v\n", err)
 		return errInvalid
@@ -158,6 +207,7 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		return err
 	}
 	fmt.Fprintf(a.stdout, "signature: %s, %d signature(s) by the %s\n", v.Digest, v.Signatures, signerOf(f))
+	fmt.Fprintf(a.stdout, "transparency log: %s\n", logOf(f))
 
 	var appr sign.Approval
 	if err := json.Unmarshal(v.Attestations[sign.ApprovalPredicateType].Predicate, &appr); err != nil {
@@ -231,6 +281,16 @@ func signerOf(f verifyFlags) string {
 		return "key " + f.key
 	}
 	return fmt.Sprintf("identity %s of %s", f.identity, f.issuer)
+}
+
+func logOf(f verifyFlags) string {
+	switch {
+	case f.ignoreTlog:
+		return "not checked (--insecure-ignore-tlog)"
+	case f.rekorKey != "":
+		return "each entry verified with the log key " + f.rekorKey
+	}
+	return "each entry verified with the key of " + f.rekorURL
 }
 
 func describeApproval(appr sign.Approval) string {

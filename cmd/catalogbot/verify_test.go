@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
@@ -60,7 +61,8 @@ func TestPublishSignedAndVerify(t *testing.T) {
 	keys := t.TempDir()
 	priv, pub := keyPair(t, keys, "cosign")
 	repo, commit := catalogRepo(t, target)
-	publishArgs := []string{"publish", "--repo", repo.Dir, "--insecure-registry", reg.Host}
+	rekor := signtest.NewRekor(t)
+	publishArgs := []string{"publish", "--repo", repo.Dir, "--insecure-registry", reg.Host, "--rekor-url", rekor.URL}
 
 	// The policy asks for a signature; without a key nothing is pushed.
 	r := cli(t, nil, publishArgs...)
@@ -82,7 +84,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		t.Fatalf("publish again: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 
-	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+	r = cli(t, nil, "verify", target, "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
 	for _, want := range []string{
 		"signature: " + reg.Ref("team/catalog@"+digest) + ", 1 signature(s) by the key " + pub,
 		"approval: commit " + commit + ", policy .catalogbot.yaml (blob ",
@@ -90,6 +92,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		"provenance: commit " + commit + " of " + repo.Dir + ", base scratch, built by " + sign.BuilderID,
 		"rebuild: " + change.ShortSHA(commit) + " of " + repo.Dir,
 		"gives " + digest,
+		"transparency log: each entry verified with the log key " + rekor.KeyFile,
 		"verified\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -100,9 +103,65 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		t.Fatalf("verify: exit %d, stderr %q", r.code, r.stderr)
 	}
 
+	if n := len(rekor.Entries()); n != 3 {
+		t.Fatalf("%d log entries, want 3 (the signature and two attestations)", n)
+	}
+
+	t.Run("the log's key from the log", func(t *testing.T) {
+		r := cli(t, nil, "verify", target, "--key", pub, "--rekor-url", rekor.URL, "--insecure-registry", reg.Host)
+		if r.code != exitOK || !strings.Contains(r.stdout, "transparency log: each entry verified with the key of "+rekor.URL) {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("no log key", func(t *testing.T) {
+		r := cli(t, nil, "verify", target, "--key", pub, "--insecure-registry", reg.Host)
+		if r.code != exitError || !strings.Contains(r.stderr, "no transparency log key given: its signatures are in a transparency log: pass the log's public key with --rekor-key FILE") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("another log's key", func(t *testing.T) {
+		r := cli(t, nil, "verify", target, "--key", pub, "--rekor-key", signtest.NewRekor(t).KeyFile, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "transparency log entry does not verify: the entry is in log ") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("the log off", func(t *testing.T) {
+		off := reg.Ref("team/off:latest")
+		r := cli(t, nil, append(publishArgs, "--sign-key", priv, "--image", off, "--tlog-upload=false")...)
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = cli(t, nil, "verify", off, "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "not in a transparency log (signed with the log off? verify with --insecure-ignore-tlog)") {
+			t.Fatalf("verify: exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = cli(t, nil, "verify", off, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host)
+		if r.code != exitOK || !strings.Contains(r.stdout, "transparency log: not checked (--insecure-ignore-tlog)") {
+			t.Fatalf("verify --insecure-ignore-tlog: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("the log down", func(t *testing.T) {
+		// The upload fails before the tag moves: nothing is published.
+		down := signtest.NewRekor(t)
+		down.Fail = true
+		image := reg.Ref("team/down:latest")
+		r := cli(t, nil, "publish", "--repo", repo.Dir, "--insecure-registry", reg.Host, "--rekor-url", down.URL, "--sign-key", priv, "--image", image)
+		if r.code == exitOK || !strings.Contains(r.stderr, "transparency log "+down.URL+": 500 Internal Server Error") {
+			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
+		}
+		ref, _ := name.ParseReference(image, name.Insecure)
+		if _, err := remote.Head(ref); err == nil {
+			t.Fatal("the tag was pushed though the log refused the signature")
+		}
+	})
+
 	t.Run("wrong key", func(t *testing.T) {
 		_, otherPub := keyPair(t, keys, "other")
-		r := cli(t, nil, "verify", target, "--key", otherPub, "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", target, "--key", otherPub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host)
 		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+reg.Ref("team/catalog@"+digest)+": no signature verifies with the key given") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
@@ -113,11 +172,11 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		// rebuild finds it.
 		dir := reg.Ref("team/dir:latest")
 		r := cli(t, nil, "publish", "--catalog", filepath.Join(repo.Dir, "catalog"), "--image", dir, "--base", "scratch",
-			"--insecure-registry", reg.Host, "--sign-key", priv)
+			"--insecure-registry", reg.Host, "--sign-key", priv, "--rekor-url", rekor.URL)
 		if r.code != exitOK {
 			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
 		}
-		r = cli(t, nil, "verify", dir, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+		r = cli(t, nil, "verify", dir, "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
 		if r.code != exitOK || !strings.Contains(r.stdout, "rebuild: "+change.ShortSHA(commit)) {
 			t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
@@ -140,7 +199,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		if r.code != exitOK {
 			t.Fatalf("publish: exit %d, stderr %q", r.code, r.stderr)
 		}
-		r = cli(t, nil, "verify", dirty, "--key", pub, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+		r = cli(t, nil, "verify", dirty, "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
 		if r.code != exitInvalid || !regexp.MustCompile(`not verified: rebuilding `+change.ShortSHA(commit)+` on scratch gives sha256:[0-9a-f]{64}, not sha256:`).MatchString(r.stderr) {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 		}
@@ -156,7 +215,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 		signtest.TamperAttestation(t, sign.Tag(d, sign.AttestationSuffix), func(st map[string]any) {
 			st["predicate"].(map[string]any)["approvalsRecorded"] = true
 		})
-		r := cli(t, nil, "verify", d.String(), "--key", pub, "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", d.String(), "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host)
 		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+d.String()+": attestation does not verify: no valid "+sign.ApprovalPredicateType+" attestation") ||
 			!strings.Contains(r.stderr, "its DSSE signature does not match its content: altered, or signed with another key") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
@@ -165,7 +224,7 @@ func TestPublishSignedAndVerify(t *testing.T) {
 
 	t.Run("moved tag", func(t *testing.T) {
 		registrytest.Push(t, target, registrytest.RandomImage(t))
-		r := cli(t, nil, "verify", target, "--key", pub, "--insecure-registry", reg.Host)
+		r := cli(t, nil, "verify", target, "--key", pub, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host)
 		if r.code != exitInvalid || !strings.Contains(r.stderr, "catalogbot: not verified: "+target+" names sha256:") ||
 			!strings.Contains(r.stderr, "which has no signature: was the tag moved") {
 			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
@@ -183,6 +242,8 @@ func TestVerifyUsage(t *testing.T) {
 		{[]string{"verify", "r.example/c:v1", "--key", "k", "--certificate-identity", "i"}, "not both"},
 		{[]string{"verify", "r.example/c:v1", "--certificate-identity", "i", "--certificate-oidc-issuer", "o"}, "--ca-roots"},
 		{[]string{"verify", "r.example/c:v1", "--key", "k", "--rebuild"}, "--rebuild needs the git repository"},
+		{[]string{"verify", "r.example/c:v1", "--key", "k", "--rekor-key", "r", "--rekor-url", "http://127.0.0.1:1"}, "--rekor-key or --rekor-url, not both"},
+		{[]string{"verify", "r.example/c:v1", "--key", "k", "--rekor-key", "r", "--insecure-ignore-tlog"}, "--insecure-ignore-tlog skips the log"},
 		{[]string{"publish", "--catalog", validDir, "--image", "r.example/c:v1", "--sign-key", "k", "--sign-keyless"}, "give one of --sign-key and --sign-keyless"},
 	} {
 		r := cli(t, nil, tc.args...)
@@ -207,14 +268,15 @@ func TestPublishKeylessAndVerify(t *testing.T) {
 	if err := os.WriteFile(roots, fulcio.RootsPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	rekor := signtest.NewRekor(t)
 	r := cli(t, nil, "publish", "--catalog", validDir, "--image", target, "--base", "scratch", "--insecure-registry", reg.Host,
-		"--sign-keyless", "--fulcio-url", fulcio.URL)
+		"--sign-keyless", "--fulcio-url", fulcio.URL, "--rekor-url", rekor.URL)
 	if m := signedLine.FindStringSubmatch(r.stdout); r.code != exitOK || m == nil || m[1] != "signed" {
 		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	verify := func(identity string) result {
 		return cli(t, nil, "verify", target, "--ca-roots", roots, "--certificate-identity", identity,
-			"--certificate-oidc-issuer", signtest.ActionsIssuer, "--insecure-registry", reg.Host)
+			"--certificate-oidc-issuer", signtest.ActionsIssuer, "--rekor-key", rekor.KeyFile, "--insecure-registry", reg.Host)
 	}
 	if r := verify(signtest.Identity); r.code != exitOK || !strings.Contains(r.stdout, "by the identity "+signtest.Identity) {
 		t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)

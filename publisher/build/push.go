@@ -32,7 +32,13 @@ type PushOptions struct {
 	// Insecure registries (host[:port]) are reached over plain HTTP.
 	Insecure []string
 	// Remote are the options for the registry: keychain, transport.
-	Remote []remote.Option
+	// BeforeTag, when set, runs once the image is in a registry by
+	// digest and before the tag moves (the signing of a publish); its
+	// error is Push's, and the tag stays where it was. It does not run
+	// when nothing is written (the tag names the digest already), nor
+	// for an OCI image layout.
+	Remote    []remote.Option
+	BeforeTag func() error
 }
 
 // Pushed is the outcome of a push.
@@ -87,6 +93,11 @@ func Push(ctx context.Context, res *Result, target string, o PushOptions) (Pushe
 	}
 	if err != nil {
 		return out, fmt.Errorf("push %s: %w", target, err)
+	}
+	if o.BeforeTag != nil {
+		if err := o.BeforeTag(); err != nil {
+			return out, err
+		}
 	}
 	if tag, ok := ref.(name.Tag); ok {
 		if err := remote.Tag(tag, res.Artifact(), ropts...); err != nil {

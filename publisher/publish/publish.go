@@ -387,21 +387,28 @@ func publish(ctx context.Context, src Source, o Options) (*Result, error) {
 			return res, signAndAttest(ctx, res, o, started, ropts)
 		}
 	}
-	pushed, err := build.Push(ctx, img, o.Image, build.PushOptions{Insecure: o.InsecureRegistries, Remote: ropts})
+	// The image is signed once it is in the registry by digest and
+	// before its tag moves: a signature (or its transparency log upload)
+	// that fails leaves the tag where it was.
+	pushed, err := build.Push(ctx, img, o.Image, build.PushOptions{Insecure: o.InsecureRegistries, Remote: ropts,
+		BeforeTag: func() error { return signAndAttest(ctx, res, o, started, ropts) }})
 	if err != nil {
 		return nil, err
 	}
 	res.Status = Published
 	if pushed.Unchanged {
+		// Nothing was written, nor signed: the tag named the digest.
 		res.Status = Unchanged
+		return res, signAndAttest(ctx, res, o, started, ropts)
 	}
-	return res, signAndAttest(ctx, res, o, started, ropts)
+	return res, nil
 }
 
 // signAndAttest signs the published digest and attests its approvals and
 // provenance when o.Signer is set, unless the digest is signed by it
-// already: an unchanged catalog gets no new signature. The result is
-// returned with the error, for what was pushed is pushed.
+// already: an unchanged catalog gets no new signature. A new image is
+// signed before its tag moves (build.PushOptions.BeforeTag); one the tag
+// names already is signed in place.
 func signAndAttest(ctx context.Context, res *Result, o Options, started time.Time, ropts []remote.Option) error {
 	if o.Signer == nil {
 		return nil

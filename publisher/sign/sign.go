@@ -17,13 +17,18 @@
 // or an ephemeral key with a Fulcio certificate (keyless, Keyless); a keyless
 // signature carries its certificate and chain in the
 // dev.sigstore.cosign/certificate and dev.sigstore.cosign/chain
-// annotations. Nothing is uploaded to a transparency log: verifiers skip
-// the log (cosign's --insecure-ignore-tlog), see docs/security.md.
+// annotations. A signer given a Rekor transparency log (WithLog) uploads
+// each signature (a hashedrekord entry) and attestation (a dsse entry) to
+// it and keeps the log's answer in the dev.sigstore.cosign/bundle
+// annotation, as cosign does by default, so that cosign verifies it
+// offline against the log's public key; without a log, verifiers skip it
+// (cosign's --insecure-ignore-tlog), see docs/security.md.
 //
 // Verify checks an image's signature with a public key or a certificate
-// identity and returns its verified attestations; each failure says what
-// is wrong (no signature, another key, an altered attestation, a tag that
-// now names another digest).
+// identity, and its log entries with the log's key, and returns its
+// verified attestations; each failure says what is wrong (no signature,
+// another key, an altered attestation or log entry, a tag that now names
+// another digest).
 //
 // The predicates catalogbot attests are here too: Approval (who approved
 // what went into the catalog, predicate type ApprovalPredicateType) and
@@ -55,6 +60,8 @@ type Signer struct {
 	pub crypto.PublicKey
 	// cert and chain are PEM; empty for a key pair.
 	cert, chain []byte
+	// log is the transparency log each signature goes to; nil for none.
+	log *Rekor
 }
 
 // LoadKey reads a private key in the formats cosign reads: the encrypted

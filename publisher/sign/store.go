@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/sigstore/rekor/pkg/generated/models"
 	"github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
@@ -58,6 +59,13 @@ func SignImage(ctx context.Context, s *Signer, digest name.Digest, ropts ...remo
 	}
 	anns := s.annotations()
 	anns[AnnSignature] = base64.StdEncoding.EncodeToString(sig)
+	bundle, err := s.record(ctx, body, sig, func(pub []byte) models.ProposedEntry { return hashedRekordEntry(body, sig, pub) })
+	if err != nil {
+		return fmt.Errorf("sign %s: %w", digest, err)
+	}
+	if bundle != "" {
+		anns[AnnBundle] = bundle
+	}
 	return appendLayer(ctx, Tag(digest, SignatureSuffix), static.NewLayer(body, SimpleSigningMediaType), anns, ropts)
 }
 
@@ -78,6 +86,13 @@ func Attest(ctx context.Context, s *Signer, digest name.Digest, st *Statement, r
 	// signature is inside the envelope.
 	anns[AnnSignature] = ""
 	anns[AnnPredicateType] = st.PredicateType
+	bundle, err := s.record(ctx, env, nil, func(pub []byte) models.ProposedEntry { return dsseEntry(env, pub) })
+	if err != nil {
+		return fmt.Errorf("attest %s: %w", digest, err)
+	}
+	if bundle != "" {
+		anns[AnnBundle] = bundle
+	}
 	return appendLayer(ctx, Tag(digest, AttestationSuffix), static.NewLayer(env, DSSEMediaType), anns, ropts)
 }
 

@@ -33,6 +33,9 @@ var (
 	// ErrAttestation: an attestation is missing, altered or not signed
 	// by the signer.
 	ErrAttestation = errors.New("attestation does not verify")
+	// ErrNoLogKey: the signatures carry transparency log entries and
+	// VerifyOptions holds no log key to check them with, nor IgnoreLog.
+	ErrNoLogKey = errors.New("no transparency log key given")
 )
 
 // VerifyOptions say whose signature is accepted: a public key, or for
@@ -44,6 +47,16 @@ type VerifyOptions struct {
 	// trusted Fulcio roots.
 	Identity, Issuer string
 	Roots            *x509.CertPool
+	// LogKeys are the public keys of the trusted transparency logs
+	// (Rekor's): each signature and attestation must carry an entry of
+	// one of them that records it. For a keyless signature, the
+	// certificate is checked at the time the log integrated the entry,
+	// which must fall within its validity.
+	LogKeys []crypto.PublicKey
+	// IgnoreLog skips the log, for images signed with it off (cosign's
+	// --insecure-ignore-tlog): a keyless certificate is then checked at
+	// Now.
+	IgnoreLog bool
 	// PredicateTypes are the attestations required; each must be present
 	// and verify.
 	PredicateTypes []string
@@ -96,6 +109,9 @@ func Verify(ctx context.Context, ref name.Reference, o VerifyOptions) (*Verified
 	var why []string
 	for _, l := range sigs {
 		if err := verifySignature(l, digest, o); err != nil {
+			if errors.Is(err, errNoLogKey) {
+				return nil, fmt.Errorf("%s: %w: its signatures are in a transparency log", digest, ErrNoLogKey)
+			}
 			why = append(why, fmt.Sprintf("layer %s: %v", short(l.digest.String()), err))
 			continue
 		}
@@ -163,12 +179,60 @@ func resolve(ref name.Reference, ropts []remote.Option) (name.Digest, error) {
 	return ref.Context().Digest(desc.Digest.String()), nil
 }
 
-// verifier is the signature verifier for one layer: the key given, or the
-// key of the layer's certificate once the certificate checks out.
-func (o VerifyOptions) verifier(l layerEntry) (signature.Verifier, error) {
+// check verifies one layer with verify, given the verifier of the key or
+// certificate, and the layer's log entry unless o ignores the log. sig is
+// the layer's signature, nil for an attestation (whose signature is in its
+// envelope). With a key, the signature is checked first, so that another
+// key says so; with a certificate, the entry first: the time it records
+// is when the certificate must have been valid.
+func (o VerifyOptions) check(l layerEntry, sig []byte, verify func(signature.Verifier) error) error {
 	if o.Key != nil {
-		return signature.LoadVerifier(o.Key, crypto.SHA256)
+		ver, err := signature.LoadVerifier(o.Key, crypto.SHA256)
+		if err != nil {
+			return err
+		}
+		if err := verify(ver); err != nil {
+			return err
+		}
+		if o.IgnoreLog {
+			return nil
+		}
+		pub, err := cryptoutils.MarshalPublicKeyToPEM(o.Key)
+		if err != nil {
+			return err
+		}
+		if _, err := checkBundle(l, sig, pub, o.LogKeys); err != nil {
+			return logError(err)
+		}
+		return nil
 	}
+	at := o.Now()
+	if !o.IgnoreLog {
+		var err error
+		if at, err = checkBundle(l, sig, []byte(l.annotations[AnnCertificate]), o.LogKeys); err != nil {
+			return logError(err)
+		}
+	}
+	ver, err := o.certVerifier(l, at, !o.IgnoreLog)
+	if err != nil {
+		return err
+	}
+	return verify(ver)
+}
+
+// logError marks a log entry's failure with ErrLog, and says it is the
+// log's.
+func logError(err error) error {
+	if errors.Is(err, errNoLogKey) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrLog, err)
+}
+
+// certVerifier is the verifier of the layer's certificate once the
+// certificate checks out at time at: the log's integrated time when
+// logged is set, else now.
+func (o VerifyOptions) certVerifier(l layerEntry, at time.Time, logged bool) (signature.Verifier, error) {
 	pemCert := l.annotations[AnnCertificate]
 	if pemCert == "" {
 		return nil, errors.New("signed with a key, not a certificate")
@@ -178,6 +242,10 @@ func (o VerifyOptions) verifier(l layerEntry) (signature.Verifier, error) {
 		return nil, fmt.Errorf("certificate annotation: not one PEM certificate")
 	}
 	cert := certs[0]
+	if logged && (at.Before(cert.NotBefore) || at.After(cert.NotAfter)) {
+		return nil, fmt.Errorf("the log integrated the entry at %s, outside the certificate's validity (%s to %s)",
+			at.UTC().Format(time.RFC3339), cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339))
+	}
 	inter := x509.NewCertPool()
 	if chain, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(l.annotations[AnnChain])); err == nil {
 		for _, c := range chain {
@@ -185,7 +253,7 @@ func (o VerifyOptions) verifier(l layerEntry) (signature.Verifier, error) {
 		}
 	}
 	if _, err := cert.Verify(x509.VerifyOptions{
-		Roots: o.Roots, Intermediates: inter, CurrentTime: o.Now(),
+		Roots: o.Roots, Intermediates: inter, CurrentTime: at,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
 	}); err != nil {
 		return nil, fmt.Errorf("certificate: %w", err)
@@ -207,12 +275,13 @@ func verifySignature(l layerEntry, digest name.Digest, o VerifyOptions) error {
 	if err != nil {
 		return fmt.Errorf("signature annotation: %w", err)
 	}
-	ver, err := o.verifier(l)
-	if err != nil {
+	if err := o.check(l, sig, func(ver signature.Verifier) error {
+		if err := ver.VerifySignature(bytes.NewReader(sig), bytes.NewReader(l.body)); err != nil {
+			return fmt.Errorf("the signature does not match the %s (another key, or altered)", o.what())
+		}
+		return nil
+	}); err != nil {
 		return err
-	}
-	if err := ver.VerifySignature(bytes.NewReader(sig), bytes.NewReader(l.body)); err != nil {
-		return fmt.Errorf("the signature does not match the %s (another key, or altered)", o.what())
 	}
 	// The payload is signed; now it must name this digest, or it is
 	// another image's signature copied here.
@@ -227,12 +296,13 @@ func verifySignature(l layerEntry, digest name.Digest, o VerifyOptions) error {
 }
 
 func verifyAttestation(l layerEntry, digest name.Digest, o VerifyOptions) (*Statement, error) {
-	ver, err := o.verifier(l)
-	if err != nil {
+	if err := o.check(l, nil, func(ver signature.Verifier) error {
+		if err := dsse.WrapVerifier(ver).VerifySignature(bytes.NewReader(l.body), nil); err != nil {
+			return fmt.Errorf("its DSSE signature does not match its content: altered, or signed with another %s", strings.Fields(o.what())[0])
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	if err := dsse.WrapVerifier(ver).VerifySignature(bytes.NewReader(l.body), nil); err != nil {
-		return nil, fmt.Errorf("its DSSE signature does not match its content: altered, or signed with another %s", strings.Fields(o.what())[0])
 	}
 	var env struct {
 		PayloadType string `json:"payloadType"`
@@ -305,7 +375,10 @@ func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remot
 	if err != nil {
 		return false, err
 	}
-	o := VerifyOptions{Key: s.PublicKey()}
+	// Whether a signature is there, not whether its log entry verifies
+	// (the signer holds no log key): a signer that logs wants an entry
+	// beside it, or signs again.
+	o := VerifyOptions{Key: s.PublicKey(), IgnoreLog: true}
 	var ids []string
 	var issuer string
 	if s.Keyless() {
@@ -316,6 +389,9 @@ func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remot
 		ids, issuer = CertificateIdentities(certs[0]), CertificateIssuer(certs[0])
 	}
 	for _, l := range layers {
+		if s.log != nil && l.annotations[AnnBundle] == "" {
+			continue
+		}
 		if s.Keyless() {
 			certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(l.annotations[AnnCertificate]))
 			if err != nil || len(certs) != 1 || !slices.Equal(CertificateIdentities(certs[0]), ids) || CertificateIssuer(certs[0]) != issuer {

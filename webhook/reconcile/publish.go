@@ -177,7 +177,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src, opts, image := in.Source, in.Options, in.Options.Image
-	signer, err := pol.Signer(ctx, policy.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}})
+	signer, err := pol.Signer(ctx, a.signWith())
 	if err != nil {
 		return failed("Could not sign the catalog image", fmt.Sprintf("The policy at %s asks for a signed catalog image (`publish.sign: %s`), and the App cannot sign it:\n\n%s\n\nNothing was published.\n",
 			sha, pol.Publish.Sign, checks.Code(err.Error())), nil)
@@ -275,4 +275,17 @@ func repoOf(ref string) string {
 		return ref[:i]
 	}
 	return ref
+}
+
+// signWith is what the App signs with: its key, its Fulcio and its
+// transparency log, from its configuration.
+func (a *App) signWith() policy.SignWith {
+	w := policy.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}}
+	if a.cfg.Publish.TlogUpload {
+		w.Log = &sign.Rekor{URL: a.cfg.Publish.RekorURL}
+		if w.Log.URL == "" {
+			w.Log.URL = sign.DefaultRekorURL
+		}
+	}
+	return w
 }

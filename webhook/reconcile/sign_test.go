@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
 )
 
 // TestMergesArePublishedSigned merges two pull requests, one push each,
@@ -35,6 +38,13 @@ func TestMergesArePublishedSigned(t *testing.T) {
 	}
 	e := newEnv(t, catalogRepo(publishPolicy(image)+"  sign: key\n"))
 	e.app.cfg.Publish.SignKey = keyFile
+	// The App logs what it signs, in the log its configuration names.
+	rekor := signtest.NewRekor(t)
+	e.app.cfg.Publish.TlogUpload, e.app.cfg.Publish.RekorURL = true, rekor.URL
+	logKey, err := (&sign.Rekor{URL: rekor.URL}).PublicKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	ref, err := name.ParseReference(image)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +65,7 @@ func TestMergesArePublishedSigned(t *testing.T) {
 		if run := e.run(merged, PublishCheckRunName); run.Conclusion != "success" || !strings.Contains(run.Summary, "| signature | signed,") {
 			t.Fatalf("publish run %s: %s\n%s", run.Conclusion, run.Title, run.Summary)
 		}
-		v, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{Key: signer.PublicKey(), PredicateTypes: []string{sign.ApprovalPredicateType}})
+		v, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{LogKeys: []crypto.PublicKey{logKey}, Key: signer.PublicKey(), PredicateTypes: []string{sign.ApprovalPredicateType}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,9 +91,47 @@ func TestMergesArePublishedSigned(t *testing.T) {
 	if first.ApprovalsRecorded || !strings.Contains(first.Note, "previous publication is not known") {
 		t.Errorf("first publication: recorded %v, note %q", first.ApprovalsRecorded, first.Note)
 	}
+	if n := len(rekor.Entries()); n != 3 {
+		t.Errorf("%d log entries after the first publication, want 3", n)
+	}
 	second, before := approval("v1.0.2")
 	if !second.ApprovalsRecorded || second.Note != "" || second.Previous == nil || second.Previous.Commit != before || second.Previous.Digest == "" {
 		t.Errorf("second publication: recorded %v, note %q, previous %+v", second.ApprovalsRecorded, second.Note, second.Previous)
+	}
+}
+
+// TestPublishLogDown: a transparency log that refuses the upload fails
+// the publish, naming the log, and the tag is not moved.
+func TestPublishLogDown(t *testing.T) {
+	image := registryRef(t)
+	priv, _, err := sign.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "cosign.key")
+	if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "pw")
+	rekor := signtest.NewRekor(t)
+	rekor.Fail = true
+	e := newEnv(t, catalogRepo(publishPolicy(image)+"  sign: key\n"))
+	e.app.cfg.Publish.SignKey = keyFile
+	e.app.cfg.Publish.TlogUpload, e.app.cfg.Publish.RekorURL = true, rekor.URL
+	sha := e.repo.Branch("main")
+	if err := processAll(context.Background(), e.app, e.pushJob("main", strings.Repeat("0", 40), sha)); err == nil {
+		t.Fatal("a publish whose log upload failed succeeded")
+	}
+	run := e.run(sha, PublishCheckRunName)
+	if run.Conclusion != "failure" || !strings.Contains(run.Summary, "transparency log "+rekor.URL+": 500 Internal Server Error") {
+		t.Fatalf("publish run %s: %s\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Head(ref); err == nil {
+		t.Fatal("the tag was pushed though the log refused the signature")
 	}
 }
 

@@ -3,6 +3,7 @@ package cosigncheck_test
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"fmt"
 	"os"
 	"os/exec"
@@ -104,21 +105,33 @@ func published(t *testing.T, s *sign.Signer) string {
 	return reg.Ref("team/catalog@" + res.Digest)
 }
 
-var registryFlags = []string{"--allow-insecure-registry", "--allow-http-registry", "--insecure-ignore-tlog"}
+// httpFlags let cosign reach the loopback registry; registryFlags also
+// skip the transparency log, for images signed with it off.
+var (
+	httpFlags     = []string{"--allow-insecure-registry", "--allow-http-registry"}
+	registryFlags = append(slices.Clone(httpFlags), "--insecure-ignore-tlog")
+)
 
 // verifyAll runs cosign verify and verify-attestation for both predicates
-// with the verification flags given.
+// with the verification flags given, skipping the transparency log.
 func verifyAll(t *testing.T, dir, image string, flags ...string) {
 	t.Helper()
-	args := append(append([]string{"verify"}, flags...), registryFlags...)
-	if out, err := cosign(t, dir, nil, append(args, image)...); err != nil {
+	verifyAllEnv(t, dir, image, nil, append(flags, "--insecure-ignore-tlog")...)
+}
+
+// verifyAllEnv is verifyAll with the environment env, checking the log
+// unless flags say not to.
+func verifyAllEnv(t *testing.T, dir, image string, env []string, flags ...string) {
+	t.Helper()
+	args := append(append([]string{"verify"}, flags...), httpFlags...)
+	if out, err := cosign(t, dir, env, append(args, image)...); err != nil {
 		t.Fatalf("cosign verify: %v\n%s", err, out)
 	} else if !strings.Contains(out, image[strings.Index(image, "@")+1:]) {
 		t.Errorf("cosign verify does not name the digest:\n%s", out)
 	}
 	for _, typ := range []string{"slsaprovenance1", sign.ApprovalPredicateType} {
-		args := append(append([]string{"verify-attestation", "--type", typ}, flags...), registryFlags...)
-		if out, err := cosign(t, dir, nil, append(args, image)...); err != nil {
+		args := append(append([]string{"verify-attestation", "--type", typ}, flags...), httpFlags...)
+		if out, err := cosign(t, dir, env, append(args, image)...); err != nil {
 			t.Fatalf("cosign verify-attestation --type %s: %v\n%s", typ, err, out)
 		}
 	}
@@ -188,7 +201,7 @@ func TestCatalogbotKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{Key: s.PublicKey()})
+	v, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{IgnoreLog: true, Key: s.PublicKey()})
 	if err != nil {
 		t.Fatalf("catalogbot does not verify cosign's signature: %v", err)
 	}
@@ -282,5 +295,87 @@ func TestKeyless(t *testing.T) {
 		"--certificate-oidc-issuer", signtest.ActionsIssuer}, registryFlags...), image)...)
 	if err == nil {
 		t.Fatalf("cosign verify accepted another identity:\n%s", out)
+	}
+}
+
+// logEnv points cosign at the log key file as its only trusted Rekor key,
+// the way cosign takes a private log's key.
+func logEnv(keyFile string) []string {
+	return []string{"SIGSTORE_REKOR_PUBLIC_KEY=" + keyFile}
+}
+
+// TestRekorKey: catalogbot signs with a key and uploads to a fake Rekor;
+// cosign verifies the signature and both attestations with the log
+// checked (no --insecure-ignore-tlog), trusting the log's key; with
+// another log's key, or for an image signed with the log off, it refuses.
+func TestRekorKey(t *testing.T) {
+	dir := t.TempDir()
+	priv, pub, err := sign.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cosign.pub"), pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.LoadKey("cosign.key", priv, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekor := signtest.NewRekor(t)
+	image := published(t, s.WithLog(&sign.Rekor{URL: rekor.URL}))
+	verifyAllEnv(t, dir, image, logEnv(rekor.KeyFile), "--key", "cosign.pub")
+
+	// catalogbot checks the same entries with the same key.
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logKey, err := (&sign.Rekor{URL: rekor.URL}).PublicKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sign.Verify(context.Background(), ref, sign.VerifyOptions{Key: s.PublicKey(), LogKeys: []crypto.PublicKey{logKey},
+		PredicateTypes: []string{sign.ApprovalPredicateType, sign.ProvenancePredicateType}}); err != nil {
+		t.Fatalf("catalogbot verify: %v", err)
+	}
+
+	verify := func(env []string, image string) (string, error) {
+		return cosign(t, dir, env, append(append([]string{"verify", "--key", "cosign.pub"}, httpFlags...), image)...)
+	}
+	if out, err := verify(logEnv(signtest.NewRekor(t).KeyFile), image); err == nil {
+		t.Fatalf("cosign verify accepted entries of another log:\n%s", out)
+	}
+	off := published(t, s.WithLog(nil))
+	if out, err := verify(logEnv(rekor.KeyFile), off); err == nil {
+		t.Fatalf("cosign verify accepted an image signed with the log off, without --insecure-ignore-tlog:\n%s", out)
+	}
+}
+
+// TestRekorKeyless: a keyless signature uploaded to a fake Rekor verifies
+// with cosign's identity flags and the log checked: cosign requires the
+// log's integrated time to fall within the short-lived certificate's
+// validity.
+func TestRekorKeyless(t *testing.T) {
+	dir := t.TempDir()
+	fulcio := signtest.NewFulcio(t)
+	rekor := signtest.NewRekor(t)
+	s, err := sign.Keyless(context.Background(), sign.KeylessOptions{FulcioURL: fulcio.URL, Getenv: signtest.ActionsEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "roots.pem"), fulcio.RootsPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	image := published(t, s.WithLog(&sign.Rekor{URL: rekor.URL}))
+	verifyAllEnv(t, dir, image, logEnv(rekor.KeyFile), "--ca-roots", "roots.pem", "--insecure-ignore-sct",
+		"--certificate-identity", signtest.Identity, "--certificate-oidc-issuer", signtest.ActionsIssuer)
+
+	// A log that integrated the entry after the certificate expired.
+	rekor.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	late := published(t, s)
+	out, err := cosign(t, dir, logEnv(rekor.KeyFile), append(append([]string{"verify", "--ca-roots", "roots.pem", "--insecure-ignore-sct",
+		"--certificate-identity", signtest.Identity, "--certificate-oidc-issuer", signtest.ActionsIssuer}, httpFlags...), late)...)
+	if err == nil {
+		t.Fatalf("cosign verify accepted an entry integrated after the certificate expired:\n%s", out)
 	}
 }

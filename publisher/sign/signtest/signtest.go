@@ -203,6 +203,13 @@ func TamperAttestation(t *testing.T, tag name.Tag, edit func(map[string]any)) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if i > 0 {
+			// The other layers stay byte for byte as they were.
+			if base, err = mutate.Append(base, mutate.Addendum{Layer: l, Annotations: d.Annotations, MediaType: d.MediaType}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		rc, _ := l.Compressed()
 		var env map[string]any
 		if err := json.NewDecoder(rc).Decode(&env); err != nil {
