@@ -52,9 +52,10 @@ var benchCommits = []string{
 //	  go test -run '^$' -bench ColdCheck -benchtime 3x ./cmd/catalogbot
 //
 // The target is the floor: a check no slower than git reading the base's
-// catalog blobs once. Measured on a 2-core machine (AMD EPYC, load average
-// 2), the seven default commits, -benchtime 5x: check median 0.186 s, max
-// 0.330 s, git median 0.263 s, check/git 0.71, peak RSS 113 MiB.
+// catalog blobs once. Measured on a quiet 2-core machine (AMD EPYC, load
+// average 0.9), the seven default commits, -benchtime 5x: check median
+// 0.159 s, max 0.206 s, git median 0.250 s, check/git 0.63, peak RSS
+// 115 MiB; every check ended before git's read of its base.
 // docs/performance.md has the history of the figure and what moved it.
 func BenchmarkColdCheck(b *testing.B) {
 	src := os.Getenv(benchRepoEnv)
