@@ -119,18 +119,7 @@ func (r *Rekor) upload(ctx context.Context, entry models.ProposedEntry) (*Bundle
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint("/api/v1/log/entries"), bytes.NewReader(body))
-	if err != nil {
-		return nil, r.errorf("%w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := r.client().Do(req)
-	if err != nil {
-		return nil, r.errorf("%w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	resp, data, err := r.do(ctx, http.MethodPost, r.endpoint("/api/v1/log/entries"), "application/json", body, 4<<20)
 	if err != nil {
 		return nil, r.errorf("%w", err)
 	}
@@ -148,17 +137,7 @@ func (r *Rekor) get(ctx context.Context, location string) (*Bundle, error) {
 	if strings.HasPrefix(location, "/") {
 		location = r.endpoint(location)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
-	if err != nil {
-		return nil, r.errorf("%w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := r.client().Do(req)
-	if err != nil {
-		return nil, r.errorf("%w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	resp, data, err := r.do(ctx, http.MethodGet, location, "application/json", nil, 4<<20)
 	if err != nil {
 		return nil, r.errorf("%w", err)
 	}
@@ -192,6 +171,33 @@ func (r *Rekor) bundle(data []byte) (*Bundle, error) {
 	}, nil
 }
 
+// do makes one request of the log, a JSON body when body is not nil,
+// and reads at most limit bytes of the answer.
+func (r *Rekor) do(ctx context.Context, method, url, accept string, body []byte, limit int64) (*http.Response, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := r.client().Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, data, nil
+}
+
 func (r *Rekor) errorf(format string, args ...any) error {
 	return fmt.Errorf("transparency log %s: "+format, append([]any{r.URL}, args...)...)
 }
@@ -200,17 +206,7 @@ func (r *Rekor) errorf(format string, args ...any) error {
 // the key its SETs verify with. Trusting what a log serves is trusting the
 // connection to it: a key file given out of band is stronger.
 func (r *Rekor) PublicKey(ctx context.Context) (crypto.PublicKey, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.endpoint("/api/v1/log/publicKey"), nil)
-	if err != nil {
-		return nil, r.errorf("%w", err)
-	}
-	req.Header.Set("Accept", "application/x-pem-file")
-	resp, err := r.client().Do(req)
-	if err != nil {
-		return nil, r.errorf("public key: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp, data, err := r.do(ctx, http.MethodGet, r.endpoint("/api/v1/log/publicKey"), "application/x-pem-file", nil, 1<<20)
 	if err != nil {
 		return nil, r.errorf("public key: %w", err)
 	}
