@@ -31,6 +31,24 @@ commands:
   pin-deploy  point deploy/'s service image at the released image digest
 `
 
+// releasedFlags defines the -image, -dist and -id flags that name a
+// released image on fs, the kos entry id defaulting to id; once fs is
+// parsed, the returned function gives the image, repository@sha256:digest.
+func releasedFlags(fs *flag.FlagSet, id, what string) func() (string, error) {
+	image := fs.String("image", "", "the released image, repository@sha256:digest")
+	dist := fs.String("dist", "", "take the image from this dist directory's artifacts.json instead of -image")
+	kos := fs.String("id", id, "with -dist, the id of the kos entry that built "+what)
+	return func() (string, error) {
+		if *dist != "" {
+			return imageOf(*dist, *kos)
+		}
+		if *image == "" {
+			return "", errors.New("needs -image or -dist")
+		}
+		return *image, nil
+	}
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -88,44 +106,26 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return compare(fs.Arg(0), fs.Arg(1), stdout)
 	case "pin":
 		action := fs.String("action", "action.yml", "the action's metadata file, rewritten in place")
-		image := fs.String("image", "", "the released image, repository@sha256:digest")
-		dist := fs.String("dist", "", "take the image from this dist directory's artifacts.json instead of -image")
-		id := fs.String("id", "action", "with -dist, the id of the kos entry that built the action's image")
+		ref := releasedFlags(fs, "action", "the action's image")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		ref := *image
-		if *dist != "" {
-			r, err := imageOf(*dist, *id)
-			if err != nil {
-				return err
-			}
-			ref = r
+		r, err := ref()
+		if err != nil {
+			return fmt.Errorf("pin: %w", err)
 		}
-		if ref == "" {
-			return errors.New("pin needs -image or -dist")
-		}
-		return pinFile(*action, ref)
+		return pinFile(*action, r)
 	case "pin-deploy":
 		file := fs.String("kustomization", "deploy/base/kustomization.yaml", "the kustomization that deploys the service, rewritten in place")
-		image := fs.String("image", "", "the released service image, repository@sha256:digest")
-		dist := fs.String("dist", "", "take the image from this dist directory's artifacts.json instead of -image")
-		id := fs.String("id", "catalogbot", "with -dist, the id of the kos entry that built the service image")
+		ref := releasedFlags(fs, "catalogbot", "the service image")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		ref := *image
-		if *dist != "" {
-			r, err := imageOf(*dist, *id)
-			if err != nil {
-				return err
-			}
-			ref = r
+		r, err := ref()
+		if err != nil {
+			return fmt.Errorf("pin-deploy: %w", err)
 		}
-		if ref == "" {
-			return errors.New("pin-deploy needs -image or -dist")
-		}
-		return pinDeployFile(*file, ref)
+		return pinDeployFile(*file, r)
 	default:
 		return fmt.Errorf("unknown command %q\n%s", args[0], strings.TrimSuffix(usage, "\n"))
 	}
