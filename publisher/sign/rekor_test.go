@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/sign"
@@ -33,34 +31,10 @@ func logKey(t *testing.T, r *signtest.Rekor) crypto.PublicKey {
 // with push access to the repository could.
 func editLayer(t *testing.T, tag name.Tag, edit func(map[string]string)) {
 	t.Helper()
-	img, err := remote.Image(tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := img.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	for i, d := range m.Layers {
-		l, err := img.LayerByDigest(d.Digest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		anns := map[string]string{}
-		for k, v := range d.Annotations {
-			anns[k] = v
-		}
-		if i == 0 {
-			edit(anns)
-		}
-		if out, err = mutate.Append(out, mutate.Addendum{Layer: l, Annotations: anns, MediaType: d.MediaType}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := remote.Write(tag, out); err != nil {
-		t.Fatal(err)
-	}
+	signtest.EditFirstLayer(t, tag, func(l v1.Layer, anns map[string]string) v1.Layer {
+		edit(anns)
+		return l
+	})
 }
 
 func firstAnnotations(t *testing.T, tag name.Tag) map[string]string {

@@ -18,6 +18,7 @@ import (
 	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -189,6 +191,40 @@ func ActionsEnv(t *testing.T) func(string) string {
 // the registry, and without the key, can do.
 func TamperAttestation(t *testing.T, tag name.Tag, edit func(map[string]any)) {
 	t.Helper()
+	EditFirstLayer(t, tag, func(l v1.Layer, _ map[string]string) v1.Layer {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		var env map[string]any
+		if err := json.NewDecoder(rc).Decode(&env); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
+		var st map[string]any
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		edit(st)
+		raw, _ = json.Marshal(st)
+		env["payload"] = base64.StdEncoding.EncodeToString(raw)
+		body, _ := json.Marshal(env)
+		mt, err := l.MediaType()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return static.NewLayer(body, mt)
+	})
+}
+
+// EditFirstLayer pushes in place of the image at tag one whose first
+// layer is what edit makes of it, with the annotations edit leaves in
+// anns, and whose other layers stay byte for byte as they were: what
+// someone with push access to the repository can do to a signature or an
+// attestation.
+func EditFirstLayer(t *testing.T, tag name.Tag, edit func(l v1.Layer, anns map[string]string) v1.Layer) {
+	t.Helper()
 	img, err := remote.Image(tag)
 	if err != nil {
 		t.Fatal(err)
@@ -197,42 +233,25 @@ func TamperAttestation(t *testing.T, tag name.Tag, edit func(map[string]any)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	out := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	for i, d := range m.Layers {
 		l, err := img.LayerByDigest(d.Digest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i > 0 {
-			// The other layers stay byte for byte as they were.
-			if base, err = mutate.Append(base, mutate.Addendum{Layer: l, Annotations: d.Annotations, MediaType: d.MediaType}); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		rc, _ := l.Compressed()
-		var env map[string]any
-		if err := json.NewDecoder(rc).Decode(&env); err != nil {
-			t.Fatal(err)
-		}
-		rc.Close()
+		anns := d.Annotations
 		if i == 0 {
-			raw, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
-			var st map[string]any
-			if err := json.Unmarshal(raw, &st); err != nil {
-				t.Fatal(err)
+			anns = maps.Clone(d.Annotations)
+			if anns == nil {
+				anns = map[string]string{}
 			}
-			edit(st)
-			raw, _ = json.Marshal(st)
-			env["payload"] = base64.StdEncoding.EncodeToString(raw)
+			l = edit(l, anns)
 		}
-		body, _ := json.Marshal(env)
-		base, err = mutate.Append(base, mutate.Addendum{Layer: static.NewLayer(body, d.MediaType), Annotations: d.Annotations, MediaType: d.MediaType})
-		if err != nil {
+		if out, err = mutate.Append(out, mutate.Addendum{Layer: l, Annotations: anns, MediaType: d.MediaType}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := remote.Write(tag, base); err != nil {
+	if err := remote.Write(tag, out); err != nil {
 		t.Fatal(err)
 	}
 }
