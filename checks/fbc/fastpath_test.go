@@ -76,24 +76,7 @@ func TestFastPathGolden(t *testing.T) {
 // TestFastPathCorpus compares the two paths file by file on the real
 // community-operators catalogs, when the shared corpus is present.
 func TestFastPathCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus comparison skipped in -short mode")
-	}
-	archive := filepath.Join("..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst")
-	if _, err := os.Stat(archive); err != nil {
-		t.Skipf("shared corpus not found at %s: skipping", archive)
-	}
-	if _, err := exec.LookPath("zstd"); err != nil {
-		t.Skip("zstd not installed: cannot unpack the corpus")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("tar", "--zstd", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpack: %v\n%s", err, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "catalogs", "*", "*", "catalog.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no catalog files in the corpus")
-	}
+	files := corpusFiles(t)
 	var docs, fastDocs int
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -116,6 +99,32 @@ func TestFastPathCorpus(t *testing.T) {
 		t.Errorf("fast path took %d of %d corpus documents, want at least 99%%", fastDocs, docs)
 	}
 	t.Logf("fast path took %d of %d corpus documents", fastDocs, docs)
+}
+
+// corpusFiles unpacks the shared community-operators-prod corpus and
+// lists its catalog files; it skips the test where the corpus or zstd is
+// missing, and in -short mode.
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("corpus comparison skipped in -short mode")
+	}
+	archive := filepath.Join("..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst")
+	if _, err := os.Stat(archive); err != nil {
+		t.Skipf("shared corpus not found at %s: skipping", archive)
+	}
+	if _, err := exec.LookPath("zstd"); err != nil {
+		t.Skip("zstd not installed: cannot unpack the corpus")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "--zstd", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("unpack: %v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "catalogs", "*", "*", "catalog.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no catalog files in the corpus")
+	}
+	return files
 }
 
 // yamlToJSONStream rewrites a YAML catalog file as the JSON stream opm

@@ -4,8 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -127,24 +125,7 @@ func FuzzMentions(f *testing.F) {
 // community-operators-prod corpus, and checks that the scan reads nearly
 // every document of it: otherwise the comparison says little.
 func TestMentionsCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus comparison skipped in -short mode")
-	}
-	archive := filepath.Join("..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst")
-	if _, err := os.Stat(archive); err != nil {
-		t.Skipf("shared corpus not found at %s: skipping", archive)
-	}
-	if _, err := exec.LookPath("zstd"); err != nil {
-		t.Skip("zstd not installed: cannot unpack the corpus")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("tar", "--zstd", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpack: %v\n%s", err, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "catalogs", "*", "*", "catalog.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no catalog files in the corpus")
-	}
+	files := corpusFiles(t)
 	docs, scanned := 0, 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
