@@ -81,36 +81,34 @@ type entry struct {
 	fr   *fileResult
 }
 
-// claim returns the entry for k. The first caller for k owns it and must
-// fill it (fill); every other waits for the owner, so that two loads of
-// one file at once (the validation and the release guard run side by
-// side) decode it once, not once each.
-func (c *Cache) claim(k cacheKey) (e *entry, owner bool) {
+// load is the decoded file of k, made by decode once however many ask at
+// once: the first caller for k decodes it, and every other waits for it, so
+// that two loads of one file at once (the validation and the release guard
+// run side by side) decode it once, not once each. A file that could not
+// be read is not kept: whoever asks next tries for itself.
+func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.files[k]; ok {
-		return e, false
+	e, ok := c.files[k]
+	if !ok {
+		e = &entry{done: make(chan struct{})}
+		c.files[k] = e
 	}
-	e = &entry{done: make(chan struct{})}
-	c.files[k] = e
-	return e, true
-}
-
-// fill ends the owner's claim on k with fr; a nil fr (the file could not
-// be read) drops the entry, so that the next load tries for itself.
-func (c *Cache) fill(k cacheKey, e *entry, fr *fileResult) {
-	if fr == nil {
+	c.mu.Unlock()
+	if ok {
+		<-e.done
+		if e.fr != nil {
+			return e.fr
+		}
+		return decode()
+	}
+	fr := decode()
+	if fr.readErr {
 		c.mu.Lock()
 		delete(c.files, k)
 		c.mu.Unlock()
+	} else {
+		e.fr = fr
 	}
-	e.fr = fr
 	close(e.done)
-}
-
-// wait is the decoded file of e once its owner is done, nil if it could
-// not read it.
-func (e *entry) wait() *fileResult {
-	<-e.done
-	return e.fr
+	return fr
 }

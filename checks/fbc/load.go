@@ -242,47 +242,23 @@ func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
 		return decodeFile(p, nil, err, opts)
 	}
 	defer f.Close()
-	st, statErr := f.Stat()
-	if statErr != nil {
+	st, err := f.Stat()
+	if err != nil {
 		st = nil
 	}
 	if st != nil {
 		if k, ok := cache.objectKey(st, p, opts); ok {
-			e, owner := cache.claim(k)
-			if !owner {
-				if fr := e.wait(); fr != nil {
-					return fr
-				}
-				return readDecode(f, st, p, opts)
-			}
-			fr := readDecode(f, st, p, opts)
-			if fr.readErr {
-				cache.fill(k, e, nil)
-			} else {
-				cache.fill(k, e, fr)
-			}
-			return fr
+			return cache.load(k, func() *fileResult { return readDecode(f, st, p, opts) })
 		}
 	}
 	data, release, err := readOpen(f, st)
 	defer release()
-	k, keyed := cacheKey{}, false
 	if err == nil {
-		k, keyed = cache.key(data, p, opts)
-	}
-	if !keyed {
-		return decodeFile(p, data, err, opts)
-	}
-	e, owner := cache.claim(k)
-	if !owner {
-		if fr := e.wait(); fr != nil {
-			return fr
+		if k, ok := cache.key(data, p, opts); ok {
+			return cache.load(k, func() *fileResult { return decodeFile(p, data, nil, opts) })
 		}
-		return decodeFile(p, data, nil, opts)
 	}
-	fr := decodeFile(p, data, nil, opts)
-	cache.fill(k, e, fr)
-	return fr
+	return decodeFile(p, data, err, opts)
 }
 
 // readDecode reads the open file f and decodes it.
