@@ -138,28 +138,35 @@ type catalogResult struct {
 // they were made in, so that the report is the same on every run.
 func validateCatalogs(ctx context.Context, in *Input, catalogs []policy.Target) []*catalogResult {
 	results := make([]*catalogResult, len(catalogs))
+	sideBySide(len(catalogs), func(i int) {
+		t := catalogs[i]
+		if !changesCatalog(in.Change, t) {
+			return
+		}
+		r := &catalogResult{}
+		if len(t.Roots) == 1 {
+			r.head, r.base, r.note, r.err = validateRoot(ctx, in, t.Roots[0])
+		} else {
+			r.head, r.base, r.note, r.err = validateUnion(ctx, in, t)
+		}
+		results[i] = r
+	})
+	return results
+}
+
+// sideBySide calls f for every i below n, as many at once as the process
+// has CPUs, and returns when all have returned.
+func sideBySide(n int, f func(i int)) {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, t := range catalogs {
-		if !changesCatalog(in.Change, t) {
-			continue
-		}
-		wg.Add(1)
+	for i := range n {
 		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
-			r := &catalogResult{}
-			if len(t.Roots) == 1 {
-				r.head, r.base, r.note, r.err = validateRoot(ctx, in, t.Roots[0])
-			} else {
-				r.head, r.base, r.note, r.err = validateUnion(ctx, in, t)
-			}
-			results[i] = r
-		}()
+			f(i)
+		})
 	}
 	wg.Wait()
-	return results
 }
 
 // validateRoot validates what the change can affect under one catalog root

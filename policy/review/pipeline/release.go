@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -356,21 +355,11 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 	// them, and kept in their order.
 	cats := make([]*touchedCatalog, len(roots))
 	errs := make([]error, len(roots))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, root := range roots {
-		if len(load[root]) == 0 {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+	sideBySide(len(roots), func(i int) {
+		if root := roots[i]; len(load[root]) > 0 {
 			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root])
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	var out []touchedCatalog
 	for i := range roots {
 		if errs[i] != nil {
