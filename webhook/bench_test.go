@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/catalogbot/catalogbot/webhook/webhooktest"
 )
 
 // prTemplate splits a real pull_request payload around its PR number, so a
@@ -62,14 +64,6 @@ func benchService(b *testing.B, p Processor, qo QueueOptions) (*Server, *Queue, 
 	return srv, q, cancel
 }
 
-func percentile(sorted []time.Duration, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted)-1) * p)
-	return float64(sorted[i]) / float64(time.Millisecond)
-}
-
 // BenchmarkWebhookAccept posts signed pull_request deliveries (distinct ids,
 // 1,000 PRs) over loopback to a real server and queue with a no-op
 // processor, from parallel clients. It reports the accept latency
@@ -95,52 +89,7 @@ func benchAccept(b *testing.B, clients int) {
 	defer cancel()
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
-	url := ts.URL + "/webhook"
-
-	var (
-		seq       atomic.Int64
-		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, b.N)
-	)
-	b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
-	b.SetBytes(int64(len(bodies[0])))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		var local []time.Duration
-		for pb.Next() {
-			n := seq.Add(1)
-			i := int(n % keys)
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(bodies[i]))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-GitHub-Event", "pull_request")
-			req.Header.Set("X-GitHub-Delivery", "bench-"+strconv.FormatInt(n, 10))
-			req.Header.Set("X-Hub-Signature-256", sigs[i])
-			t0 := time.Now()
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			local = append(local, time.Since(t0))
-			if resp.StatusCode != http.StatusAccepted {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
-		}
-		mu.Lock()
-		latencies = append(latencies, local...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(latencies)
-	b.ReportMetric(percentile(latencies, 0.50), "p50_ms")
-	b.ReportMetric(percentile(latencies, 0.99), "p99_ms")
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "deliveries/s")
+	webhooktest.PostDeliveries(b, ts.URL+"/webhook", bodies, sigs, clients)
 }
 
 // BenchmarkWebhookHandler measures the server's own work per delivery
@@ -385,6 +334,6 @@ func benchHostile(b *testing.B, hostiles int) {
 		b.Fatalf("%d of %d hostile connections were open at the end", open, hostiles)
 	}
 	slices.Sort(latencies)
-	b.ReportMetric(percentile(latencies, 0.50), "p50_ms")
-	b.ReportMetric(percentile(latencies, 0.99), "p99_ms")
+	b.ReportMetric(webhooktest.Percentile(latencies, 0.50), "p50_ms")
+	b.ReportMetric(webhooktest.Percentile(latencies, 0.99), "p99_ms")
 }

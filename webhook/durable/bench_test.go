@@ -1,29 +1,21 @@
 package durable
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
+	"github.com/catalogbot/catalogbot/webhook/webhooktest"
 )
 
 const benchSecret = "bench-secret-0123456789"
@@ -84,57 +76,7 @@ func benchIntake(b *testing.B, engine string, clients int) {
 
 	const keys = 1000
 	bodies, sigs := prBodies(b, keys)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
-	url := ts.URL + "/webhook"
-	var (
-		seq       atomic.Int64
-		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, b.N)
-	)
-	b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
-	b.SetBytes(int64(len(bodies[0])))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		var local []time.Duration
-		for pb.Next() {
-			n := seq.Add(1)
-			i := int(n % keys)
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(bodies[i]))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-GitHub-Event", "pull_request")
-			req.Header.Set("X-GitHub-Delivery", "bench-"+strconv.FormatInt(n, 10))
-			req.Header.Set("X-Hub-Signature-256", sigs[i])
-			t0 := time.Now()
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			local = append(local, time.Since(t0))
-			if resp.StatusCode != http.StatusAccepted {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
-		}
-		mu.Lock()
-		latencies = append(latencies, local...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		if len(latencies) == 0 {
-			return 0
-		}
-		return float64(latencies[int(float64(len(latencies)-1)*p)]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(pct(0.50), "p50_ms")
-	b.ReportMetric(pct(0.99), "p99_ms")
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "deliveries/s")
+	webhooktest.PostDeliveries(b, ts.URL+"/webhook", bodies, sigs, clients)
 }
 
 // prBodies are GitHub's pull_request.synchronize example with n distinct
