@@ -98,7 +98,9 @@ type App struct {
 	// attestation then says.
 	merges    memo[string, review.MergeRecord]
 	published memo[string, string]
-	clock     func() time.Time
+	// turns are the repositories' merge turns (turn.go).
+	turns turns
+	clock func() time.Time
 
 	// github is nil once GitHub accepted the App's credentials (see
 	// ProbeGitHub), and otherwise why it has not yet.
@@ -184,6 +186,7 @@ func NewApp(o AppOptions) (*App, error) {
 		a.merges.persist(o.Facts, "merges", fail)
 		a.published.persist(o.Facts, "published", fail)
 		m.Blocked.Persist(o.Facts, fail)
+		a.turns.facts = o.Facts
 	}
 	dir := cfg.CacheDir
 	if dir == "" {
