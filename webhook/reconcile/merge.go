@@ -70,7 +70,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return false, a.fail("state", err)
 	}
 	if !got {
-		r.waitTurn, r.retryAt, r.settled = true, retryTurn(a.now()), false
+		r.waitTurn, r.retryAt, r.settled = true, a.turns.retryAt(a.now()), false
 		log.Info("waiting for the merge turn", "first", by, "next", r.retryAt)
 		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: fmt.Sprintf(
 			"approved and green; waiting for its turn to merge after #%d, then judged again on %s as it is then", by, in.base)}}
@@ -127,6 +127,16 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return false, nil
 	}
 
+	// The turn is renewed just before the merge call: a decision that
+	// outlived its lease (a stalled process) must not merge beside the
+	// one that took the turn over.
+	if got, by, err := a.turns.take(ctx, r.job.Key.Repo, r.holder, r.number, a.now()); err != nil || !got {
+		r.waitTurn, r.retryAt, r.settled = true, a.turns.retryAt(a.now()), false
+		log.Warn("lost the merge turn before merging; judging again later", "first", by, "err", err)
+		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: fmt.Sprintf(
+			"approved and green; its turn to merge lapsed, and it is judged again after #%d", by)}}
+		return false, nil
+	}
 	res, _, err := r.gh.PullRequests.Merge(ctx, r.owner, r.name, r.number, "", &github.PullRequestOptions{SHA: d.SHA, MergeMethod: d.Method})
 	if err != nil && statusOf(err) == 405 && r.requiresQueue(ctx, in.base, err) {
 		return r.enqueue(ctx, in, d.SHA, pr)

@@ -103,7 +103,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 		if pass == maxPasses {
 			// Never left to a resync: the job comes back in a moment,
 			// and the pull request keeps its place in the merge line.
-			r.retryAt, r.waitTurn = retryTurn(a.now()), true
+			r.retryAt, r.waitTurn = a.turns.retryAt(a.now()), true
 			log.Warn("the pull request or its base kept moving; trying again shortly", "passes", pass, "next", r.retryAt)
 			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request or its base branch kept moving during the check; it is checked again in a few seconds"}}
 			r.explain(ctx, nil)

@@ -53,6 +53,8 @@ type waiter struct {
 // turns are the merge turns of every repository.
 type turns struct {
 	facts webhook.Facts // nil: in memory
+	ttl   time.Duration // 0: turnTTL
+	retry time.Duration // 0: turnRetry
 	mu    sync.Mutex
 	mem   map[string]turn
 }
@@ -102,7 +104,7 @@ func (t *turns) take(ctx context.Context, repo, holder string, pr int, now time.
 		}
 		if cur.Holder == holder {
 			// A decision that must judge again keeps its turn.
-			cur.Until, got = now.Add(turnTTL), true
+			cur.Until, got = now.Add(t.lease()), true
 			return
 		}
 		me, ok := cur.Line[pr]
@@ -126,12 +128,19 @@ func (t *turns) take(ctx context.Context, repo, holder string, pr int, now time.
 			return
 		}
 		delete(cur.Line, pr)
-		cur.Holder, cur.PR, cur.Until, got = holder, pr, now.Add(turnTTL), true
+		cur.Holder, cur.PR, cur.Until, got = holder, pr, now.Add(t.lease()), true
 	})
 	if err != nil {
 		return false, 0, fmt.Errorf("the merge turn of %s: %w", repo, err)
 	}
 	return got, by, nil
+}
+
+func (t *turns) lease() time.Duration {
+	if t.ttl > 0 {
+		return t.ttl
+	}
+	return turnTTL
 }
 
 // leave gives up holder's turn of repo, if it has it, and its place in the
@@ -145,7 +154,11 @@ func (t *turns) leave(ctx context.Context, repo, holder string, pr int) error {
 	})
 }
 
-// retryTurn is when a pull request that found the turn taken asks again.
-func retryTurn(now time.Time) time.Time {
-	return now.Add(turnRetry + rand.N(turnRetry))
+// retryAt is when a pull request that found the turn taken asks again.
+func (t *turns) retryAt(now time.Time) time.Time {
+	d := turnRetry
+	if t.retry > 0 {
+		d = t.retry
+	}
+	return now.Add(d + rand.N(d))
 }
