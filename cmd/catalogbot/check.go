@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -212,7 +214,13 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	if err != nil {
 		return err
 	}
-	pr := &review.PR{Change: c, Base: baseFS, Head: headFS, Approvals: approvals, AllImages: f.allImages}
+	// The verdict is on the tree the base will hold after the merge, as
+	// the App's; git merge-tree writes its result's objects likewise.
+	merged, how, err := mergeOnto(f.repo, f.base, c.BaseSHA, c.HeadSHA, headFS)
+	if err != nil {
+		return err
+	}
+	pr := &review.PR{Change: c, Base: baseFS, Head: merged, Merge: how, Approvals: approvals, AllImages: f.allImages}
 	if gh != nil {
 		if gh.PR != nil {
 			pr.Draft, pr.Labels = gh.PR.Draft, gh.PR.Labels
@@ -241,6 +249,21 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 		return errInvalid
 	}
 	return nil
+}
+
+// mergeOnto merges head onto base in the repository at dir: the tree to
+// judge, and how (review.Onto).
+func mergeOnto(dir, baseRev, base, head string, headFS fs.FS) (fs.FS, *review.Merge, error) {
+	repo, err := change.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, m, err := change.MergeTree(repo, base, head)
+	if err != nil {
+		return nil, nil, fmt.Errorf("merge %s onto %s: %w", change.ShortSHA(head), baseRev, err)
+	}
+	judged, how := review.Onto(baseRev, t, headFS, m)
+	return judged, how, nil
 }
 
 // fillFromEvent fills in the flags the command line left out from the

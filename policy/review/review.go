@@ -83,6 +83,18 @@ type Merge struct {
 	Conflicts []string `json:"conflicts,omitempty"`
 }
 
+// Onto is what a front end judges once it merged the head onto the base's
+// tip (change.MergeTree gave merged, nil on conflicts, and m): the merge
+// result, or the head's own tree when the two conflict, with the Merge
+// that says which, for PR.Merge.
+func Onto(branch string, merged, head fs.FS, m *change.Merged) (fs.FS, *Merge) {
+	how := &Merge{Branch: branch, Onto: m.Onto, Conflicts: m.Conflicts}
+	if merged == nil || len(m.Conflicts) > 0 {
+		return head, how
+	}
+	return merged, how
+}
+
 // Hold is what holds a pull request, if anything.
 type Hold struct {
 	Held bool `json:"held"`

@@ -319,26 +319,26 @@ func (c *Cache) FirstParents(repo, from, to string, max int) (shas []string, com
 }
 
 // Merge merges commit theirs (a pull request's head) onto ours (its base
-// branch's tip), both already fetched, as change.Merge does: the merge
-// commit it may write is kept in the repository, so that the result reads
-// as a tree (Tree) like any fetched commit.
-func (c *Cache) Merge(repo, ours, theirs string) (*change.Merged, error) {
+// branch's tip), both already fetched, as change.MergeTree does: the merge
+// commit it may write is kept in the repository, and the result is read
+// like any fetched commit. The tree is nil when the two conflict.
+func (c *Cache) Merge(repo, ours, theirs string) (fs.FS, *change.Merged, error) {
 	dir, err := c.path(repo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Objects are written: not while a fetch writes the same repository.
 	unlock := c.lock(dir)
 	defer unlock()
 	r, err := open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m, err := change.Merge(r, ours, theirs)
+	t, m, err := change.MergeTree(r, ours, theirs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: merge %s onto %s: %w", repo, change.ShortSHA(theirs), change.ShortSHA(ours), err)
+		return nil, nil, fmt.Errorf("%s: merge %s onto %s: %w", repo, change.ShortSHA(theirs), change.ShortSHA(ours), err)
 	}
-	return m, nil
+	return t, m, nil
 }
 
 // TreeID is the id of the tree of commit sha, already fetched.

@@ -56,7 +56,8 @@ type AppOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// MergeTurnTTL is how long a repository's merge turn outlives a
-	// holder that stopped renewing it (turn.go); 0 is two minutes.
+	// holder that stopped renewing it (turn.go); 0 is the configuration's
+	// LeaseTTL, or 30 seconds.
 	MergeTurnTTL time.Duration
 	// MergeTurnRetry is how soon a pull request that found the merge
 	// turn taken asks again, plus up to as much jitter; 0 is two
@@ -183,6 +184,9 @@ func NewApp(o AppOptions) (*App, error) {
 		a.clock = time.Now
 	}
 	a.turns.ttl, a.turns.retry = o.MergeTurnTTL, o.MergeTurnRetry
+	if a.turns.ttl == 0 {
+		a.turns.ttl = cfg.LeaseTTL
+	}
 	if o.Facts != nil {
 		fail := func(err error) {
 			m.Errors.WithLabelValues("state").Inc()
