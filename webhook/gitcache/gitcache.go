@@ -36,6 +36,10 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 )
 
+// ErrNoRef says the repository has no such ref (Ref): a merge queue's
+// branch is gone once its group merged or was destroyed.
+var ErrNoRef = errors.New("no such ref")
+
 // ErrHeadMoved is matched (errors.Is) by a *HeadMovedError.
 var ErrHeadMoved = errors.New("the pull request head moved")
 
@@ -234,6 +238,9 @@ func (c *Cache) Ref(ctx context.Context, src Source, ref string) (string, error)
 	}
 	local := "refs/remotes/origin/" + branch
 	got, err := c.fetch(ctx, src, map[string]string{ref: local})
+	if errors.Is(err, git.NoMatchingRefSpecError{}) {
+		return "", fmt.Errorf("git cache: %s has no %s: %w", src.Repo, ref, ErrNoRef)
+	}
 	if err != nil {
 		return "", err
 	}

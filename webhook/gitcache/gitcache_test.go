@@ -340,6 +340,9 @@ func TestMergeGroupRef(t *testing.T) {
 	if read(t, baseFS, "a") != "a\n" || read(t, headFS, "a") != "a2\n" {
 		t.Errorf("trees: base a %q, head a %q", read(t, baseFS, "a"), read(t, headFS, "a"))
 	}
+	if _, err := c.Ref(context.Background(), src, "refs/heads/gh-readonly-queue/main/pr-8-"+base); !errors.Is(err, ErrNoRef) {
+		t.Errorf("Ref of a ref the repository lacks = %v, want ErrNoRef", err)
+	}
 	for _, bad := range []string{"refs/pull/7/head", "main", "refs/heads/a:b", "refs/heads/*"} {
 		if _, err := c.Ref(context.Background(), src, bad); err == nil || !strings.Contains(err.Error(), "invalid ref") {
 			t.Errorf("Ref(%q) = %v, want an invalid ref error", bad, err)

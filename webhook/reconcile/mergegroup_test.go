@@ -1,0 +1,197 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/githubtest"
+)
+
+// fastChannel adds channel fast to package foo, in a file of its own: valid
+// alone, and a duplicate channel beside another such file.
+const fastChannel = "schema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v1.0.0\n"
+
+// queueEnv is a repository whose ruleset requires a merge queue and
+// catalogbot's check, with the App served behind the real receiver and
+// queue. The fake delivers the events it raises itself to the App when
+// they are among events, as GitHub delivers those an App subscribed to.
+func queueEnv(t *testing.T, events ...string) (*env, string, *tracker, *webhook.Queue) {
+	t.Helper()
+	e := newEnv(t, catalogRepo(mergePolicy))
+	url, d, q := e.serve(t)
+	e.gh.SendWebhooks(t, url, serveSecret, events...)
+	e.repo.RequireMergeQueue("main")
+	e.repo.RequireChecks("main", CheckRunName)
+	return e, url, d, q
+}
+
+// queued opens a pull request by alice, the owner of foo, and reconciles
+// it: checked, approved by its author, and queued.
+func (e *env) queued(branch string, files map[string]string) *githubtest.PR {
+	e.t.Helper()
+	pr := e.openPR("alice", branch, files)
+	e.process(pr, "pull_request")
+	for _, q := range e.repo.MergeQueue("main") {
+		if q.Number == pr.Number {
+			return pr
+		}
+	}
+	e.t.Fatalf("#%d was not queued: %+v", pr.Number, e.repo.MergeQueue("main"))
+	return nil
+}
+
+// TestMergeGroupMerges: the queue's commit of a pull request is judged
+// on merge_group, and the queue, which requires catalogbot's check on it,
+// merges it: main becomes the group's commit.
+func TestMergeGroupMerges(t *testing.T) {
+	e, _, d, q := queueEnv(t, "merge_group")
+	pr := e.queued("bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+
+	g, err := e.repo.StartMergeGroup("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job := d.wait(t); job.Key != (webhook.Key{Repo: "acme/catalog", PR: pr.Number, Kind: webhook.KindMergeGroup}) || job.Action != "checks_requested" {
+		t.Fatalf("job %v %s, want the merge group's", job.Key, job.Action)
+	}
+	run := e.run(g.HeadSHA, CheckRunName)
+	if run.Conclusion != "success" || !strings.Contains(run.Summary, review.GroupNote) {
+		t.Fatalf("the group's run: %s %s\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if !pr.Merged() || e.repo.Branch("main") != g.HeadSHA {
+		t.Fatalf("not merged through the queue: merged %v, main %s, group %s", pr.Merged(), e.repo.Branch("main"), g.HeadSHA)
+	}
+	d.wait(t) // merge_group destroyed (merged)
+	if err := q.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := e.app.groups.get(prKey{"acme/catalog", pr.Number}); !ok || got.HeadSHA != "" {
+		t.Errorf("the merged group is still remembered: %+v", got)
+	}
+}
+
+// TestMergeGroupStallsUnheard: an App that is not told of merge groups
+// never reports on the queue's commit, and the queue, which requires the
+// check there, never merges, however green the pull request is. The same
+// group merges as soon as its merge_group delivery reaches the App.
+func TestMergeGroupStallsUnheard(t *testing.T) {
+	e, url, d, _ := queueEnv(t) // subscribed to nothing the queue raises
+	pr := e.queued("bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	if run := e.run(pr.HeadSHA(), CheckRunName); run.Conclusion != "success" {
+		t.Fatalf("the pull request's own run: %s", run.Conclusion)
+	}
+	base := e.repo.Branch("main")
+	g, err := e.repo.StartMergeGroup("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if pr.Merged() || e.repo.Branch("main") != base {
+			t.Fatal("the queue merged a group whose required check never reported")
+		}
+	}
+	if _, ok := e.repo.MergeGroupOf("main"); !ok {
+		t.Fatal("the queue let go of the group")
+	}
+	for _, r := range e.repo.CheckRuns(g.HeadSHA) {
+		if r.Name == CheckRunName {
+			t.Fatalf("a %s run on the group's commit: %+v", CheckRunName, r)
+		}
+	}
+
+	e.gh.Deliver(t, url, serveSecret, "merge_group", e.gh.Payload("merge_group", "checks_requested", githubtest.PayloadArgs{Repo: e.repo, Group: &g}))
+	d.wait(t)
+	if !pr.Merged() || e.repo.Branch("main") != g.HeadSHA {
+		t.Fatalf("the delivered group did not merge: merged %v", pr.Merged())
+	}
+}
+
+// TestMergeGroupInvalidTogether: two pull requests that each add channel
+// fast to foo, in files of their own, are each valid and queued; batched in
+// one group they make main hold a duplicate channel. The group's check
+// fails naming it, and main stays where it was.
+func TestMergeGroupInvalidTogether(t *testing.T) {
+	e, _, d, _ := queueEnv(t, "merge_group")
+	one := e.queued("fast-a", map[string]string{"catalog/foo/fast-a.yaml": fastChannel})
+	two := e.queued("fast-b", map[string]string{"catalog/foo/fast-b.yaml": fastChannel})
+	base := e.repo.Branch("main")
+
+	g, err := e.repo.StartMergeGroup("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.PRs) != 2 {
+		t.Fatalf("group = %+v, want both pull requests", g)
+	}
+	d.wait(t)
+	run := e.run(g.HeadSHA, CheckRunName)
+	var said strings.Builder
+	said.WriteString(run.Summary)
+	for _, a := range run.Annotations {
+		said.WriteString("\n" + a.Path + ": " + a.Message)
+	}
+	if run.Conclusion != "failure" || !strings.Contains(said.String(), `duplicate channel "fast"`) {
+		t.Fatalf("the group's run: %s %s, want a failure naming the duplicate channel\n%s", run.Conclusion, run.Title, said.String())
+	}
+	if one.Merged() || two.Merged() || e.repo.Branch("main") != base {
+		t.Fatalf("main moved to an invalid catalog: merged %v %v, main %s (was %s)", one.Merged(), two.Merged(), e.repo.Branch("main"), base)
+	}
+	if _, ok := e.repo.MergeGroupOf("main"); ok || len(e.repo.MergeQueue("main")) != 0 {
+		t.Errorf("the failed group is still queued: %+v", e.repo.MergeQueue("main"))
+	}
+}
+
+// TestMergeGroupDestroyedForgets: a destroyed group is forgotten, and a
+// retry of its check that comes after (which carries no payload) judges
+// nothing; a group whose ref moved on is not judged at its old commit.
+func TestMergeGroupDestroyedForgets(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	e.repo.RequireMergeQueue("main")
+	pr := e.queued("bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	g, err := e.repo.StartMergeGroup("main") // nothing required: it merges at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(action string, payload bool) webhook.Job {
+		j := webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: pr.Number, Kind: webhook.KindMergeGroup},
+			Event: "retry", Installation: e.gh.InstallationID(e.repo)}
+		if payload {
+			j.Event, j.Action = "merge_group", action
+			j.Payload = e.gh.Payload("merge_group", action, githubtest.PayloadArgs{Repo: e.repo, Group: &g, Reason: "merged"})
+		}
+		return j
+	}
+	// Its ref is gone with the merge: the delivery is noted, and nothing
+	// is judged at a commit the ref no longer names.
+	if err := processAll(context.Background(), e.app, job("checks_requested", true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.repo.CheckRuns(g.HeadSHA) {
+		if r.Name == CheckRunName {
+			t.Errorf("a run on a group whose ref is gone: %+v", r)
+		}
+	}
+	if got, ok := e.app.groups.get(prKey{"acme/catalog", pr.Number}); !ok || got.HeadSHA != g.HeadSHA {
+		t.Fatalf("the group was not noted: %+v", got)
+	}
+	if err := processAll(context.Background(), e.app, job("destroyed", true)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.app.groups.get(prKey{"acme/catalog", pr.Number}); got.HeadSHA != "" {
+		t.Fatalf("the destroyed group is remembered: %+v", got)
+	}
+	before := len(e.requests())
+	if err := processAll(context.Background(), e.app, job("", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.requests()[before:] {
+		t.Errorf("a retry of a destroyed group asked GitHub: %s %s", r.Method, r.Path)
+	}
+	if v := e.gh.Violations(); len(v) != 0 {
+		t.Errorf("violations: %v", v)
+	}
+}
