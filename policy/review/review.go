@@ -130,8 +130,8 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 type Group struct {
 	Change     *change.Change
 	Base, Head fs.FS
-	// Bots, ImageOptions, AllImages and Renderer are as for a PR.
-	Bots         []string
+	// ImageOptions, AllImages and Renderer are as for a PR. A group has
+	// no conversation, so no bots to ignore in it.
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
@@ -155,7 +155,7 @@ const GroupNote = "A merge group: the commit the merge queue would make the base
 // A group is never a draft, holds no /hold and carries no labels: those
 // were the pull requests' and were decided before the queue took them.
 func EvaluateGroup(ctx context.Context, g *Group) (*Outcome, error) {
-	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head, Bots: g.Bots,
+	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head,
 		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, NoEventsWhy: GroupNote}, true)
 }
 

@@ -136,7 +136,7 @@ func (a *App) mergeGroup(ctx context.Context, job webhook.Job) (time.Time, error
 	}
 	outcome, err := review.EvaluateGroup(ctx, &review.Group{
 		Change: ch, Base: base, Head: head,
-		Bots: a.ownBots(), ImageOptions: a.images, Renderer: a.renderer,
+		ImageOptions: a.images, Renderer: a.renderer,
 	})
 	if err != nil {
 		return time.Time{}, a.fail("policy", fmt.Errorf("%s: review of merge group %s at %s: %w", src.Repo, change.ShortSHA(g.HeadSHA), change.ShortSHA(g.BaseSHA), err))
