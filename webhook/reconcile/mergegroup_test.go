@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -193,5 +194,53 @@ func TestMergeGroupDestroyedForgets(t *testing.T) {
 	}
 	if v := e.gh.Violations(); len(v) != 0 {
 		t.Errorf("violations: %v", v)
+	}
+}
+
+// TestMergeGroupCouldNotJudge: a group whose image's registry rate limits
+// is never passed. Its run stays in progress and is retried with the
+// pull requests' backoff, from what the delivery said (the retry carries
+// no payload), and fails after the last try: the queue then lets go of
+// the group, and main never holds what could not be checked.
+func TestMergeGroupCouldNotJudge(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	e := pendingEnv(t, &now)
+	e.repo.RequireMergeQueue("main")
+	e.repo.RequireChecks("main", CheckRunName)
+	reg := registrytest.New(t)
+	reg.PushRandom(t, reg.Ref("foo-bundle:v1.0.1"))
+	pr := e.queued("bump", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fooCatalog, "quay.io/example/foo-bundle:v1.0.0", reg.Ref("foo-bundle:v1.0.1"), 1)})
+	reg.Fail(registrytest.Fault{Status: 429})
+	base := e.repo.Branch("main")
+	g, err := e.repo.StartMergeGroup("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: pr.Number, Kind: webhook.KindMergeGroup},
+		Event: "merge_group", Action: "checks_requested", Installation: e.gh.InstallationID(e.repo),
+		Payload: e.gh.Payload("merge_group", "checks_requested", githubtest.PayloadArgs{Repo: e.repo, Group: &g})}
+	for try, wait := range []time.Duration{time.Minute, 2 * time.Minute} {
+		queued := e.processCollect(job)
+		run := e.run(g.HeadSHA, CheckRunName)
+		if run.Status != "in_progress" || !strings.Contains(run.Summary, "rate limited the requests") {
+			t.Fatalf("try %d: run %s/%q, want in progress, waiting for the registry:\n%s", try+1, run.Status, run.Conclusion, run.Summary)
+		}
+		if len(queued) != 1 || queued[0].Key != job.Key || !queued[0].NotBefore.Equal(now.Add(wait)) || len(queued[0].Payload) != 0 {
+			t.Fatalf("try %d: queued %+v, want one retry of %s at %s", try+1, queued, job.Key, now.Add(wait))
+		}
+		if _, ok := e.repo.MergeGroupOf("main"); !ok || pr.Merged() {
+			t.Fatalf("try %d: the queue did not wait for the check", try+1)
+		}
+		now = now.Add(wait)
+		job = queued[0]
+	}
+	if queued := e.processCollect(job); len(queued) != 0 {
+		t.Errorf("the last try queued %+v, want nothing", queued)
+	}
+	if run := e.run(g.HeadSHA, CheckRunName); run.Conclusion != "failure" || run.Title != "Could not judge: images after 3 tries" {
+		t.Errorf("after the last try: run %s %q, want a failure", run.Conclusion, run.Title)
+	}
+	if _, ok := e.repo.MergeGroupOf("main"); ok || pr.Merged() || e.repo.Branch("main") != base {
+		t.Errorf("the queue kept or merged a group that could not be checked: merged %v", pr.Merged())
 	}
 }
