@@ -12,10 +12,6 @@ import (
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
 
-// fastChannel adds channel fast to package foo, in a file of its own: valid
-// alone, and a duplicate channel beside another such file.
-const fastChannel = "schema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v1.0.0\n"
-
 // queueEnv is a repository whose ruleset requires a merge queue and
 // catalogbot's check, with the App served behind the real receiver and
 // queue. The fake delivers the events it raises itself to the App when
