@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -31,7 +32,9 @@ import (
 // What a delivery said of the group is kept (groups) until its destroyed
 // delivery, so that the retry of a check that could not judge, which
 // carries no payload, judges the same commit; a group already destroyed,
-// or whose ref moved on to another commit, is left alone.
+// or whose ref moved on to another commit, is left alone. No resync comes
+// back to a merge group, so a job on one that fails is its own retry
+// (groupFailed).
 
 // maxGroups bounds the merge groups remembered.
 const maxGroups = 1000
@@ -45,6 +48,8 @@ type group struct {
 	HeadRef string    `json:"headRef"`
 	Tries   int       `json:"tries,omitempty"`
 	Next    time.Time `json:"next,omitzero"`
+	// Failed counts the jobs on the group that failed (groupFailed).
+	Failed int `json:"failed,omitempty"`
 }
 
 // groupDelivery is the part of a merge_group delivery that is read.
@@ -60,7 +65,8 @@ type groupDelivery struct {
 
 // mergeGroup does one merge group job: notes a group the queue built or
 // destroyed, and judges the group it holds. The time returned is when a
-// check that could not judge is tried again, zero for none.
+// check that could not judge, or a job that failed, is tried again, zero
+// for none.
 func (a *App) mergeGroup(ctx context.Context, job webhook.Job) (time.Time, error) {
 	start := time.Now()
 	defer a.observe(start)
@@ -98,7 +104,37 @@ func (a *App) mergeGroup(ctx context.Context, job webhook.Job) (time.Time, error
 		}
 	}
 	log = log.With("sha", g.HeadSHA, "base", g.BaseSHA)
+	retryAt, err := a.judgeGroup(ctx, job, owner, name, key, g, log)
+	if err != nil {
+		return a.groupFailed(key, g), err
+	}
+	return retryAt, nil
+}
 
+// groupFailed notes that a job on group g failed (GitHub or git answered
+// with an error) and says when to try it again. No resync comes back to
+// a merge group, and the queue waits for its check, so the job is its own
+// retry: with the backoff of a check that could not judge, as often; zero
+// after that, when GitHub's check timeout is left to let go of the group.
+func (a *App) groupFailed(key prKey, g group) time.Time {
+	var next time.Time
+	a.groups.update(key, maxGroups, func(old group, seen bool) (group, bool) {
+		if !seen || old.HeadSHA != g.HeadSHA {
+			return old, false
+		}
+		old.Failed++
+		if old.Failed < a.pendingTries() {
+			next = a.now().Add(a.pendingBackoff(old.Failed))
+		}
+		return old, true
+	})
+	return next
+}
+
+// judgeGroup fetches group g's commit, judges it and reports the verdict
+// as the catalogbot run there.
+func (a *App) judgeGroup(ctx context.Context, job webhook.Job, owner, name string, key prKey, g group, log *slog.Logger) (time.Time, error) {
+	start := time.Now()
 	inst, err := a.installationOf(ctx, job, owner, name)
 	if err != nil {
 		return time.Time{}, a.fail("github", err)
@@ -158,11 +194,7 @@ func (a *App) mergeGroup(ctx context.Context, job webhook.Job) (time.Time, error
 // a pull request (pendingRun): the queue waits for the verdict, and one
 // that cannot be had fails the group rather than pass it.
 func (a *App) pendingGroup(key prKey, g group, o *review.Outcome) (checkOutput, time.Time) {
-	retries := a.cfg.PendingRetries
-	if retries <= 0 {
-		retries = webhook.DefaultPendingRetries
-	}
-	tries := retries + 1
+	tries := a.pendingTries()
 	now := a.now()
 	w := g
 	a.groups.update(key, maxGroups, func(old group, seen bool) (group, bool) {

@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,5 +240,43 @@ func TestMergeGroupCouldNotJudge(t *testing.T) {
 	}
 	if _, ok := e.repo.MergeGroupOf("main"); ok || pr.Merged() || e.repo.Branch("main") != base {
 		t.Errorf("the queue kept or merged a group that could not be checked: merged %v", pr.Merged())
+	}
+}
+
+// TestMergeGroupRetriedAfterAnError: a job on a group that fails (GitHub
+// answered with an error) is tried again by itself, since no resync comes
+// back to a merge group and the queue would wait for its check until it
+// gave up; the retry judges the group from what the delivery said.
+func TestMergeGroupRetriedAfterAnError(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	e.repo.RequireMergeQueue("main")
+	e.repo.RequireChecks("main", CheckRunName)
+	pr := e.queued("bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	var failed atomic.Bool
+	e.gh.HookResponses(func(r *http.Request, resp *githubtest.Response) {
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/acme/catalog" && failed.CompareAndSwap(false, true) {
+			resp.Status, resp.Body = http.StatusNotFound, []byte(`{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`)
+		}
+	})
+	g, err := e.repo.StartMergeGroup("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: pr.Number, Kind: webhook.KindMergeGroup},
+		Event: "merge_group", Action: "checks_requested", Installation: e.gh.InstallationID(e.repo),
+		Payload: e.gh.Payload("merge_group", "checks_requested", githubtest.PayloadArgs{Repo: e.repo, Group: &g})}
+	res, err := e.app.Process(context.Background(), job)
+	if err == nil || !failed.Load() {
+		t.Fatalf("the job did not fail: %v", err)
+	}
+	next := res.Next(job, e.app.now())
+	if len(next) != 1 || next[0].NotBefore.IsZero() || next[0].Key != job.Key {
+		t.Fatalf("after the failure: queued %+v, want one retry of %s", next, job.Key)
+	}
+	if _, err := e.app.Process(context.Background(), next[0]); err != nil {
+		t.Fatal(err)
+	}
+	if run := e.run(g.HeadSHA, CheckRunName); run.Conclusion != "success" || !pr.Merged() {
+		t.Errorf("after the retry: run %s, merged %v", run.Conclusion, pr.Merged())
 	}
 }
