@@ -101,6 +101,9 @@ func TestMergeGroupStallsUnheard(t *testing.T) {
 			t.Fatalf("a %s run on the group's commit: %+v", CheckRunName, r)
 		}
 	}
+	if d := e.gh.Delivered(); len(d) != 0 {
+		t.Fatalf("delivered %+v to an App not subscribed to it", d)
+	}
 
 	e.gh.Deliver(t, url, serveSecret, "merge_group", e.gh.Payload("merge_group", "checks_requested", githubtest.PayloadArgs{Repo: e.repo, Group: &g}))
 	d.wait(t)
