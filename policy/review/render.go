@@ -151,6 +151,9 @@ func (o *Outcome) Summary() string {
 	if !o.Valid() {
 		return InvalidPolicy(o.PolicyFindings, ForCheck)
 	}
+	if o.Group {
+		return GroupNote + "\n\n" + o.Report.Markdown()
+	}
 	if m := o.mergeNote(); m != "" {
 		return m + "\n\n" + o.Report.Markdown()
 	}

@@ -125,6 +125,9 @@ type Outcome struct {
 	Activity owners.Activity `json:"-"`
 	Hold     Hold            `json:"hold"`
 	Draft    bool            `json:"draft,omitempty"`
+	// Group says the outcome is a merge group's (EvaluateGroup): its
+	// content alone was judged, and its approvals count as given.
+	Group bool `json:"group,omitempty"`
 	// Merge is how the head was put onto the base for the check; nil
 	// when the head's own tree was judged against the base.
 	Merge *Merge `json:"merge,omitempty"`
@@ -151,10 +154,52 @@ func (o *Outcome) Valid() bool { return len(o.PolicyFindings) == 0 }
 // checking against rules nobody wrote would apply rules nobody meant. The
 // error is for failures that allow no verdict at all.
 func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
+	return evaluate(ctx, pr, false)
+}
+
+// Group is a merge queue's group as a front end knows it. Change.BaseSHA
+// is the group's base (merge_group.base_sha, the base branch's tip it was
+// built on) and Change.HeadSHA its commit (merge_group.head_sha): the
+// commit the queue makes the base branch when the group's required checks
+// pass, holding one or more pull requests.
+type Group struct {
+	Change     *change.Change
+	Base, Head fs.FS
+	// ImageOptions, AllImages and Renderer are as for a PR. A group has
+	// no conversation, so no bots to ignore in it.
+	ImageOptions *images.Options
+	AllImages    bool
+	Renderer     *render.Renderer
+}
+
+// GroupNote is what the report of a merge group says it judged.
+const GroupNote = "A merge group: the commit the merge queue would make the base branch. Its content is judged whole; " +
+	"the approvals were judged on each of its pull requests, at its own head, before the queue took it."
+
+// EvaluateGroup reviews a merge queue's group on its content alone. The
+// queue admits a pull request only once its required checks passed at its
+// head, catalogbot's among them, which judged its approvals (and the root
+// approvals that let it take a release away) against what it changes; the
+// group's commit holds nothing else. What the queue's commit can break
+// that none of its pull requests broke alone is the catalog as it will be
+// published (two pull requests adding the same channel in different
+// files, say), and every content check judges that as for a pull request
+// (pipeline.Input.Group). Judging the group with the union of its pull
+// requests' approvals instead would read each one's conversation again,
+// to grant nothing the per-pull-request checks did not already require.
+// A group is never a draft, holds no /hold and carries no labels: those
+// were the pull requests' and were decided before the queue took them.
+func EvaluateGroup(ctx context.Context, g *Group) (*Outcome, error) {
+	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head,
+		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, NoEventsWhy: GroupNote}, true)
+}
+
+func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
 	o := &Outcome{
 		BaseSHA:     pr.Change.BaseSHA,
 		HeadSHA:     pr.Change.HeadSHA,
 		Draft:       pr.Draft,
+		Group:       group,
 		Merge:       pr.Merge,
 		Touched:     pr.Change.Paths(),
 		eventsRead:  -1,
@@ -194,12 +239,15 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		ImageOptions: pr.ImageOptions,
 		AllImages:    pr.AllImages,
 		Renderer:     pr.Renderer,
+		Group:        group,
 	}
-	// The owners check and everything after it share one evaluation.
-	if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
-		o.Owners, in.Owners = st, st
+	if !group {
+		// The owners check and everything after it share one evaluation.
+		if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
+			o.Owners, in.Owners = st, st
+		}
+		o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
 	}
-	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
 	o.Report = pipeline.Run(ctx, in)
 	// The graphs read what the release guard loaded; one that cannot be
 	// drawn leaves the picture out, never the verdict.
@@ -284,9 +332,11 @@ func approvals(fromEvents, extra []owners.Approval) []owners.Approval {
 	return out
 }
 
-// Approved says whether the owners approved the change at its head.
+// Approved says whether the owners approved the change at its head. A
+// merge group's approvals were judged on each of its pull requests
+// (EvaluateGroup): it counts as approved.
 func (o *Outcome) Approved() bool {
-	return o.Valid() && pipeline.Approved(o.Report)
+	return o.Valid() && (o.Group || pipeline.Approved(o.Report))
 }
 
 // Forge is what only the forge knows about the pull request now, at the

@@ -106,6 +106,8 @@ type App struct {
 	// attestation then says.
 	merges    memo[string, review.MergeRecord]
 	published memo[string, string]
+	// groups are the merge groups the App was told of (mergegroup.go).
+	groups memo[prKey, group]
 	// turns are the repositories' merge turns (turn.go).
 	turns turns
 	clock func() time.Time
@@ -197,6 +199,7 @@ func NewApp(o AppOptions) (*App, error) {
 		a.waiting.persist(o.Facts, "waiting", fail)
 		a.merges.persist(o.Facts, "merges", fail)
 		a.published.persist(o.Facts, "published", fail)
+		a.groups.persist(o.Facts, "groups", fail)
 		m.Blocked.Persist(o.Facts, fail)
 		a.turns.facts = o.Facts
 	}
@@ -323,6 +326,9 @@ func (a *App) Process(ctx context.Context, job webhook.Job) (webhook.Result, err
 	case webhook.KindResync:
 		jobs, err := a.Resync(ctx)
 		return webhook.Result{Jobs: jobs}, err
+	case webhook.KindMergeGroup:
+		retryAt, err := a.mergeGroup(ctx, job)
+		return webhook.Result{RetryAt: retryAt}, err
 	default:
 		return webhook.Result{}, fmt.Errorf("job %s: unknown kind %q", job.Key, job.Key.Kind)
 	}
