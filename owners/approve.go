@@ -209,6 +209,9 @@ type State struct {
 	// Packages are the catalog packages the change touches, each with
 	// the approvers of its home; their coverage is in Files too.
 	Packages []PackageState `json:"packages,omitempty"`
+	// Catalogs are the catalogs the change adds or removes, which the
+	// root approvers decide; their coverage is in Files too.
+	Catalogs []CatalogChange `json:"catalogs,omitempty"`
 }
 
 // Coverage is the approval state of one path.
@@ -343,6 +346,7 @@ func (r *Repo) Evaluate(in Input) *State {
 
 	st.Required = r.required(st.Files, byDir)
 	st.Packages = packageStates(in.Packages, st.Files)
+	st.Catalogs = in.Catalogs
 	for _, req := range st.Required {
 		if !req.Approved {
 			st.Unapproved = append(st.Unapproved, req.File)
@@ -572,6 +576,14 @@ func (r *Repo) identityTargets(p PackageTouch, home, file string, pkg int) []tar
 	return out
 }
 
+// Why says why the catalog needs the root approvers.
+func (c *CatalogChange) Why() string {
+	if c.Added {
+		return "catalog " + c.Name + " added: a new catalog is a new published image"
+	}
+	return "catalog " + c.Name + " removed: its published image goes with it"
+}
+
 // catalogTargets are the catalogs the change adds or removes: each is a
 // published image that appears or goes, which the root approvers decide.
 func catalogTargets(cats []CatalogChange) []target {
@@ -584,11 +596,7 @@ func catalogTargets(cats []CatalogChange) []target {
 		if len(c.Files) > 0 {
 			file = c.Files[0]
 		}
-		why := "catalog " + c.Name + " removed: its published image goes with it"
-		if c.Added {
-			why = "catalog " + c.Name + " added: a new catalog is a new published image"
-		}
-		out = append(out, target{path: strings.TrimSuffix(c.Roots[0], "/") + "/", file: file, why: why, root: true, derived: true})
+		out = append(out, target{path: strings.TrimSuffix(c.Roots[0], "/") + "/", file: file, why: c.Why(), root: true, derived: true})
 	}
 	return out
 }
