@@ -61,6 +61,43 @@ type PR struct {
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
+
+	// Overrides replace parts of the base's policy; nil for none. Only
+	// the command line sets them, from flags a user gave explicitly.
+	Overrides *Overrides
+}
+
+// Overrides are what a user may put in place of the base's policy when
+// asking for a verdict on the command line. Each zero field leaves the
+// policy's value.
+type Overrides struct {
+	// Sources replace owners.sources.
+	Sources []string
+	// Roots replace the catalogs: one catalog of these roots.
+	Roots []string
+	// ReferenceList replaces catalog.referenceList.
+	ReferenceList string
+	// NoSelfApproval and StickyApprovals turn those options on.
+	NoSelfApproval, StickyApprovals bool
+}
+
+// apply puts the overrides in place in pol.
+func (ov *Overrides) apply(pol *policy.Policy) {
+	if ov == nil {
+		return
+	}
+	if ov.Sources != nil {
+		pol.Owners.Sources = slices.Clone(ov.Sources)
+	}
+	if ov.Roots != nil {
+		pol.CatalogSets = nil
+		pol.Catalog.Roots = slices.Clone(ov.Roots)
+	}
+	if ov.ReferenceList != "" {
+		pol.Catalog.ReferenceList = ov.ReferenceList
+	}
+	pol.Owners.NoSelfApproval = pol.Owners.NoSelfApproval || ov.NoSelfApproval
+	pol.Owners.StickyApprovals = pol.Owners.StickyApprovals || ov.StickyApprovals
 }
 
 // Hold is what holds a pull request, if anything.
@@ -116,6 +153,52 @@ func (o *Outcome) Valid() bool { return len(o.PolicyFindings) == 0 }
 // checking against rules nobody wrote would apply rules nobody meant. The
 // error is for failures that allow no verdict at all.
 func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
+	o, in, err := prepare(pr)
+	if err != nil || in == nil {
+		return o, err
+	}
+	// The owners check and everything after it share one evaluation.
+	if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
+		o.Owners, in.Owners = st, st
+	}
+	o.Hold = holdOf(o.Policy, pr.Labels, o.Activity, o.Owners)
+	o.Report = pipeline.Run(ctx, in)
+	// The graphs read what the release guard loaded; one that cannot be
+	// drawn leaves the picture out, never the verdict.
+	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
+	// A read of either tree that got bytes other than the object git
+	// named leaves no verdict, whatever a check made of the failure.
+	if err := misread(pr); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// EvaluateOwners is the approval state of pr alone, as Evaluate computes
+// it for the owners check, the status comment and the decision: the same
+// policy read the same way, the same approvals, without the other checks.
+// An invalid policy is an Outcome whose PolicyFindings say why; an error
+// says the approvals could not be judged at all.
+func EvaluateOwners(ctx context.Context, pr *PR) (*Outcome, error) {
+	o, in, err := prepare(pr)
+	if err != nil || in == nil {
+		return o, err
+	}
+	st, err := pipeline.EvaluateOwners(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	o.Owners = st
+	o.Hold = holdOf(o.Policy, pr.Labels, o.Activity, o.Owners)
+	if err := misread(pr); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// prepare reads the base's policy and the conversation into an Outcome
+// and the checks' Input; the Input is nil when the policy is invalid.
+func prepare(pr *PR) (*Outcome, *pipeline.Input, error) {
 	o := &Outcome{
 		BaseSHA:     pr.Change.BaseSHA,
 		HeadSHA:     pr.Change.HeadSHA,
@@ -129,25 +212,26 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 	}
 	pol, findings, err := policy.Load(pr.Base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(findings) > 0 {
 		o.PolicyFindings = findings
-		return o, nil
+		return o, nil, nil
 	}
+	pr.Overrides.apply(pol)
 	// The catalogs the policy names are found in both trees, so that one
 	// the change adds or removes is judged as a catalog on both sides.
 	pol, targets, err := pol.Resolved(pr.Base, pr.Head)
 	if err != nil {
 		o.PolicyFindings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
-		return o, nil
+		return o, nil, nil
 	}
 	o.Policy = pol
 
 	bots := Bots(pol, pr.Bots)
 	o.Activity = owners.ReadEvents(pr.Events, bots)
 
-	in := &pipeline.Input{
+	return o, &pipeline.Input{
 		Change:       pr.Change,
 		Base:         pr.Base,
 		Head:         pr.Head,
@@ -158,24 +242,18 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		ImageOptions: pr.ImageOptions,
 		AllImages:    pr.AllImages,
 		Renderer:     pr.Renderer,
-	}
-	// The owners check and everything after it share one evaluation.
-	if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
-		o.Owners, in.Owners = st, st
-	}
-	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
-	o.Report = pipeline.Run(ctx, in)
-	// The graphs read what the release guard loaded; one that cannot be
-	// drawn leaves the picture out, never the verdict.
-	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
-	// A read of either tree that got bytes other than the object git
-	// named leaves no verdict, whatever a check made of the failure.
+	}, nil
+}
+
+// misread says whether a read of either tree got bytes other than the
+// object git named.
+func misread(pr *PR) error {
 	for _, fsys := range []fs.FS{pr.Base, pr.Head} {
 		if err := change.Misread(fsys); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // Bots are the logins whose comments and reviews never count: the
