@@ -68,7 +68,15 @@ type Policy struct {
 	// Maintainers approve every path besides the sources' approvers
 	// (LoadOptions.Maintainers); nil for none.
 	Maintainers *Maintainers `json:",omitempty"`
+	// RequireAccess is AccessWrite when approvals count only from users
+	// the forge says may write to the repository (Input.WriteAccess,
+	// which the review core fills in); "" for no such rule.
+	RequireAccess string `json:",omitempty"`
 }
+
+// AccessWrite is the one value of Policy.RequireAccess: write access to
+// the repository (GitHub's write, maintain or admin).
+const AccessWrite = "write"
 
 // Owner sources.
 const (
@@ -88,6 +96,12 @@ type Input struct {
 	// count (the author included): an owner who has lost access to the
 	// repository approves nothing. Nil means no such filter.
 	Collaborators []string
+	// WriteAccess, when not nil, are the only users whose approvals
+	// count because the forge says they may write to the repository
+	// (Policy.RequireAccess); the author's own approval included.
+	// NoAccess says why a user outside it does not count.
+	WriteAccess []string
+	NoAccess    string
 	// Base and Head are the trees of the change, used to judge changes
 	// to catalog.yaml reference lists entry by entry. Without them a
 	// reference list is judged as a whole, by its own owners.
@@ -727,6 +741,9 @@ func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver
 		case !collaborator(in.Collaborators, login):
 			note(a, "is not a collaborator of the repository")
 			continue
+		case !writer(in, login):
+			note(a, in.noAccess())
+			continue
 		}
 		if _, ok := latest[login]; !ok {
 			order = append(order, login)
@@ -761,11 +778,30 @@ func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver
 		}
 	}
 	if author != "" && !in.Policy.NoSelfApproval && !IsBot(c.Author, in.Policy.Bots) && collaborator(in.Collaborators, author) {
-		if a, ok := latest[author]; !ok || !a.Cancel {
+		switch a, ok := latest[author]; {
+		case ok && a.Cancel:
+		case !writer(in, author):
+			if !noted[author] {
+				noted[author] = true
+				notCounted = append(notCounted, NotCounted{Login: c.Author, Reason: "is the author, and " + in.noAccess()})
+			}
+		default:
 			current[author] = Approver{Login: c.Author, Via: ViaAuthor}
 		}
 	}
 	return current, notCounted, author
+}
+
+// writer says whether login may approve under Policy.RequireAccess.
+func writer(in Input, login string) bool {
+	return in.WriteAccess == nil || slices.ContainsFunc(in.WriteAccess, func(w string) bool { return NormLogin(w) == login })
+}
+
+func (in Input) noAccess() string {
+	if in.NoAccess != "" {
+		return in.NoAccess
+	}
+	return "has no write access to the repository, which approvals need (owners.requireAccess)"
 }
 
 func staleReason(sha, head string) string {

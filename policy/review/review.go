@@ -14,6 +14,7 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"slices"
 	"time"
@@ -65,6 +66,12 @@ type PR struct {
 	// Overrides replace parts of the base's policy; nil for none. Only
 	// the command line sets them, from flags a user gave explicitly.
 	Overrides *Overrides
+
+	// Permission asks the forge what access login has to the
+	// repository, in GitHub's words (admin, maintain, write, triage,
+	// read, none); nil when the front end cannot ask. It is called only
+	// under owners.requireAccess, for the author and each approver.
+	Permission func(ctx context.Context, login string) (string, error)
 }
 
 // Overrides are what a user may put in place of the base's policy when
@@ -153,7 +160,7 @@ func (o *Outcome) Valid() bool { return len(o.PolicyFindings) == 0 }
 // checking against rules nobody wrote would apply rules nobody meant. The
 // error is for failures that allow no verdict at all.
 func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
-	o, in, err := prepare(pr)
+	o, in, err := prepare(ctx, pr)
 	if err != nil || in == nil {
 		return o, err
 	}
@@ -180,7 +187,7 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 // An invalid policy is an Outcome whose PolicyFindings say why; an error
 // says the approvals could not be judged at all.
 func EvaluateOwners(ctx context.Context, pr *PR) (*Outcome, error) {
-	o, in, err := prepare(pr)
+	o, in, err := prepare(ctx, pr)
 	if err != nil || in == nil {
 		return o, err
 	}
@@ -198,7 +205,7 @@ func EvaluateOwners(ctx context.Context, pr *PR) (*Outcome, error) {
 
 // prepare reads the base's policy and the conversation into an Outcome
 // and the checks' Input; the Input is nil when the policy is invalid.
-func prepare(pr *PR) (*Outcome, *pipeline.Input, error) {
+func prepare(ctx context.Context, pr *PR) (*Outcome, *pipeline.Input, error) {
 	o := &Outcome{
 		BaseSHA:     pr.Change.BaseSHA,
 		HeadSHA:     pr.Change.HeadSHA,
@@ -231,7 +238,7 @@ func prepare(pr *PR) (*Outcome, *pipeline.Input, error) {
 	bots := Bots(pol, pr.Bots)
 	o.Activity = owners.ReadEvents(pr.Events, bots)
 
-	return o, &pipeline.Input{
+	in := &pipeline.Input{
 		Change:       pr.Change,
 		Base:         pr.Base,
 		Head:         pr.Head,
@@ -242,7 +249,45 @@ func prepare(pr *PR) (*Outcome, *pipeline.Input, error) {
 		ImageOptions: pr.ImageOptions,
 		AllImages:    pr.AllImages,
 		Renderer:     pr.Renderer,
-	}, nil
+	}
+	if pol.Owners.RequireAccess != "" {
+		if in.WriteAccess, in.NoAccess, err = writeAccess(ctx, pr, in.Approvals); err != nil {
+			return nil, nil, err
+		}
+	}
+	return o, in, nil
+}
+
+// writeAccess are the author and the approvers whom the forge says may
+// write to the repository, for owners.requireAccess. Without a way to ask
+// the forge nobody's approval counts, and why says so: the rule fails
+// closed rather than passing approvals it could not check.
+func writeAccess(ctx context.Context, pr *PR, approvals []owners.Approval) (writers []string, why string, err error) {
+	writers = []string{}
+	if pr.Permission == nil {
+		return writers, "cannot be checked for write access here, which approvals need (owners.requireAccess); the App checks it", nil
+	}
+	logins := []string{pr.Change.Author}
+	for _, a := range approvals {
+		logins = append(logins, a.User)
+	}
+	asked := map[string]bool{}
+	for _, l := range logins {
+		n := owners.NormLogin(l)
+		if n == "" || asked[n] {
+			continue
+		}
+		asked[n] = true
+		perm, err := pr.Permission(ctx, n)
+		if err != nil {
+			return nil, "", fmt.Errorf("read the access of %s to the repository: %w", n, err)
+		}
+		switch perm {
+		case "admin", "maintain", "write":
+			writers = append(writers, n)
+		}
+	}
+	return writers, "", nil
 }
 
 // misread says whether a read of either tree got bytes other than the

@@ -95,6 +95,9 @@ func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 		Head:      in.Head,
 		Packages:  pkgs,
 		Catalogs:  cats,
+		// Nil unless the policy requires write access.
+		WriteAccess: in.WriteAccess,
+		NoAccess:    in.NoAccess,
 	}), nil
 }
 

@@ -40,6 +40,10 @@ type Input struct {
 	// Owners is the approval state when the caller evaluated it already
 	// (EvaluateOwners), so that it is computed once per review.
 	Owners *owners.State
+	// WriteAccess and NoAccess are owners.Input's, under
+	// owners.requireAccess: the users whose approvals may count.
+	WriteAccess []string
+	NoAccess    string
 
 	// ImageOptions, when set, are how the images check reaches
 	// registries; the policy's image rules replace their Policy. Nil
