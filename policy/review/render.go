@@ -300,6 +300,12 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(line))
 		}
 	}
+	if len(st.Catalogs) > 0 {
+		b.WriteString("\nCatalogs the change adds or removes, each a published image that only the root approvers may add or take away:\n")
+		for _, c := range st.Catalogs {
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(c.Why()))
+		}
+	}
 	for _, c := range st.Files {
 		if c.Blocked != "" {
 			fmt.Fprintf(&b, "\n%s cannot be approved: %s\n", checks.Code(c.Path), checks.MarkdownText(c.Blocked))

@@ -204,6 +204,9 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		Events: events, EventsRead: true,
 		Bots:         a.ownBots(),
 		ImageOptions: a.images, Renderer: a.renderer,
+		Permission: func(ctx context.Context, login string) (string, error) {
+			return ghapi.AccessOf(ctx, r.gh, r.owner, r.name, login)
+		},
 	})
 	if err != nil {
 		return false, a.fail("policy", fmt.Errorf("%s: review at %s: %w", src.Repo, snap.BaseSHA, err))

@@ -49,6 +49,10 @@ type Input struct {
 	// What a group can break that none of its pull requests broke alone
 	// is the catalog as a whole, which every other check judges as usual.
 	Group bool
+	// WriteAccess and NoAccess are owners.Input's, under
+	// owners.requireAccess: the users whose approvals may count.
+	WriteAccess []string
+	NoAccess    string
 
 	// ImageOptions, when set, are how the images check reaches
 	// registries; the policy's image rules replace their Policy. Nil

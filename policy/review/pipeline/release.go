@@ -239,7 +239,10 @@ func rootApprovals(ctx context.Context, in *Input, findings []checks.Finding) []
 	// Only the root OWNERS file (and the aliases beside it) is
 	// consulted, so only the root's files are read: walking every
 	// directory's OWNERS again would cost what the owners check costs.
-	repo, err := owners.Load(rootFiles{in.Base}, owners.LoadOptions{})
+	// The root approvers are those of the owners check: the maintainers
+	// (operator-pipelines' config.yaml) among them, and the root OWNERS
+	// file only where OWNERS files are a source.
+	repo, err := owners.Load(rootFiles{in.Base}, owners.LoadOptions{Sources: in.Policy.Owners.Sources, Maintainers: in.Policy.Owners.Maintainers})
 	if err != nil {
 		return nil
 	}
