@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-billy/v5"
@@ -54,7 +55,8 @@ func Open(dir string) (*git.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: objects: %w", dir, err)
 	}
-	if repo, err = git.Open(&verifiedStorage{Storage: st, objects: store}, nil); err != nil {
+	vs := &verifiedStorage{Storage: st, objects: store, promisor: promisorRemote(st), dir: dir}
+	if repo, err = git.Open(vs, nil); err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
 	return repo, nil
@@ -66,6 +68,30 @@ func Open(dir string) (*git.Repository, error) {
 type verifiedStorage struct {
 	*filesystem.Storage
 	objects *gitobj.Store
+	// promisor is the remote of a partial clone, "" for a complete
+	// repository; dir is where the repository was opened. An object
+	// missing names them (ObjectError).
+	promisor, dir string
+}
+
+// promisorRemote names the remote that a partial clone may leave objects
+// with, as git finds it: extensions.partialClone, else the first remote
+// with promisor = true. "" for a repository that is no partial clone, or
+// whose configuration cannot be read.
+func promisorRemote(st *filesystem.Storage) string {
+	cfg, err := st.Config()
+	if err != nil || cfg.Raw == nil {
+		return ""
+	}
+	if r := cfg.Raw.Section("extensions").Option("partialClone"); r != "" {
+		return r
+	}
+	for _, sub := range cfg.Raw.Section("remote").Subsections {
+		if strings.EqualFold(sub.Option("promisor"), "true") {
+			return sub.Name
+		}
+	}
+	return ""
 }
 
 // EncodedObject returns h if it is of type t (or t is AnyObject). The
