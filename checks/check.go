@@ -74,10 +74,12 @@ type Wait struct {
 	Class string `json:"class"`
 	// Count is how many references wait on it; 0 when not counted.
 	Count int `json:"count,omitempty"`
-	// Path and Object name, for WaitUnreadable, the repository path and
-	// the git object that could not be read.
+	// Path, Object and Commit name, for WaitUnreadable, the repository
+	// path, the git object that could not be read and the commit whose
+	// tree holds it.
 	Path   string `json:"path,omitempty"`
 	Object string `json:"object,omitempty"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // String says what w waits for in a sentence fragment. It is written

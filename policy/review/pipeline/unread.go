@@ -21,6 +21,6 @@ func unreadable(err error) (checks.Result, bool) {
 	return checks.Result{
 		Conclusion: checks.Pending,
 		Summary:    fmt.Sprintf("Could not read `%s`: %v. A file that was not read is not judged: nothing was concluded.", oe.Path, oe),
-		Waits:      []checks.Wait{{Class: checks.WaitUnreadable, Path: oe.Path, Object: oe.Object}},
+		Waits:      []checks.Wait{{Class: checks.WaitUnreadable, Path: oe.Path, Object: oe.Object, Commit: oe.Commit}},
 	}, true
 }
