@@ -47,7 +47,9 @@ func (e *ObjectError) Error() string {
 	if e.Promisor != "" {
 		// A partial clone leaves objects with its promisor remote, and
 		// catalogbot never fetches on its own while reading a tree.
-		msg += fmt.Sprintf("; the repository is a partial clone of %q, which did not fetch it: fetch it with `git -C %s fetch --refetch %s` (or clone without --filter) and run again", e.Promisor, e.Dir, e.Promisor)
+		msg += fmt.Sprintf("; the repository is a partial clone from remote %q, which left it out: fetch it with `git -C %s cat-file -e %s` "+
+			"(git fetches a missing object from the remote), or every object left out with `git -C %s -c remote.%s.partialclonefilter= fetch --refetch %s`, and run again",
+			e.Promisor, e.Dir, e.Object, e.Dir, e.Promisor, e.Promisor)
 	}
 	return msg
 }
