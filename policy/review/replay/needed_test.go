@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -108,5 +109,27 @@ func TestUnreadableNeeded(t *testing.T) {
 		} else if !reflect.DeepEqual(*first, u) {
 			t.Errorf("run %d: %+v, first run %+v", i, u, *first)
 		}
+	}
+}
+
+// TestRunAlternates replays a bare clone whose objects are in its
+// origin's store (git clone --shared), as `catalogbot check` reads one.
+func TestRunAlternates(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("this test clones with the git CLI, which is not installed: " + err.Error())
+	}
+	r, head, _ := catalogsRepo(t)
+	dir := filepath.Join(t.TempDir(), "shared.git")
+	cmd := exec.Command("git", "clone", "-q", "--bare", "--shared", r.Dir, dir)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	rep, err := Run(context.Background(), dir, Options{Last: 1, Now: tick()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Commits) != 1 || rep.Commits[0].SHA != head || rep.Commits[0].Unreadable != nil {
+		t.Errorf("commits %+v; want %s reviewed", rep.Commits, head)
 	}
 }

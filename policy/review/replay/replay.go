@@ -307,9 +307,11 @@ func Run(ctx context.Context, repoDir string, o Options) (*Report, error) {
 		now = time.Now
 	}
 
-	repo, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	// Opened as every check opens a repository, so that objects kept in
+	// alternates (a clone made with --shared or --reference) are found.
+	repo, err := change.Open(repoDir)
 	if err != nil {
-		return nil, fmt.Errorf("open git repository %s: %w", repoDir, err)
+		return nil, err
 	}
 	head := o.Head
 	if head == "" {
