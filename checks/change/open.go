@@ -313,3 +313,22 @@ func sharedStore(objects billy.Filesystem) (*gitobj.Store, error) {
 	stores.m[key] = s
 	return s, nil
 }
+
+// Bare says whether dir is a bare git repository, as git tells one: a
+// directory holding HEAD, objects and refs, with no work tree. Its files
+// are only in its commits; read as a directory it holds none of them.
+func Bare(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return false
+	}
+	head, err := os.Stat(filepath.Join(dir, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}

@@ -257,8 +257,10 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format c
 }
 
 // openTree returns the tree to read OWNERS from: the directory itself, or
-// the tree of commit rev of the git repository there.
+// the tree of commit rev of the git repository there. A bare repository
+// has no files but its commits': without rev its HEAD is read.
 func openTree(dir, rev string) (fs.FS, error) {
+	rev = treeRev(dir, rev)
 	if rev == "" {
 		// Stat first: os.DirFS does not fail on a missing directory, and
 		// a tree that is not there must not pass as one without owners.
@@ -276,6 +278,15 @@ func openTree(dir, rev string) (fs.FS, error) {
 		return nil, err
 	}
 	return change.TreeFS(repo, rev)
+}
+
+// treeRev is the commit openTree reads of dir: rev, or HEAD for a bare
+// repository when rev is empty; "" reads the directory as it is.
+func treeRev(dir, rev string) string {
+	if rev == "" && change.Bare(dir) {
+		return "HEAD"
+	}
+	return rev
 }
 
 // ownersCheckFlags are the command line of owners check.
