@@ -65,8 +65,9 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 		Long: `Print the policy a pull request against the repository would be judged by:
 every value, and where it came from (the policy file and line, the files a
 conventions line reads, or the default), then the catalogs the policy finds
-in the tree with their publish targets, and notes about files the conventions
-read.
+in the tree with their publish targets, and notes: about files the conventions
+read, and about what the policy cannot see (paths nobody can approve, roots
+that make one catalog of packages defined twice).
 
 The policy is read from the commit --rev names (the base of the next pull
 request), or from the directory as it is when --rev is not given; a bare
@@ -154,7 +155,7 @@ func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 	out.Valid, out.Findings = len(findings) == 0, findings
 	if out.Valid {
 		out.Settings = pol.Settings()
-		out.Notes = pol.Notes
+		out.Notes = append(slices.Clone(pol.Notes), pol.BlindSpots(tree)...)
 		out.Templates = templatesOf(pol.Catalog.Templates)
 		targets, err := pol.Targets(tree)
 		if err != nil {
