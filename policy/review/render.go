@@ -312,10 +312,10 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	}
 	b.WriteString(o.graphs())
 	if len(d.Blocks) > 0 {
+		// Each reason after its code, as the check run lists them, so
+		// that the code a script or a search finds is in sight here too.
 		b.WriteString("\n**Not merging yet:**\n")
-		for _, r := range d.Reasons() {
-			fmt.Fprintf(&b, "- %s\n", r)
-		}
+		b.WriteString(blockLines(d.Blocks))
 	}
 	switch {
 	case q == nil:
@@ -644,6 +644,14 @@ func BlockedText(blocks []policy.Block) string {
 	blocks = policy.OrUnexplained(blocks)
 	var b strings.Builder
 	b.WriteString(BlockedByPrefix + policy.JoinCodes(policy.CodesOf(blocks)) + "\n\n")
+	b.WriteString(blockLines(blocks))
+	return b.String()
+}
+
+// blockLines lists blocks, each reason after its code: the check run's
+// text and the status comment say them alike.
+func blockLines(blocks []policy.Block) string {
+	var b strings.Builder
 	for _, bl := range blocks {
 		fmt.Fprintf(&b, "- `%s`: %s\n", bl.Code, checks.VisibleLine(bl.Text))
 	}
