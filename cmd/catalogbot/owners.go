@@ -115,7 +115,8 @@ func (f *sourcesFlags) register(cmd *cobra.Command) {
 func (f *sourcesFlags) loadOptions(cmdPath string) (owners.LoadOptions, error) {
 	for _, s := range f.sources {
 		if s != owners.SourceOwners && s != owners.SourceCIYAML {
-			return owners.LoadOptions{}, usageErrorf(cmdPath, "invalid --source %q: want %s or %s", s, owners.SourceOwners, owners.SourceCIYAML)
+			return owners.LoadOptions{}, usageErrorf(cmdPath, "invalid --source %q: want %s or %s%s", s, owners.SourceOwners, owners.SourceCIYAML,
+				checks.DidYouMean(s, []string{owners.SourceOwners, owners.SourceCIYAML}))
 		}
 	}
 	roots := make([]string, len(f.roots))

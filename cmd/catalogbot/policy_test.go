@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 func TestPolicyValidate(t *testing.T) {
@@ -169,5 +170,40 @@ func TestPolicyShowNoFile(t *testing.T) {
 	var out struct{ NoPolicyFile bool }
 	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || !out.NoPolicyFile {
 		t.Errorf("json: %v, noPolicyFile %v\n%s", err, out.NoPolicyFile, js.stdout)
+	}
+}
+
+// TestFlagValueSuggestions: a mistyped value of a flag whose values are a
+// closed set is refused with the value it is a typo of.
+func TestFlagValueSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--base", "HEAD~1", "--head", "HEAD", "-o", "jsno"}, `did you mean "json"?`},
+		{[]string{"policy", "show", "-o", "txet"}, `did you mean "text"?`},
+		{[]string{"--log-level", "debgu", "version"}, `did you mean "debug"?`},
+		{[]string{"owners", "explain", "--source", "ci.yml", "catalog"}, `did you mean "ci.yaml"?`},
+		{[]string{"render-template", "semvr", "x.yaml"}, `did you mean "semver"?`},
+		{[]string{"version", "-o", "jsn"}, `did you mean "json"?`},
+	} {
+		res := cli(t, nil, tc.args...)
+		if res.code != exitError || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, res.code, res.stderr, exitError, tc.want)
+		}
+	}
+}
+
+// TestCheckHelpNamesEveryCheck: check --help says what each check of the
+// review judges, by the names the report gives them.
+func TestCheckHelpNamesEveryCheck(t *testing.T) {
+	res := cli(t, nil, "check", "--help")
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	for _, name := range []string{pipeline.OwnersName, pipeline.FBCName, pipeline.ReferencesName, pipeline.ImagesName, pipeline.TemplatesName, pipeline.ReleaseName} {
+		if !strings.Contains(res.stdout, "\n  "+name+" ") {
+			t.Errorf("check --help does not name the %s check:\n%s", name, res.stdout)
+		}
 	}
 }

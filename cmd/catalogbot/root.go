@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 )
@@ -53,7 +54,8 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return usageErrorf(cmd.CommandPath(), "invalid --log-level %q: want debug, info, warn or error", logLevel)
+				return usageErrorf(cmd.CommandPath(), "invalid --log-level %q: want debug, info, warn or error%s", logLevel,
+					checks.DidYouMean(logLevel, []string{"debug", "info", "warn", "error"}))
 			}
 			// Logs go to stderr so stdout carries only the requested
 			// output, which scripts parse.
