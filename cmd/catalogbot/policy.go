@@ -23,7 +23,7 @@ func newPolicyCmd(a *app) *cobra.Command {
 		Short: "Work with the repository policy file, " + policy.FileName,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "unknown policy subcommand %q", args[0])
+				return unknownSubcommand(cmd, args[0])
 			}
 			return nil
 		},

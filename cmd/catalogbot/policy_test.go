@@ -41,7 +41,7 @@ func TestPolicyValidate(t *testing.T) {
 		{name: "no file", args: []string{"policy", "validate"}, code: exitError, stderr: "exactly one file, got 0"},
 		{name: "two files", args: []string{"policy", "validate", valid, invalid}, code: exitError, stderr: "exactly one file, got 2"},
 		{name: "no subcommand", args: []string{"policy"}, code: exitError, stderr: "needs a subcommand"},
-		{name: "unknown subcommand", args: []string{"policy", "check"}, code: exitError, stderr: `unknown policy subcommand "check"`},
+		{name: "unknown subcommand", args: []string{"policy", "check"}, code: exitError, stderr: `unknown command "check" for "catalogbot policy"`},
 		{name: "unknown flag", args: []string{"policy", "validate", "--strict", valid}, code: exitError, stderr: "unknown flag"},
 	}
 	for _, c := range cases {
@@ -174,7 +174,8 @@ func TestPolicyShowNoFile(t *testing.T) {
 }
 
 // TestFlagValueSuggestions: a mistyped value of a flag whose values are a
-// closed set is refused with the value it is a typo of.
+// closed set, or a mistyped subcommand, is refused with what it is a typo
+// of.
 func TestFlagValueSuggestions(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -186,6 +187,10 @@ func TestFlagValueSuggestions(t *testing.T) {
 		{[]string{"owners", "explain", "--source", "ci.yml", "catalog"}, `did you mean "ci.yaml"?`},
 		{[]string{"render-template", "semvr", "x.yaml"}, `did you mean "semver"?`},
 		{[]string{"version", "-o", "jsn"}, `did you mean "json"?`},
+		// Subcommands of commands that have them, as cobra does for
+		// the root's.
+		{[]string{"policy", "shwo"}, `did you mean show?`},
+		{[]string{"owners", "chekc"}, `did you mean check?`},
 	} {
 		res := cli(t, nil, tc.args...)
 		if res.code != exitError || !strings.Contains(res.stderr, tc.want) {
