@@ -3,6 +3,7 @@ package change
 import (
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,26 @@ func TestRepositoryLayouts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResolveSuggests: a revision that does not resolve names the branch
+// or tag it is a typo of.
+func TestResolveSuggests(t *testing.T) {
+	dir := t.TempDir()
+	GitCLI(t, dir, "", "init", "-q", "-b", "main")
+	GitCLI(t, dir, "", "commit", "-q", "--allow-empty", "-m", "root")
+	GitCLI(t, dir, "", "branch", "scratch")
+	repo, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rev, want := range map[string]string{"mian": `(did you mean "main"?)`, "scrach": `(did you mean "scratch"?)`} {
+		if _, err := Resolve(repo, rev); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(%q) = %v; want an error saying %s", rev, err, want)
+		}
+	}
+	if _, err := Resolve(repo, "v9.9.9"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("Resolve(v9.9.9) = %v; want an error without a suggestion", err)
 	}
 }
