@@ -20,7 +20,7 @@ func unreadable(err error) (checks.Result, bool) {
 	}
 	return checks.Result{
 		Conclusion: checks.Pending,
-		Summary:    fmt.Sprintf("Could not read `%s`: %v. A file that was not read is not judged: nothing was concluded.", oe.Path, oe),
+		Summary:    fmt.Sprintf("Not judged: %v. A file that was not read is neither valid nor invalid.", oe),
 		Waits:      []checks.Wait{{Class: checks.WaitUnreadable, Path: oe.Path, Object: oe.Object, Commit: oe.Commit}},
 	}, true
 }
