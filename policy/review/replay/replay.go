@@ -422,10 +422,10 @@ func pick(repo *git.Repository, head, since string, last int, trials []trial) ([
 		}
 		roots, err := touchedRoots(repo, c, parent, trials)
 		switch {
-		case errors.Is(err, plumbing.ErrObjectNotFound):
+		case unreadable(err):
 			// Which roots it touched is unknown; it is listed so that
 			// the gap shows rather than being skipped silently.
-			cm.Unreadable = &Unreadable{Reason: err.Error()}
+			cm.Unreadable = unreadableOf(&cm, nil, err)
 			cm.Roots = []string{}
 			out = append(out, cm)
 		case err != nil:
