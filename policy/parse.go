@@ -37,6 +37,7 @@ var Rules = []checks.Rule{
 	{ID: RuleType, Name: "PolicyType", Description: "A value of the wrong type."},
 	{ID: RuleYAML11, Name: "PolicyYAML11Boolean", Description: "An unquoted yes/no/on/off where a string is expected: YAML 1.1 tools read it as a boolean."},
 	{ID: RuleValue, Name: "PolicyValue", Description: "A value of the right type that is not allowed, such as an unknown merge method."},
+	{ID: RuleBlindSpot, Name: "PolicyBlindSpot", Description: "A note of policy show: what the policy cannot see, such as paths nobody can approve or roots that make one catalog with packages defined twice."},
 }
 
 // parser collects findings for one file.

@@ -50,6 +50,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
@@ -567,6 +568,9 @@ func gatherRoots(fsys fs.FS, roots []string, dir string) error {
 		return err
 	}
 	files, err := catalogfs.Files(catalog)
+	if oe, ok := change.Unreadable(err); ok {
+		return fmt.Errorf("read the catalog: %w", oe)
+	}
 	if err != nil {
 		return fmt.Errorf("read the catalog: %w", err)
 	}
@@ -575,6 +579,11 @@ func gatherRoots(fsys fs.FS, roots []string, dir string) error {
 	}
 	for _, p := range files {
 		data, err := fs.ReadFile(catalog, p)
+		if oe, ok := change.Unreadable(err); ok {
+			// Its path in the catalog (p) finds nothing in the
+			// repository: the object is named where git names it.
+			return fmt.Errorf("read the catalog: %w", oe)
+		}
 		if err != nil {
 			return err
 		}
