@@ -21,7 +21,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
-	signing "github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/publisher/sign/keyref"
 )
 
 // Config defaults.
@@ -201,7 +201,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		dir := filepath.Dir(path)
 		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.StateDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
 			// A KMS reference is no path, and stays as written.
-			if *f != "" && !filepath.IsAbs(*f) && (f != &c.Publish.SignKey || !signing.IsKMSRef(*f)) {
+			if *f != "" && !filepath.IsAbs(*f) && (f != &c.Publish.SignKey || !keyref.IsKMS(*f)) {
 				*f = filepath.Join(dir, *f)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/sign"
 )
@@ -53,11 +54,11 @@ func (s signFlags) mode() string {
 
 // signer is the signer for mode, from what the flags hold.
 func (s signFlags) signer(ctx context.Context, mode string) (*sign.Signer, error) {
-	w := policy.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}}
+	w := publishing.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}}
 	if s.tlog {
 		w.Log = &sign.Rekor{URL: s.rekor}
 	}
-	return policy.NewSigner(ctx, mode, w)
+	return publishing.NewSigner(ctx, mode, w)
 }
 
 // builder is catalogbot, this version, as provenance names the builder.
@@ -107,7 +108,7 @@ func (a *app) signOptions(ctx context.Context, s signFlags, mode string, pol *po
 	}
 	repository, commit, root := gitSource(dir)
 	if pol != nil {
-		opts.Source, opts.Approval = pol.Provenance(tree, repository, commit)
+		opts.Source, opts.Approval = publishing.Provenance(pol, tree, repository, commit)
 		return nil
 	}
 	// The path is recorded from the root of the repository, where a

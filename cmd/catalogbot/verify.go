@@ -19,7 +19,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/registry"
-	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/sign"
 )
@@ -248,7 +248,7 @@ func (a *app) verifyRebuild(ctx context.Context, digest name.Digest, p sign.Prov
 	if err != nil {
 		return fmt.Errorf("the recorded commit %s in %s: %w", p.Source.Commit, f.repo, err)
 	}
-	src, opts, err := policy.RebuildInput(tree, p)
+	src, opts, err := publishing.RebuildInput(tree, p)
 	if err != nil {
 		return fmt.Errorf("rebuild %s: %w", change.ShortSHA(p.Source.Commit), err)
 	}

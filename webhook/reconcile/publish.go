@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/publish"
@@ -119,7 +120,7 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
 		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
-	inputs, err := pol.PublishInputs(tree)
+	inputs, err := publishing.Inputs(pol, tree)
 	if err != nil {
 		out := invalidPolicyOutput([]checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
@@ -169,15 +170,15 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 }
 
 // buildAndPush publishes one catalog through the one publish flow, with the
-// source and options the policy translates to (Policy.PublishInputs),
+// source and options the policy translates to (publishing.Inputs),
 // signed and attested when the policy asks for it, and reports the outcome
 // as a check run output and a Publishes result.
-func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, in policy.PublishTarget, repo, before, sha string) (checkOutput, string) {
+func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, in publishing.PublishTarget, repo, before, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src, opts, image := in.Source, in.Options, in.Options.Image
-	signer, err := pol.Signer(ctx, a.signWith())
+	signer, err := publishing.Signer(ctx, pol, a.signWith())
 	if err != nil {
 		return failed("Could not sign the catalog image", fmt.Sprintf("The policy at %s asks for a signed catalog image (`publish.sign: %s`), and the App cannot sign it:\n\n%s\n\nNothing was published.\n",
 			sha, pol.Publish.Sign, checks.Code(err.Error())), nil)
@@ -185,7 +186,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	if signer != nil {
 		opts.Signer = signer
 		opts.Builder = sign.Builder{ID: sign.BuilderID, Version: map[string]string{"catalogbot": strings.TrimPrefix(a.userAgent, "catalogbot/")}}
-		opts.Source, opts.Approval = pol.Provenance(tree, repo, sha)
+		opts.Source, opts.Approval = publishing.Provenance(pol, tree, repo, sha)
 		a.recordApprovals(opts.Approval, repo, before, sha)
 	}
 	// Repository directories are owner/name.git, and no owner starts
@@ -279,8 +280,8 @@ func repoOf(ref string) string {
 
 // signWith is what the App signs with: its key, its Fulcio and its
 // transparency log, from its configuration.
-func (a *App) signWith() policy.SignWith {
-	w := policy.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}}
+func (a *App) signWith() publishing.SignWith {
+	w := publishing.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}}
 	if a.cfg.Publish.TlogUpload {
 		w.Log = &sign.Rekor{URL: a.cfg.Publish.RekorURL}
 		if w.Log.URL == "" {
