@@ -115,7 +115,7 @@ func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 		out.Notes = pol.Notes
 		if out.Catalogs, err = pol.Targets(tree); err != nil {
 			out.Valid = false
-			out.Findings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+			out.Findings = []checks.Finding{policy.TargetsFinding(err)}
 		}
 	}
 	if format == checks.FormatJSON {

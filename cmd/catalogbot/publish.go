@@ -305,7 +305,7 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy,
 	}
 	all, err := publishing.Inputs(pol, tree)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(f.repo, policy.FileName), err)
+		fmt.Fprintln(a.stderr, policyError(f.repo, err))
 		return nil, nil, nil, errInvalid
 	}
 	var inputs []publishing.PublishTarget

@@ -122,7 +122,7 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 	}
 	inputs, err := publishing.Inputs(pol, tree)
 	if err != nil {
-		out := invalidPolicyOutput([]checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}, review.ForPublish)
+		out := invalidPolicyOutput([]checks.Finding{policy.TargetsFinding(err)}, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
 		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
