@@ -136,7 +136,10 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 			continue
 		}
 		start := time.Now()
-		out, result := a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
+		out, result := a.granted(full, ev.After, in)
+		if result == "" {
+			out, result = a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
+		}
 		a.metrics.Publishes.WithLabelValues(result).Inc()
 		log.Info("publish", "catalog", in.Catalog, "result", result, "image", in.Options.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
 		if err := a.reportPublish(ctx, gh, owner, name, ev.After, PublishRunName(in.Catalog), out); err != nil {
@@ -167,6 +170,25 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 		return a.fail("report", err)
 	}
 	return nil
+}
+
+// granted refuses, before anything is built, pushed or signed, a target
+// the service's configuration does not give the repository
+// (policy.CheckTarget): the App's credentials and signature must never
+// land on another repository's image. The result is "" when the target is
+// granted.
+func (a *App) granted(repo, sha string, in publishing.PublishTarget) (checkOutput, string) {
+	err := policy.CheckTarget(a.cfg.Publish.Targets, repo, in.Options.Image)
+	if err == nil {
+		return checkOutput{}, ""
+	}
+	a.log.Warn("publish target refused", "repo", repo, "sha", sha, "catalog", in.Catalog, "image", in.Options.Image, "error", err)
+	return checkOutput{
+		Conclusion: checks.Failure,
+		Title:      "The publish target is not this repository's",
+		Summary: fmt.Sprintf("The policy at %s publishes to %s, and this service does not let %s publish there:\n\n%s\n\nNothing was built, pushed or signed. Publish under the repository's own namespace, or ask the service's operator to grant the target (publish.targets in the App's configuration).\n",
+			sha, checks.Code(in.Options.Image), repo, checks.Code(err.Error())),
+	}, PublishFailed
 }
 
 // buildAndPush publishes one catalog through the one publish flow, with the
