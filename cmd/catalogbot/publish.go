@@ -229,7 +229,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	opts.UserAgent = a.userAgent()
 	opts.Validate = a.validate
 	opts.Progress = assemble.LogProgress(a.stderr)
-	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, &opts); err != nil {
+	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, "", &opts); err != nil {
 		return err
 	}
 	opts.Deadline = f.timeout
@@ -268,7 +268,7 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 		opts.Validate = a.validate
 		opts.Progress = assemble.LogProgress(a.stderr)
 		opts.Deadline = f.timeout
-		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, &opts); err != nil {
+		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, f.rev, &opts); err != nil {
 			return err
 		}
 		if in.Catalog != "" {

@@ -285,3 +285,38 @@ func TestPublishKeylessAndVerify(t *testing.T) {
 		t.Fatalf("verify another identity: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestPublishRevRecordsRev: publish --repo DIR --rev REV builds REV, and its
+// attestations record REV, not the commit DIR has checked out, so that
+// verify --rebuild rebuilds what was published.
+func TestPublishRevRecordsRev(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	target := reg.Ref("team/catalog:latest")
+	priv, pub := keyPair(t, t.TempDir(), "cosign")
+	repo, published := catalogRepo(t, target)
+	file := "catalog/cert-rotator/catalog.yaml"
+	was, err := os.ReadFile(filepath.Join(repo.Dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := repo.Commit("later", map[string]string{file: string(was) + "# later\n"})
+
+	r := cli(t, nil, "publish", "--repo", repo.Dir, "--rev", published, "--insecure-registry", reg.Host, "--sign-key", priv, "--tlog-upload=false")
+	if r.code != exitOK {
+		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+	for _, want := range []string{
+		"approval: commit " + published,
+		"provenance: commit " + published,
+		"rebuild: " + change.ShortSHA(published) + " of " + repo.Dir,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify stdout does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, head) || r.code != exitOK {
+		t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
