@@ -160,7 +160,7 @@ func writePolicy(w io.Writer, p shownPolicy) {
 		if image == "" {
 			image = "(not published)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.Visible(name), strings.Join(c.Roots, ", "), checks.Visible(image))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.VisibleLine(name), checks.VisibleLine(strings.Join(c.Roots, ", ")), checks.VisibleLine(image))
 	}
 	tw.Flush()
 	if len(p.Notes) > 0 {
