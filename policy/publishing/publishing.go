@@ -42,16 +42,17 @@ type PublishTarget struct {
 // --repo` both use it, so that one commit gives the same images whichever
 // publishes them.
 func Inputs(p *policy.Policy, tree fs.FS) ([]PublishTarget, error) {
-	opts := func(image string) publish.Options {
+	opts := func(catalog, image string) publish.Options {
 		return publish.Options{
-			Image: image,
-			Build: build.Options{Base: p.Publish.Base, OPMImage: p.Publish.OPMImage, Platforms: p.Publish.Platforms},
+			Image:   image,
+			Catalog: catalog,
+			Build:   build.Options{Base: p.Publish.Base, OPMImage: p.Publish.OPMImage, Platforms: p.Publish.Platforms},
 		}
 	}
 	if list := p.Catalog.ReferenceListIn(tree); list != "" {
 		return []PublishTarget{{
 			Source:  publish.Source{Tree: tree, ReferenceList: list},
-			Options: opts(p.Publish.Image),
+			Options: opts("", p.Publish.Image),
 		}}, nil
 	}
 	targets, err := p.Targets(tree)
@@ -63,7 +64,7 @@ func Inputs(p *policy.Policy, tree fs.FS) ([]PublishTarget, error) {
 		out = append(out, PublishTarget{
 			Catalog: t.Name,
 			Source:  publish.Source{Tree: tree, Roots: t.Roots},
-			Options: opts(t.Image),
+			Options: opts(t.Name, t.Image),
 		})
 	}
 	return out, nil
@@ -170,14 +171,17 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 		if err != nil {
 			return src, opts, err
 		}
-		// A repository of several catalogs published the one whose
-		// target is the recorded image.
+		// A repository of several catalogs published the one recorded:
+		// by its name, or for an older record by its target.
 		found := false
 		for _, in := range inputs {
-			if len(inputs) == 1 || in.Options.Image == p.Image {
+			if len(inputs) == 1 && p.Catalog == "" || p.Catalog != "" && in.Catalog == p.Catalog || p.Catalog == "" && in.Options.Image == p.Image {
 				src, opts, found = in.Source, in.Options, true
 				break
 			}
+		}
+		if !found && p.Catalog != "" {
+			return src, opts, fmt.Errorf("the policy at the recorded commit has no catalog %q", p.Catalog)
 		}
 		if !found {
 			return src, opts, fmt.Errorf("no catalog of the policy at the recorded commit publishes %s", p.Image)
@@ -194,7 +198,7 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 			src.ReferenceList = p.Source.Path
 		}
 	}
-	opts.Image = p.Image
+	opts.Image, opts.Catalog = p.Image, p.Catalog
 	opts.BuildOnly = true
 	opts.Build = build.Options{
 		Base:       p.Base,
