@@ -300,13 +300,17 @@ func TestPublishRevRecordsRev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The release branch's tip is the commit published; main, checked
+	// out, moves on.
+	repo.Branch("release", published)
+	repo.Checkout("main")
 	head := repo.Commit("later", map[string]string{file: string(was) + "# later\n"})
 
 	r := cli(t, nil, "publish", "--repo", repo.Dir, "--rev", published, "--insecure-registry", reg.Host, "--sign-key", priv, "--tlog-upload=false")
 	if r.code != exitOK {
 		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir)
+	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir, "--branch", "release")
 	for _, want := range []string{
 		"approval: commit " + published,
 		"provenance: commit " + published,
