@@ -100,12 +100,13 @@ publish:
 	}
 	var got []string
 	for _, in := range inputs {
-		got = append(got, fmt.Sprintf("%s %v %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base))
+		// The attestations record the catalog's name: Options.Catalog.
+		got = append(got, fmt.Sprintf("%s %v %s %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base, in.Options.Catalog))
 	}
 	want := []string{
-		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch",
-		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch",
-		"incubator [incubator] quay.io/acme/incubator:latest scratch",
+		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch v4.17",
+		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch v4.18",
+		"incubator [incubator] quay.io/acme/incubator:latest scratch incubator",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("PublishInputs:\n got %q\nwant %q", got, want)
