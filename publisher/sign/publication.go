@@ -192,11 +192,28 @@ func NewerPublications(ctx context.Context, ref name.Reference, p Record, prov P
 			continue
 		}
 		other, oprov, err := ReadPublication(v)
-		if err != nil || other.Target(oprov) != want || !other.Published.After(p.Published) {
+		if err != nil || !sameTarget(other.Target(oprov), want) || !other.Published.After(p.Published) {
 			continue
 		}
 		out = append(out, other)
 	}
 	slices.SortFunc(out, func(a, b Record) int { return b.Published.Compare(a.Published) })
 	return out, nil
+}
+
+// sameTarget says whether two recorded targets name one image: the same
+// repository and tag, however written (quay.io/a/b is quay.io/a/b:latest).
+func sameTarget(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, err := name.ParseReference(a, name.Insecure)
+	if err != nil {
+		return false
+	}
+	rb, err := name.ParseReference(b, name.Insecure)
+	if err != nil {
+		return false
+	}
+	return ra.Context().Name() == rb.Context().Name() && ra.Identifier() == rb.Identifier()
 }

@@ -61,3 +61,21 @@ func TestCheckPublication(t *testing.T) {
 		}
 	}
 }
+
+func TestSameTarget(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"quay.io/acme/index:v1", "quay.io/acme/index:v1", true},
+		{"quay.io/acme/index", "quay.io/acme/index:latest", true},
+		{"localhost:5000/acme/index:v1", "localhost:5000/acme/index:v1", true},
+		{"quay.io/acme/index:v1", "quay.io/acme/index:v2", false},
+		{"quay.io/acme/index:v1", "quay.io/acme/other:v1", false},
+		{"oci:out", "quay.io/acme/index:v1", false},
+	} {
+		if got := sign.SameTargetForTest(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameTarget(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
