@@ -273,6 +273,11 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		return errInvalid
 	}
 	fmt.Fprintf(a.stdout, "newest: no later signed publication of %s in %s\n", orUnknown(rec.Target(p)), ref.Context())
+	if f.repository == "" {
+		// The key may sign for several repositories: say what was not
+		// asked.
+		fmt.Fprintf(a.stdout, "repository: not checked (--repository OWNER/NAME refuses another repository's publication)\n")
+	}
 
 	if f.rebuild {
 		if err := a.verifyRebuild(ctx, v.Digest, p, f); err != nil {
