@@ -20,7 +20,6 @@ import (
 func TestPublishTargetOfAnotherRepository(t *testing.T) {
 	reg := registrytest.New(t)
 	victim := reg.Ref("acme/catalog:latest")
-	want := reg.PushRandom(t, victim).String()
 
 	priv, _, err := sign.GenerateKeyPair([]byte("pw"))
 	if err != nil {
@@ -47,10 +46,21 @@ func TestPublishTargetOfAnotherRepository(t *testing.T) {
 			grants: []policy.TargetGrant{{Repositories: []string{"mallory/*"}, Prefixes: []string{reg.Host + "/shared/mallory"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, catalogRepo(publishPolicy(victim)))
+			// acme/catalog publishes its catalog, signed, to its own
+			// namespace; then mallory/catalog, which the App serves too,
+			// pushes.
+			e := newEnv(t, catalogRepo(publishPolicy(victim)+"  sign: key\n"))
 			e.app.cfg.Publish.SignKey = keyFile
 			e.app.cfg.Publish.Targets = tc.grants
-			e.repo = e.gh.AddRepo("mallory", "catalog", catalogRepo(publishPolicy(tc.target)+"  sign: key\n"))
+			if err := processAll(context.Background(), e.app, e.pushJob("main", "", e.repo.Branch("main"))); err != nil {
+				t.Fatalf("acme/catalog's publish: %v", err)
+			}
+			want := headOf(t, victim)
+			// mallory's catalog is its own: over acme's image it would
+			// be a new digest, pushed, tagged and signed.
+			files := catalogRepo(publishPolicy(tc.target) + "  sign: key\n")
+			files["catalog/foo/catalog.yaml"] = bumpedCatalog("v6.6.6")
+			e.repo = e.gh.AddRepo("mallory", "catalog", files)
 			sha := e.repo.Branch("main")
 			reg.Reset()
 
