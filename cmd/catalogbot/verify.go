@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -107,8 +106,9 @@ or identity, an attestation missing, altered or about another image, a
 log entry missing, altered or of another signature, an image published
 to another target, from another repository or catalog, a later
 publication of the target, a rebuild that gives another digest, a commit
-not on the branch or behind its tip; the reason is printed), 2 usage (such as no log key for
-an image whose signatures are in a log), registry or I/O error.`,
+not on the branch or behind its tip; the reason is printed), 2 usage
+(such as no log key for an image whose signatures are in a log), registry
+or I/O error.`,
 		Example: `  catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rekor-key rekor.pub
   catalogbot verify quay.io/example/catalog:latest --key cosign.pub --rekor-url https://rekor.sigstore.dev
   catalogbot verify quay.io/example/catalog:latest --key hashivault://catalog-signing --insecure-ignore-tlog
@@ -240,7 +240,7 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 	fmt.Fprintf(a.stdout, "signature: %s, %d signature(s) by the %s\n", v.Digest, v.Signatures, signerOf(f))
 	fmt.Fprintf(a.stdout, "transparency log: %s\n", logOf(f))
 
-	rec, p, err := sign.ReadPublication(v)
+	rec, prov, err := sign.ReadPublication(v)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "catalogbot: not verified: %v\n", err)
 		return errInvalid
@@ -249,9 +249,10 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 		fmt.Fprintf(a.stderr, "catalogbot: not verified: no provenance attestation\n")
 		return errInvalid
 	}
+	p := prov.BuildDefinition.ExternalParameters
 	fmt.Fprintf(a.stdout, "approval: %s\n", describeApproval(rec.Approval))
 	fmt.Fprintf(a.stdout, "provenance: commit %s of %s, base %s, built by %s\n",
-		orUnknown(p.Source.Commit), orUnknown(p.Source.Repository), baseOf(p), orUnknown(prov(v).RunDetails.Builder.ID))
+		orUnknown(p.Source.Commit), orUnknown(p.Source.Repository), baseOf(p), orUnknown(prov.RunDetails.Builder.ID))
 	fmt.Fprintf(a.stdout, "catalog: %s of %s, published to %s%s\n", catalogName(rec.Catalog(p)),
 		orUnknown(cmp.Or(rec.Approval.Repository, p.Source.Repository)), orUnknown(rec.Target(p)), publishedAt(rec))
 
@@ -286,13 +287,6 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 	}
 	fmt.Fprintln(a.stdout, "verified")
 	return nil
-}
-
-// prov is the provenance v holds (checked by sign.ReadPublication).
-func prov(v *sign.Verified) sign.Provenance {
-	var out sign.Provenance
-	_ = json.Unmarshal(v.Attestations[sign.ProvenancePredicateType].Predicate, &out)
-	return out
 }
 
 func catalogName(s string) string {

@@ -48,30 +48,31 @@ type Record struct {
 	Published time.Time
 }
 
-// ReadPublication reads the approval attestation and provenance v holds.
-func ReadPublication(v *Verified) (Record, ProvenanceParameters, error) {
+// ReadPublication reads the approval attestation and the provenance v
+// holds.
+func ReadPublication(v *Verified) (Record, Provenance, error) {
 	out := Record{Digest: v.Digest}
 	var prov Provenance
 	st := v.Attestations[ApprovalPredicateType]
 	if st == nil {
-		return out, ProvenanceParameters{}, fmt.Errorf("%w: no approval attestation", ErrAttestation)
+		return out, prov, fmt.Errorf("%w: no approval attestation", ErrAttestation)
 	}
 	if err := json.Unmarshal(st.Predicate, &out.Approval); err != nil {
-		return out, ProvenanceParameters{}, fmt.Errorf("%w: the approval attestation does not parse: %v", ErrAttestation, err)
+		return out, prov, fmt.Errorf("%w: the approval attestation does not parse: %v", ErrAttestation, err)
 	}
 	if pst := v.Attestations[ProvenancePredicateType]; pst != nil {
 		if err := json.Unmarshal(pst.Predicate, &prov); err != nil {
-			return out, ProvenanceParameters{}, fmt.Errorf("%w: the provenance does not parse: %v", ErrAttestation, err)
+			return out, prov, fmt.Errorf("%w: the provenance does not parse: %v", ErrAttestation, err)
 		}
 	}
 	if out.Approval.Published != "" {
 		t, err := time.Parse(time.RFC3339Nano, out.Approval.Published)
 		if err != nil {
-			return out, prov.BuildDefinition.ExternalParameters, fmt.Errorf("%w: the approval's time %q does not parse", ErrAttestation, out.Approval.Published)
+			return out, prov, fmt.Errorf("%w: the approval's time %q does not parse", ErrAttestation, out.Approval.Published)
 		}
 		out.Published = t
 	}
-	return out, prov.BuildDefinition.ExternalParameters, nil
+	return out, prov, nil
 }
 
 // Target is the image the publication was pushed to: the approval's,
@@ -192,7 +193,7 @@ func NewerPublications(ctx context.Context, ref name.Reference, p Record, prov P
 			continue
 		}
 		other, oprov, err := ReadPublication(v)
-		if err != nil || !sameTarget(other.Target(oprov), want) || !other.Published.After(p.Published) {
+		if err != nil || !sameTarget(other.Target(oprov.BuildDefinition.ExternalParameters), want) || !other.Published.After(p.Published) {
 			continue
 		}
 		out = append(out, other)
