@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/publisher/build"
@@ -22,6 +23,9 @@ type TargetGrant struct {
 	// Repositories are OWNER/NAME, or OWNER/* for every repository of an
 	// owner, compared without regard to case as GitHub compares them.
 	Repositories []string
+	// Installations are App installation ids: every repository of the
+	// installation.
+	Installations []int64
 	// Prefixes are target names (build.Target.Name) or their beginnings
 	// on a path boundary: quay.io/acme/ holds quay.io/acme/index and
 	// quay.io/acme/x/y; quay.io/acme/index holds itself and what is under
@@ -55,15 +59,16 @@ func CheckPrefix(s string) error {
 	return nil
 }
 
-// CheckTarget says whether repository (OWNER/NAME) may publish to target.
-// The grants whose Repositories match repository say where it may publish;
+// CheckTarget says whether repository (OWNER/NAME), of the App
+// installation installation (0 when not known), may publish to target.
+// The grants whose Repositories or Installations match say where it may publish;
 // when none does, the repository's own namespace: a registry repository
 // whose path is OWNER/NAME or under it (quay.io/acme/catalog,
 // ghcr.io/acme/catalog/index), on any registry the service can push to,
 // and no OCI layout, since a layout is a directory on the service's disk.
 // The path is compared as registries write it, in lowercase. The error
 // (ErrTargetNotGranted) says what the repository may use.
-func CheckTarget(grants []TargetGrant, repository, target string) error {
+func CheckTarget(grants []TargetGrant, repository string, installation int64, target string) error {
 	t, err := build.ParseTarget(target)
 	if err != nil {
 		return err
@@ -75,7 +80,7 @@ func CheckTarget(grants []TargetGrant, repository, target string) error {
 	}
 	var granted []string
 	for _, g := range grants {
-		if !grantsRepository(g, repository) {
+		if !grantsRepository(g, repository) && (installation == 0 || !slices.Contains(g.Installations, installation)) {
 			continue
 		}
 		for _, p := range g.Prefixes {

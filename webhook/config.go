@@ -551,13 +551,13 @@ func (p *configParser) parse(data []byte, c *Config) {
 	})
 }
 
-// targets reads publish.targets: a list of {repositories, allow}, the
-// repositories as OWNER/NAME or OWNER/*, the targets they may publish to
-// as prefixes (policy.CheckPrefix).
+// targets reads publish.targets: a list of {repositories, installations,
+// allow}, the repositories as OWNER/NAME or OWNER/*, the installations by
+// id, the targets they may publish to as prefixes (policy.CheckPrefix).
 func (p *configParser) targets(v *yaml.Node, dst *[]policy.TargetGrant) {
 	v = yamlnode.Resolve(v)
 	if v.Kind != yaml.SequenceNode {
-		p.errorf(v.Line, "publish.targets is %s; want a list of {repositories, allow} mappings", p.Describe(v))
+		p.errorf(v.Line, "publish.targets is %s; want a list of {repositories, installations, allow} mappings", p.Describe(v))
 		return
 	}
 	var out []policy.TargetGrant
@@ -566,7 +566,7 @@ func (p *configParser) targets(v *yaml.Node, dst *[]policy.TargetGrant) {
 		at := fmt.Sprintf("publish.targets[%d]", i)
 		item = yamlnode.Resolve(item)
 		if item.Kind != yaml.MappingNode {
-			p.errorf(item.Line, "%s is %s; want a mapping of repositories and allow", at, p.Describe(item))
+			p.errorf(item.Line, "%s is %s; want a mapping of repositories or installations, and allow", at, p.Describe(item))
 			good = false
 			continue
 		}
@@ -586,6 +586,18 @@ func (p *configParser) targets(v *yaml.Node, dst *[]policy.TargetGrant) {
 					g.Repositories = list
 				}
 			},
+			"installations": func(v *yaml.Node) {
+				v = yamlnode.Resolve(v)
+				if v.Kind != yaml.SequenceNode {
+					p.errorf(v.Line, "%s.installations is %s; want a list of installation ids", at, p.Describe(v))
+					return
+				}
+				for j, n := range v.Content {
+					if id, ok := p.integer(n, fmt.Sprintf("%s.installations[%d]", at, j), 1, 1<<53-1); ok {
+						g.Installations = append(g.Installations, id)
+					}
+				}
+			},
 			"allow": func(v *yaml.Node) {
 				list, ok := p.Strs(v, at+".allow")
 				for j, s := range list {
@@ -603,8 +615,8 @@ func (p *configParser) targets(v *yaml.Node, dst *[]policy.TargetGrant) {
 			good = false
 			continue
 		}
-		if len(g.Repositories) == 0 || len(g.Prefixes) == 0 {
-			p.errorf(item.Line, "%s: want repositories and allow, each a list of at least one", at)
+		if len(g.Repositories) == 0 && len(g.Installations) == 0 || len(g.Prefixes) == 0 {
+			p.errorf(item.Line, "%s: want repositories or installations, and allow, each a list of at least one", at)
 			good = false
 			continue
 		}

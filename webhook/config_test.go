@@ -89,6 +89,10 @@ func TestLoadConfigFull(t *testing.T) {
 				Repositories: []string{"acme/catalog", "partners/*"},
 				Prefixes:     []string{"quay.io/acme/index", "oci:/srv/catalogs/"},
 				Line:         35,
+			}, {
+				Installations: []int64{1234},
+				Prefixes:      []string{"ghcr.io/acme-installation/"},
+				Line:          39,
 			}},
 		},
 	}

@@ -136,7 +136,7 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 			continue
 		}
 		start := time.Now()
-		out, result := a.granted(full, ev.After, in)
+		out, result := a.granted(full, inst, ev.After, in)
 		if result == "" {
 			out, result = a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
 		}
@@ -177,8 +177,8 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 // (policy.CheckTarget): the App's credentials and signature must never
 // land on another repository's image. The result is "" when the target is
 // granted.
-func (a *App) granted(repo, sha string, in publishing.PublishTarget) (checkOutput, string) {
-	err := policy.CheckTarget(a.cfg.Publish.Targets, repo, in.Options.Image)
+func (a *App) granted(repo string, installation int64, sha string, in publishing.PublishTarget) (checkOutput, string) {
+	err := policy.CheckTarget(a.cfg.Publish.Targets, repo, installation, in.Options.Image)
 	if err == nil {
 		return checkOutput{}, ""
 	}

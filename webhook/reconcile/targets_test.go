@@ -35,6 +35,9 @@ func TestPublishTargetOfAnotherRepository(t *testing.T) {
 		name, target string
 		grants       []policy.TargetGrant
 		published    bool
+		// byInstallation grants reg.Host/shared/ to the installation
+		// of the second repository.
+		byInstallation bool
 	}{
 		{name: "another repository's image", target: victim},
 		{name: "another repository's, under it", target: reg.Ref("acme/catalog/v4.20:latest")},
@@ -44,6 +47,7 @@ func TestPublishTargetOfAnotherRepository(t *testing.T) {
 		{name: "its own namespace", target: reg.Ref("mallory/catalog:latest"), published: true},
 		{name: "granted by the operator", target: reg.Ref("shared/mallory:latest"), published: true,
 			grants: []policy.TargetGrant{{Repositories: []string{"mallory/*"}, Prefixes: []string{reg.Host + "/shared/mallory"}}}},
+		{name: "granted to the installation", target: reg.Ref("shared/by-installation:latest"), published: true, byInstallation: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// acme/catalog publishes its catalog, signed, to its own
@@ -61,6 +65,9 @@ func TestPublishTargetOfAnotherRepository(t *testing.T) {
 			files := catalogRepo(publishPolicy(tc.target) + "  sign: key\n")
 			files["catalog/foo/catalog.yaml"] = bumpedCatalog("v6.6.6")
 			e.repo = e.gh.AddRepo("mallory", "catalog", files)
+			if tc.byInstallation {
+				e.app.cfg.Publish.Targets = []policy.TargetGrant{{Installations: []int64{e.gh.InstallationID(e.repo)}, Prefixes: []string{reg.Host + "/shared/"}}}
+			}
 			sha := e.repo.Branch("main")
 			reg.Reset()
 
