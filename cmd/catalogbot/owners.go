@@ -138,7 +138,7 @@ func (a *app) policyLoadOptions(dir string, fsys fs.FS) (owners.LoadOptions, err
 		return owners.LoadOptions{}, err
 	}
 	if pol, _, err = pol.Resolved(fsys); err != nil {
-		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(dir, policy.FileName), err)
+		fmt.Fprintln(a.stderr, policyError(dir, err))
 		return owners.LoadOptions{}, errInvalid
 	}
 	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers}, nil

@@ -160,7 +160,7 @@ func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 		targets, err := pol.Targets(tree)
 		if err != nil {
 			out.Valid = false
-			out.Findings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+			out.Findings = []checks.Finding{policy.TargetsFinding(err)}
 		}
 		for _, t := range targets {
 			out.Catalogs = append(out.Catalogs, shownCatalog{Name: t.Name, Roots: t.Roots, Image: t.Image})
@@ -228,7 +228,7 @@ func writePolicy(w io.Writer, p shownPolicy) {
 		if image == "" {
 			image = "(not published)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.Visible(name), strings.Join(c.Roots, ", "), checks.Visible(image))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.VisibleLine(name), checks.VisibleLine(strings.Join(c.Roots, ", ")), checks.VisibleLine(image))
 	}
 	tw.Flush()
 	if len(p.Notes) > 0 {
