@@ -132,6 +132,7 @@ type mainWorld struct {
 	running  map[int]bool
 	opened   map[int]time.Time
 	mergedAt map[int]time.Time
+	events   map[int]string // the event of each pull request's due job
 	killRate float64
 }
 
@@ -188,10 +189,19 @@ type mainOptions struct {
 	turnRetry   time.Duration
 }
 
-// schedule makes pull request n's job due at when, unless it is due sooner.
-func (w *mainWorld) schedule(n int, when time.Time) {
+// schedule makes pull request n's job due at when, unless it is due sooner;
+// a job the App asked for is a retry, as the queue makes it.
+func (w *mainWorld) schedule(n int, when time.Time) { w.scheduleAs(n, when, "retry") }
+
+func (w *mainWorld) scheduleAs(n int, when time.Time, event string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.events == nil {
+		w.events = map[int]string{}
+	}
+	if _, ok := w.due[n]; !ok || event != "retry" {
+		w.events[n] = event
+	}
 	if d, ok := w.due[n]; !ok || when.Before(d) {
 		w.due[n] = when
 	}
@@ -268,7 +278,10 @@ func (w *mainWorld) runJob(n int) {
 		killed = true
 		time.AfterFunc(time.Duration(w.intn(400))*time.Millisecond, cancel)
 	}
-	job := webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: n, Kind: webhook.KindPR}, Event: "pull_request",
+	w.mu.Lock()
+	event := w.events[n]
+	w.mu.Unlock()
+	job := webhook.Job{Key: webhook.Key{Repo: "acme/catalog", PR: n, Kind: webhook.KindPR}, Event: event,
 		Delivery: "d-" + strconv.Itoa(id), Installation: w.gh.InstallationID(w.repo)}
 	res, err := app.Process(ctx, job)
 	if w.repo.PR(n).Merged() {
@@ -277,6 +290,11 @@ func (w *mainWorld) runJob(n int) {
 			w.mergedAt[n] = time.Now()
 		}
 		w.mu.Unlock()
+	}
+	for _, j := range res.Jobs {
+		if j.Key.Kind == webhook.KindPR {
+			w.schedule(j.Key.PR, time.Now())
+		}
 	}
 	switch {
 	case killed && ctx.Err() != nil, err != nil:
@@ -333,7 +351,7 @@ func TestMainStaysValid(t *testing.T) {
 				pr := w.repo.OpenPR("root-admin", fmt.Sprintf("pr-%d", i), "main")
 				prs = append(prs, pr)
 				w.opened[pr.Number] = time.Now()
-				w.schedule(pr.Number, time.Now())
+				w.scheduleAs(pr.Number, time.Now(), "pull_request")
 			}
 			// Most are opened at once; the rest after the first
 			// merges, from the old base.
@@ -351,7 +369,7 @@ func TestMainStaysValid(t *testing.T) {
 			w.killRate = 0
 			for _, pr := range prs {
 				if pr.State() == "open" {
-					w.schedule(pr.Number, time.Now())
+					w.scheduleAs(pr.Number, time.Now(), "pull_request")
 				}
 			}
 			w.work(2+replicas, 60*time.Second)
@@ -470,7 +488,7 @@ func BenchmarkMergeStream(b *testing.B) {
 		began := time.Now()
 		for _, pr := range prs {
 			w.opened[pr.Number] = began
-			w.schedule(pr.Number, began)
+			w.scheduleAs(pr.Number, began, "pull_request")
 		}
 		w.work(2*3, 15*time.Minute)
 		took := time.Since(began)
