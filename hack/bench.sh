@@ -299,6 +299,8 @@ gobench_run -bench 'BenchmarkCheckOnePackage$|BenchmarkReleaseOnePackage|Benchma
 gobench_run -bench 'BenchmarkTarpit' -benchtime 1x ./policy/review/pipeline
 # The same pull requests reconciled by the App against the fake GitHub.
 gobench_run -bench 'BenchmarkReconcileTarpit' -benchtime 1x ./webhook/reconcile
+# 100 pull requests merged one at a time by three replicas on one PostgreSQL.
+gobench_run -bench 'BenchmarkMergeStream' -benchtime 1x ./webhook/reconcile
 # Peak memory of a PR check adding one 40 MB and one 200 MB file (<= 4x the
 # largest file read, <= 512 MiB under the default limits).
 gobench_run -bench 'BenchmarkCheckBigFiles' -benchtime 1x ./policy/review
