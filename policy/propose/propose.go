@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		msg, body := p.describe(w)
-		rows := p.rows(msg, body)
+		rows := p.rows(w.Channels, msg, body)
 		if o.DryRun {
 			res.Added = append(res.Added, rows...)
 			continue
@@ -293,8 +293,8 @@ type bundle struct {
 // place is what one catalog got.
 type place struct {
 	catalog string
-	file    string // the new bundles' files
-	files   []string
+	bundles []string // the new bundles' files
+	files   []string // the files of the channels
 	graphs  []string // "stable: a → c (file)"
 }
 
@@ -405,23 +405,22 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 			continue
 		}
 		pl := place{catalog: catalogName(h.target)}
-		// The new bundles go in a file of their own in the package's
+		// Each new bundle goes in a file of its own in the package's
 		// directory: nothing the package already holds is rewritten
-		// for them.
-		var buf bytes.Buffer
-		cfg := &declcfg.DeclarativeConfig{}
+		// for it.
 		for _, b := range news {
-			cfg.Bundles = append(cfg.Bundles, b.blob)
+			var buf bytes.Buffer
+			if err := render.WriteYAML(&buf, &declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{b.blob}}); err != nil {
+				return nil, err
+			}
+			file := path.Join(h.dir, b.blob.Name+".yaml")
+			if _, err := fs.Stat(tree, file); err == nil {
+				return nil, fmt.Errorf("%s exists already", file)
+			}
+			p.edits[file] = buf.Bytes()
+			pl.bundles = append(pl.bundles, file)
 			b.catalog = append(b.catalog, pl.catalog)
 		}
-		if err := render.WriteYAML(&buf, cfg); err != nil {
-			return nil, err
-		}
-		pl.file = path.Join(h.dir, news[len(news)-1].blob.Name+".yaml")
-		if _, err := fs.Stat(tree, pl.file); err == nil {
-			return nil, fmt.Errorf("%s exists already", pl.file)
-		}
-		p.edits[pl.file] = buf.Bytes()
 		for _, ch := range w.Channels {
 			hd := h.heads[ch]
 			prev, prevVersion := hd.name, hd.version
@@ -577,14 +576,14 @@ func catalogName(t policy.Target) string {
 }
 
 // rows are the package's proposal as -o json rows.
-func (p *placed) rows(msg, body string) []Added {
+func (p *placed) rows(channels []string, msg, body string) []Added {
 	var out []Added
 	for _, b := range p.added {
 		if len(b.catalog) == 0 {
 			continue
 		}
 		out = append(out, Added{Package: p.pkg, Version: b.tag.Version.String(), Image: b.image, Digest: b.digest, Tag: b.tag.Tag,
-			Catalogs: b.catalog, Message: msg, Body: body})
+			Catalogs: b.catalog, Channels: channels, Message: msg, Body: body})
 	}
 	return out
 }
@@ -607,7 +606,10 @@ func (p *placed) describe(w policy.Proposal) (string, string) {
 		}
 	}
 	for _, pl := range p.places {
-		fmt.Fprintf(&b, "\nCatalog %s:\n\n- %s: the olm.bundle blobs\n", pl.catalog, pl.file)
+		fmt.Fprintf(&b, "\nCatalog %s:\n\n", pl.catalog)
+		for _, f := range pl.bundles {
+			fmt.Fprintf(&b, "- %s: a new olm.bundle blob\n", f)
+		}
 		for _, f := range pl.files {
 			fmt.Fprintf(&b, "- %s: channel entries (graph: %s)\n", f, w.Graph)
 		}
