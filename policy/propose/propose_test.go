@@ -27,7 +27,6 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
 
-
 func pushBundle(t *testing.T, reg *registrytest.Registry, repo, tag, pkg, name, version string) string {
 	t.Helper()
 	csv := fmt.Sprintf(`apiVersion: operators.coreos.com/v1alpha1
@@ -129,8 +128,8 @@ propose:
 `, reg.Host)
 	repo := changetest.NewRepo(t)
 	base := repo.Commit("catalog", map[string]string{
-		".catalogbot.yaml":       policyFile,
-		"OWNERS":                 "approvers: [maintainer]\n",
+		".catalogbot.yaml":         policyFile,
+		"OWNERS":                   "approvers: [maintainer]\n",
 		"catalog/foo/catalog.yaml": pkgCatalog("foo", "stable", "foo.v1.0.0", "1.0.0"),
 		"catalog/bar/catalog.yaml": pkgCatalog("bar", "fast", "bar.v1.5.0", "1.5.0"),
 		"catalog/baz/catalog.yaml": pkgCatalog("baz", "stable", "baz.v3.0.0", "3.0.0"),
