@@ -23,68 +23,9 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/propose"
+	"github.com/catalogbot/catalogbot/policy/propose/proposetest"
 	"github.com/catalogbot/catalogbot/publisher/render"
-	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
-
-func pushBundle(t *testing.T, reg *registrytest.Registry, repo, tag, pkg, name, version string) string {
-	t.Helper()
-	csv := fmt.Sprintf(`apiVersion: operators.coreos.com/v1alpha1
-kind: ClusterServiceVersion
-metadata:
-  name: %s
-spec:
-  displayName: %s
-  version: %s
-  installModes:
-    - type: AllNamespaces
-      supported: true
-  install:
-    strategy: deployment
-    spec:
-      deployments: []
-`, name, pkg, version)
-	annotations := fmt.Sprintf(`annotations:
-  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
-  operators.operatorframework.io.bundle.manifests.v1: manifests/
-  operators.operatorframework.io.bundle.metadata.v1: metadata/
-  operators.operatorframework.io.bundle.package.v1: %s
-  operators.operatorframework.io.bundle.channels.v1: stable
-`, pkg)
-	img := rendertest.Image(t, rendertest.BundleLabels(pkg, "stable"), rendertest.Layer(t,
-		rendertest.Entry{Name: "manifests/"},
-		rendertest.Entry{Name: "manifests/" + pkg + ".clusterserviceversion.yaml", Body: csv},
-		rendertest.Entry{Name: "metadata/"},
-		rendertest.Entry{Name: "metadata/annotations.yaml", Body: annotations},
-	))
-	return reg.Push(t, reg.Ref(repo+":"+tag), img).String()
-}
-
-// pkgCatalog is a package with one channel whose head is name at version.
-func pkgCatalog(pkg, channel, name, version string) string {
-	return fmt.Sprintf(`---
-schema: olm.package
-name: %[1]s
-defaultChannel: %[2]s
----
-# the channel the releases join
-schema: olm.channel
-package: %[1]s
-name: %[2]s
-entries:
-  - name: %[3]s
----
-schema: olm.bundle
-name: %[3]s
-package: %[1]s
-image: quay.io/acme/%[1]s-bundle@sha256:%[5]s
-properties:
-  - type: olm.package
-    value:
-      packageName: %[1]s
-      version: %[4]s
-`, pkg, channel, name, version, strings.Repeat("0", 64))
-}
 
 // TestRun proposes from three watched repositories in one run: foo by
 // replaces (a tag that is not semver, a pre-release, the head's own and
@@ -95,7 +36,7 @@ func TestRun(t *testing.T) {
 	reg := registrytest.New(t)
 	digests := map[string]string{}
 	push := func(repo, tag, pkg, name, version string) {
-		digests[pushBundle(t, reg, repo, tag, pkg, name, version)] = repo + ":" + tag
+		digests[proposetest.PushBundle(t, reg, repo, tag, pkg, name, version)] = repo + ":" + tag
 	}
 	push("acme/foo-bundle", "latest", "foo", "foo.v1.2.0", "1.2.0")
 	push("acme/foo-bundle", "v0.9.0", "foo", "foo.v0.9.0", "0.9.0")
@@ -130,9 +71,9 @@ propose:
 	base := repo.Commit("catalog", map[string]string{
 		".catalogbot.yaml":         policyFile,
 		"OWNERS":                   "approvers: [maintainer]\n",
-		"catalog/foo/catalog.yaml": pkgCatalog("foo", "stable", "foo.v1.0.0", "1.0.0"),
-		"catalog/bar/catalog.yaml": pkgCatalog("bar", "fast", "bar.v1.5.0", "1.5.0"),
-		"catalog/baz/catalog.yaml": pkgCatalog("baz", "stable", "baz.v3.0.0", "3.0.0"),
+		"catalog/foo/catalog.yaml": proposetest.Package("foo", "stable", "foo.v1.0.0", "1.0.0"),
+		"catalog/bar/catalog.yaml": proposetest.Package("bar", "fast", "bar.v1.5.0", "1.5.0"),
+		"catalog/baz/catalog.yaml": proposetest.Package("baz", "stable", "baz.v3.0.0", "3.0.0"),
 	})
 
 	rule, err := egress.New([]string{reg.Host}, nil)
