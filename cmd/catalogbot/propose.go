@@ -63,7 +63,9 @@ package; json ([{"package", "version", "image", "digest", "tag",
 "findings"}]).
 
 Exit status: 0 when every proposal was written (or there was nothing to
-propose), 1 when the check refused one, 2 on a usage or I/O error.`,
+propose), 1 when the check refused one or a package could not be looked at
+(its registry, its channels or a template; said on stderr), 2 on a usage
+or I/O error.`,
 		Example: `  catalogbot propose --branch propose/releases
   catalogbot propose --repo . --rev origin/main --dry-run -o json`,
 		Args: cobra.NoArgs,
@@ -118,6 +120,12 @@ func (a *app) runPropose(ctx context.Context, cmdPath string, f proposeFlags) er
 	} else if err := writeProposals(a, res, f.dryRun); err != nil {
 		return err
 	}
+	for _, p := range res.Problems {
+		fmt.Fprintf(a.stderr, "propose: %s\n", p)
+	}
+	if len(res.Problems) > 0 {
+		return errInvalid
+	}
 	for _, r := range res.Added {
 		if r.Refused != "" {
 			return errInvalid
@@ -153,7 +161,7 @@ func writeProposals(a *app, res *propose.Result, dryRun bool) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintf(&b, "skipped: %s\n", s)
 	}
-	if len(res.Added) == 0 {
+	if len(res.Added) == 0 && len(res.Problems) == 0 {
 		b.WriteString("Nothing new to propose.\n")
 	}
 	_, err := fmt.Fprint(a.stdout, b.String())

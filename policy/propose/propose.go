@@ -97,8 +97,13 @@ type Result struct {
 	Base   string  `json:"base"`
 	Branch string  `json:"branch,omitempty"`
 	Added  []Added `json:"added"`
-	// Skipped are tags and packages passed over, each with why.
+	// Skipped are tags passed over, each with why: not pullable, not
+	// soaked yet, not a bundle.
 	Skipped []string `json:"skipped,omitempty"`
+	// Problems are packages nothing could be proposed for, each with
+	// why: a registry that could not be listed, a channel that is not
+	// there, a template.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Run proposes every new release of the policy's watched repositories.
@@ -170,7 +175,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", w.Package, err))
+			res.Problems = append(res.Problems, fmt.Sprintf("%s: %v", w.Package, err))
 			continue
 		}
 		res.Skipped = append(res.Skipped, p.skipped...)
