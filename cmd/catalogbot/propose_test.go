@@ -23,7 +23,7 @@ func TestPropose(t *testing.T) {
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "nightly", "foo", "foo.v9.9.9", "9.9.9")
 	r := changetest.NewRepo(t)
 	r.Commit("catalog", map[string]string{
-		".catalogbot.yaml": fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: [stable]\n    graph: replaces\n    soak: 0s\n", reg.Host),
+		".catalogbot.yaml":         fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: [stable]\n    graph: replaces\n    soak: 0s\n", reg.Host),
 		"catalog/foo/catalog.yaml": proposetest.Package("foo", "stable", "foo.v1.0.0", "1.0.0"),
 	})
 	allow := []string{"--allow-private-registry", "127.0.0.1"}
