@@ -298,6 +298,7 @@ type bundle struct {
 // place is what one catalog got.
 type place struct {
 	catalog string
+	where   string // the catalog as the body names it
 	bundles []string // the new bundles' files
 	files   []string // the files of the channels
 	graphs  []string // "stable: a → c (file)"
@@ -409,7 +410,10 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		if len(news) == 0 {
 			continue
 		}
-		pl := place{catalog: catalogName(h.target)}
+		pl := place{catalog: catalogName(h.target), where: strings.Join(h.target.Roots, ", ")}
+		if h.target.Name != "" {
+			pl.where = fmt.Sprintf("catalog %s (%s)", h.target.Name, pl.where)
+		}
 		// Each new bundle goes in a file of its own in the package's
 		// directory: nothing the package already holds is rewritten
 		// for it.
@@ -611,7 +615,7 @@ func (p *placed) describe(w policy.Proposal) (string, string) {
 		}
 	}
 	for _, pl := range p.places {
-		fmt.Fprintf(&b, "\nCatalog %s:\n\n", pl.catalog)
+		fmt.Fprintf(&b, "\nIn %s:\n\n", pl.where)
 		for _, f := range pl.bundles {
 			fmt.Fprintf(&b, "- %s: a new olm.bundle blob\n", f)
 		}
