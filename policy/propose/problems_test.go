@@ -1,0 +1,128 @@
+package propose_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/catalogbot/catalogbot/checks/change/changetest"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/policy/propose"
+	"github.com/catalogbot/catalogbot/policy/propose/proposetest"
+	"github.com/catalogbot/catalogbot/publisher/render"
+)
+
+// TestRunCases: one package foo whose repository has releases 1.1.0 and
+// 1.2.0, in catalogs that differ one thing per case.
+func TestRunCases(t *testing.T) {
+	reg := registrytest.New(t)
+	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.1.0", "foo", "foo.v1.1.0", "1.1.0")
+	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.2.0", "foo", "foo.v1.2.0", "1.2.0")
+	watch := func(extra, channels string) string {
+		return extra + fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: %s\n", reg.Host, channels)
+	}
+	at := func(version string) string {
+		return proposetest.Package("foo", "stable", "foo.v"+version, version)
+	}
+	jsonChannel := `{"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}
+{"schema": "olm.channel", "package": "foo", "name": "stable", "entries": [{"name": "foo.v1.0.0"}]}
+{"schema": "olm.bundle", "name": "foo.v1.0.0", "package": "foo", "image": "quay.io/acme/foo-bundle@sha256:` + strings.Repeat("0", 64) + `",
+ "properties": [{"type": "olm.package", "value": {"packageName": "foo", "version": "1.0.0"}}]}
+`
+	tests := []struct {
+		name  string
+		files map[string]string
+		// versions are the rows written, "version catalogs" each.
+		versions []string
+		problem  string
+	}{
+		{
+			name:     "up to date",
+			files:    map[string]string{".catalogbot.yaml": watch("", "[stable]"), "catalog/foo/catalog.yaml": at("1.2.0")},
+			versions: nil,
+		},
+		{
+			name: "two catalogs, each given what it lacks",
+			files: map[string]string{
+				".catalogbot.yaml":                watch("catalogs:\n  - each: catalogs/v4.*\n", "[stable]"),
+				"catalogs/v4.17/foo/catalog.yaml": at("1.0.0"),
+				"catalogs/v4.18/foo/catalog.yaml": at("1.1.0"),
+			},
+			versions: []string{"1.1.0 v4.17", "1.2.0 v4.17,v4.18"},
+		},
+		{
+			name:    "a channel that is not there",
+			files:   map[string]string{".catalogbot.yaml": watch("", "[stable, fast]"), "catalog/foo/catalog.yaml": at("1.0.0")},
+			problem: "package foo has no channel fast",
+		},
+		{
+			name: "a template renders the package",
+			files: map[string]string{
+				".catalogbot.yaml":         watch("catalog:\n  templates:\n    - template: templates/foo.yaml\n      output: catalog/foo\n", "[stable]"),
+				"catalog/foo/catalog.yaml": at("1.0.0"),
+			},
+			problem: "rendered from the template templates/foo.yaml",
+		},
+		{
+			name:    "a channel in a JSON file",
+			files:   map[string]string{".catalogbot.yaml": watch("", "[stable]"), "catalog/foo/catalog.json": jsonChannel},
+			problem: "catalog/foo/catalog.json: channel stable of package foo is in a JSON file",
+		},
+		{
+			name:    "a package not in the catalog",
+			files:   map[string]string{".catalogbot.yaml": watch("", "[stable]"), "catalog/bar/catalog.yaml": proposetest.Package("bar", "stable", "bar.v1.0.0", "1.0.0")},
+			problem: "no catalog holds package foo",
+		},
+	}
+	rule, err := egress.New([]string{reg.Host}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anonymous := authn.NewMultiKeychain()
+	r, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := changetest.NewRepo(t)
+			tt.files["OWNERS"] = "approvers: [maintainer]\n"
+			repo.Commit("catalog", tt.files)
+			res, err := propose.Run(context.Background(), propose.Options{
+				Repo: repo.Dir, Branch: "releases",
+				Registry: propose.Registry{Keychain: anonymous, Egress: rule},
+				Images:   &images.Options{Keychain: anonymous, Egress: rule},
+				Renderer: r,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range res.Added {
+				if a.Refused != "" {
+					t.Errorf("%s refused: %s %v", a.Version, a.Refused, a.Findings)
+				}
+				got = append(got, a.Version+" "+strings.Join(a.Catalogs, ","))
+			}
+			if !slices.Equal(got, tt.versions) {
+				t.Errorf("added %q, want %q", got, tt.versions)
+			}
+			switch {
+			case tt.problem == "" && len(res.Problems) > 0:
+				t.Errorf("problems %q", res.Problems)
+			case tt.problem != "" && (len(res.Problems) != 1 || !strings.Contains(res.Problems[0], tt.problem)):
+				t.Errorf("problems %q, want one saying %q", res.Problems, tt.problem)
+			}
+			_, err = repo.Git.Reference("refs/heads/releases", false)
+			if wrote := err == nil; wrote != (len(tt.versions) > 0) {
+				t.Errorf("branch written: %v, want %v", wrote, len(tt.versions) > 0)
+			}
+		})
+	}
+}
