@@ -28,6 +28,11 @@ func TestPropose(t *testing.T) {
 	})
 	allow := []string{"--allow-private-registry", "127.0.0.1"}
 
+	show := ownersCLI(t, r.Dir, "policy", "show")
+	if want := "{package: foo, repository: " + reg.Host + "/acme/foo-bundle, channels: [stable], graph: replaces, soak: 0s}"; show.code != exitOK || !strings.Contains(show.stdout, want) {
+		t.Errorf("policy show: exit %d, want the propose entry %s\n%s%s", show.code, want, show.stdout, show.stderr)
+	}
+
 	res := ownersCLI(t, r.Dir, append([]string{"propose", "--dry-run"}, allow...)...)
 	if res.code != exitOK || !strings.Contains(res.stdout, "foo: propose 1.1.0 from") || !strings.Contains(res.stdout, "Dry run: not written") {
 		t.Errorf("dry run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
