@@ -298,7 +298,7 @@ type bundle struct {
 // place is what one catalog got.
 type place struct {
 	catalog string
-	where   string // the catalog as the body names it
+	where   string   // the catalog as the body names it
 	bundles []string // the new bundles' files
 	files   []string // the files of the channels
 	graphs  []string // "stable: a → c (file)"
