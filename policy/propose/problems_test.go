@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/images"
@@ -24,8 +27,21 @@ func TestRunCases(t *testing.T) {
 	reg := registrytest.New(t)
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.1.0", "foo", "foo.v1.1.0", "1.1.0")
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.2.0", "foo", "foo.v1.2.0", "1.2.0")
+	// fresh-bundle's release was made an hour before the run.
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fresh, err := mutate.CreatedAt(proposetest.Bundle(t, "foo", "foo.v1.1.0", "1.1.0"), v1.Time{Time: now.Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Push(t, reg.Ref("acme/fresh-bundle:v1.1.0"), fresh)
+	watchRepo := func(repo, extra, channels string) string {
+		return fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/%s\n    channels: %s\n%s", reg.Host, repo, channels, extra)
+	}
 	watch := func(extra, channels string) string {
-		return extra + fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: %s\n", reg.Host, channels)
+		if extra == "" {
+			return watchRepo("foo-bundle", "", channels)
+		}
+		return extra + watchRepo("foo-bundle", "", channels)
 	}
 	at := func(version string) string {
 		return proposetest.Package("foo", "stable", "foo.v"+version, version)
@@ -41,6 +57,7 @@ func TestRunCases(t *testing.T) {
 		// versions are the rows written, "version catalogs" each.
 		versions []string
 		problem  string
+		skipped  string
 	}{
 		{
 			name:     "up to date",
@@ -55,6 +72,16 @@ func TestRunCases(t *testing.T) {
 				"catalogs/v4.18/foo/catalog.yaml": at("1.1.0"),
 			},
 			versions: []string{"1.1.0 v4.17", "1.2.0 v4.17,v4.18"},
+		},
+		{
+			name:     "soaked long enough",
+			files:    map[string]string{".catalogbot.yaml": watchRepo("fresh-bundle", "    soak: 30m\n", "[stable]"), "catalog/foo/catalog.yaml": at("1.0.0")},
+			versions: []string{"1.1.0 catalog"},
+		},
+		{
+			name:    "not soaked yet",
+			files:   map[string]string{".catalogbot.yaml": watchRepo("fresh-bundle", "    soak: 24h\n", "[stable]"), "catalog/foo/catalog.yaml": at("1.0.0")},
+			skipped: "released less than 24h0m0s ago",
 		},
 		{
 			name:    "a channel that is not there",
@@ -99,6 +126,7 @@ func TestRunCases(t *testing.T) {
 				Registry: propose.Registry{Keychain: anonymous, Egress: rule},
 				Images:   &images.Options{Keychain: anonymous, Egress: rule},
 				Renderer: r,
+				Now:      func() time.Time { return now },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -118,6 +146,9 @@ func TestRunCases(t *testing.T) {
 				t.Errorf("problems %q", res.Problems)
 			case tt.problem != "" && (len(res.Problems) != 1 || !strings.Contains(res.Problems[0], tt.problem)):
 				t.Errorf("problems %q, want one saying %q", res.Problems, tt.problem)
+			}
+			if tt.skipped != "" && !slices.ContainsFunc(res.Skipped, func(s string) bool { return strings.Contains(s, tt.skipped) }) {
+				t.Errorf("skipped %q, want one saying %q", res.Skipped, tt.skipped)
 			}
 			_, err = repo.Git.Reference("refs/heads/releases", false)
 			if wrote := err == nil; wrote != (len(tt.versions) > 0) {

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/blang/semver/v4"
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -193,7 +192,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		refused, fs, err := judge(ctx, o, repo, baseSHA, commit.String(), author)
+		refused, fs, err := judge(ctx, o, baseSHA, commit.String(), author)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +237,7 @@ func (e *PolicyError) Error() string {
 // when it is not). The owners check is left out of the verdict: a
 // proposal waits for its package's owners to approve it, like any pull
 // request; every other check must pass.
-func judge(ctx context.Context, o Options, _ *git.Repository, base, head, author string) (string, []checks.Finding, error) {
+func judge(ctx context.Context, o Options, base, head, author string) (string, []checks.Finding, error) {
 	c, baseFS, headFS, err := change.FromGit(o.Repo, base, head)
 	if err != nil {
 		return "", nil, err

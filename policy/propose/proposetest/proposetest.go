@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/publisher/render/rendertest"
 )
@@ -15,6 +17,13 @@ import (
 // PushBundle pushes a registry+v1 bundle image of package pkg, whose CSV
 // is name at version, to repo:tag in reg, and returns its digest.
 func PushBundle(t *testing.T, reg *registrytest.Registry, repo, tag, pkg, name, version string) string {
+	t.Helper()
+	return reg.Push(t, reg.Ref(repo+":"+tag), Bundle(t, pkg, name, version)).String()
+}
+
+// Bundle is a registry+v1 bundle image of package pkg whose CSV is name
+// at version.
+func Bundle(t *testing.T, pkg, name, version string) v1.Image {
 	t.Helper()
 	csv := fmt.Sprintf(`apiVersion: operators.coreos.com/v1alpha1
 kind: ClusterServiceVersion
@@ -38,13 +47,12 @@ spec:
   operators.operatorframework.io.bundle.package.v1: %s
   operators.operatorframework.io.bundle.channels.v1: stable
 `, pkg)
-	img := rendertest.Image(t, rendertest.BundleLabels(pkg, "stable"), rendertest.Layer(t,
+	return rendertest.Image(t, rendertest.BundleLabels(pkg, "stable"), rendertest.Layer(t,
 		rendertest.Entry{Name: "manifests/"},
 		rendertest.Entry{Name: "manifests/" + pkg + ".clusterserviceversion.yaml", Body: csv},
 		rendertest.Entry{Name: "metadata/"},
 		rendertest.Entry{Name: "metadata/annotations.yaml", Body: annotations},
 	))
-	return reg.Push(t, reg.Ref(repo+":"+tag), img).String()
 }
 
 // Package is a package with one channel whose head is name at version.
