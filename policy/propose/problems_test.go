@@ -74,6 +74,28 @@ func TestRunCases(t *testing.T) {
 			versions: []string{"1.1.0 v4.17", "1.2.0 v4.17,v4.18"},
 		},
 		{
+			name: "a release the package has in another channel",
+			files: map[string]string{".catalogbot.yaml": watch("", "[stable]"), "catalog/foo/catalog.yaml": at("1.0.0") + `---
+schema: olm.channel
+package: foo
+name: fast
+entries:
+  - name: foo.v1.1.0
+---
+schema: olm.bundle
+name: foo.v1.1.0
+package: foo
+image: quay.io/acme/foo-bundle@sha256:` + strings.Repeat("1", 64) + `
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: 1.1.0
+`},
+			versions: []string{"1.2.0 catalog"},
+			skipped:  "has version 1.1.0 already as foo.v1.1.0",
+		},
+		{
 			name:     "soaked long enough",
 			files:    map[string]string{".catalogbot.yaml": watchRepo("fresh-bundle", "    soak: 30m\n", "[stable]"), "catalog/foo/catalog.yaml": at("1.0.0")},
 			versions: []string{"1.1.0 catalog"},

@@ -312,10 +312,13 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		files  []string
 		heads  map[string]channelHead
 		top    semver.Version
+		// have are the versions of the package's bundles, in any
+		// channel: a release already there is not added twice.
+		have map[string]string
 	}
 	var homes []home
 	for _, t := range targets {
-		h := home{target: t, heads: map[string]channelHead{}}
+		h := home{target: t, heads: map[string]channelHead{}, have: map[string]string{}}
 		for _, root := range t.Roots {
 			sub, err := fs.Sub(tree, root)
 			if err != nil {
@@ -344,6 +347,11 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		cfg, err := loadFiles(ctx, tree, h.files)
 		if err != nil {
 			return nil, err
+		}
+		for _, b := range cfg.Bundles {
+			if v, ok := versionOf(b); ok && b.Package == w.Package {
+				h.have[v.String()] = b.Name
+			}
 		}
 		for _, ch := range w.Channels {
 			hd, err := headOf(cfg, w.Package, ch)
@@ -402,9 +410,16 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 	for _, h := range homes {
 		var news []*bundle
 		for i := range p.added {
-			if p.added[i].tag.Version.GT(h.top) {
-				news = append(news, &p.added[i])
+			b := &p.added[i]
+			if !b.tag.Version.GT(h.top) {
+				continue
 			}
+			if name, ok := h.have[b.tag.Version.String()]; ok {
+				p.skipped = append(p.skipped, fmt.Sprintf("%s:%s: %s has version %s already as %s; propose does not add a bundle to another channel",
+					w.Repository, b.tag.Tag, catalogName(h.target), b.tag.Version, name))
+				continue
+			}
+			news = append(news, b)
 		}
 		if len(news) == 0 {
 			continue
@@ -520,22 +535,27 @@ func headOf(cfg *declcfg.DeclarativeConfig, pkg, channel string) (channelHead, e
 		if b.Package != pkg || b.Name != heads[0] {
 			continue
 		}
-		for _, pr := range b.Properties {
-			if pr.Type != property.TypePackage {
-				continue
-			}
-			var v property.Package
-			if err := json.Unmarshal(pr.Value, &v); err != nil {
-				return channelHead{}, fmt.Errorf("bundle %s: olm.package: %w", b.Name, err)
-			}
-			sv, err := semver.Parse(v.Version)
-			if err != nil {
-				return channelHead{}, fmt.Errorf("bundle %s: version %q: %w", b.Name, v.Version, err)
-			}
-			return channelHead{name: heads[0], version: sv}, nil
+		if v, ok := versionOf(b); ok {
+			return channelHead{name: heads[0], version: v}, nil
 		}
 	}
-	return channelHead{}, fmt.Errorf("the head %s of channel %s of package %s has no bundle with a version", heads[0], channel, pkg)
+	return channelHead{}, fmt.Errorf("the head %s of channel %s of package %s has no bundle with a semantic version", heads[0], channel, pkg)
+}
+
+// versionOf is a bundle's version, from its olm.package property.
+func versionOf(b declcfg.Bundle) (semver.Version, bool) {
+	for _, pr := range b.Properties {
+		if pr.Type != property.TypePackage {
+			continue
+		}
+		var v property.Package
+		if json.Unmarshal(pr.Value, &v) != nil {
+			return semver.Version{}, false
+		}
+		sv, err := semver.Parse(v.Version)
+		return sv, err == nil
+	}
+	return semver.Version{}, false
 }
 
 // loadFiles loads the package's files as one catalog.
