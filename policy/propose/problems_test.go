@@ -3,6 +3,7 @@ package propose_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
@@ -27,6 +29,7 @@ func TestRunCases(t *testing.T) {
 	reg := registrytest.New(t)
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.1.0", "foo", "foo.v1.1.0", "1.1.0")
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.2.0", "foo", "foo.v1.2.0", "1.2.0")
+	proposetest.PushBundle(t, reg, "acme/bar-bundle", "v2.0.0", "bar", "bar.v2.0.0", "2.0.0")
 	// fresh-bundle's release was made an hour before the run.
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	fresh, err := mutate.CreatedAt(proposetest.Bundle(t, "foo", "foo.v1.1.0", "1.1.0"), v1.Time{Time: now.Add(-time.Hour)})
@@ -58,6 +61,9 @@ func TestRunCases(t *testing.T) {
 		versions []string
 		problem  string
 		skipped  string
+		// file, at the branch's tip, holds each of has.
+		file string
+		has  []string
 	}{
 		{
 			name:     "up to date",
@@ -94,6 +100,17 @@ properties:
 `},
 			versions: []string{"1.2.0 catalog"},
 			skipped:  "has version 1.1.0 already as foo.v1.1.0",
+		},
+		{
+			name: "two packages in one file",
+			files: map[string]string{
+				".catalogbot.yaml": "catalog:\n  layout: free\n" + watch("", "[stable]") +
+					fmt.Sprintf("  - package: bar\n    repository: %s/acme/bar-bundle\n    channels: [stable]\n", reg.Host),
+				"catalog/all.yaml": at("1.0.0") + proposetest.Package("bar", "stable", "bar.v1.0.0", "1.0.0"),
+			},
+			versions: []string{"1.1.0 catalog", "1.2.0 catalog", "2.0.0 catalog"},
+			file:     "catalog/all.yaml",
+			has:      []string{"replaces: foo.v1.1.0", "replaces: bar.v1.0.0"},
 		},
 		{
 			name:     "soaked long enough",
@@ -171,6 +188,21 @@ properties:
 			}
 			if tt.skipped != "" && !slices.ContainsFunc(res.Skipped, func(s string) bool { return strings.Contains(s, tt.skipped) }) {
 				t.Errorf("skipped %q, want one saying %q", res.Skipped, tt.skipped)
+			}
+			if tt.file != "" {
+				tip, err := change.TreeFS(repo.Git, "releases")
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, err := fs.ReadFile(tip, tt.file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range tt.has {
+					if !strings.Contains(string(data), h) {
+						t.Errorf("%s at the tip does not hold %q:\n%s", tt.file, h, data)
+					}
+				}
 			}
 			_, err = repo.Git.Reference("refs/heads/releases", false)
 			if wrote := err == nil; wrote != (len(tt.versions) > 0) {

@@ -167,9 +167,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	res := &Result{Base: baseSHA}
-	parent := base
+	parent, tree := base, baseFS
 	for _, w := range pol.Propose {
-		p, err := plan(ctx, o, pol, targets, baseFS, w, now())
+		// Each package is planned on the commit before it, so that two
+		// packages in one file (the free layout) keep both edits.
+		p, err := plan(ctx, o, pol, targets, tree, w, now())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -178,11 +180,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		res.Skipped = append(res.Skipped, p.skipped...)
-		if len(p.added) == 0 {
-			continue
-		}
 		msg, body := p.describe(w)
 		rows := p.rows(w.Channels, msg, body)
+		if len(rows) == 0 {
+			continue
+		}
 		if o.DryRun {
 			res.Added = append(res.Added, rows...)
 			continue
@@ -208,6 +210,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		if parent, err = repo.CommitObject(commit); err != nil {
+			return nil, err
+		}
+		if tree, err = change.TreeFS(repo, commit.String()); err != nil {
 			return nil, err
 		}
 	}
