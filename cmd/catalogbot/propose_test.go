@@ -8,6 +8,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
+	"github.com/catalogbot/catalogbot/checks/registry/timeout"
 	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/propose/proposetest"
 )
@@ -76,5 +77,29 @@ func TestPropose(t *testing.T) {
 	res = ownersCLI(t, r.Dir, "propose")
 	if res.code != exitError || !strings.Contains(res.stderr, "--branch") {
 		t.Errorf("no branch: exit %d, stderr %s", res.code, res.stderr)
+	}
+}
+
+// TestProposeSilentRegistry: a watched repository whose registry never
+// answers is given up within the registry timeout, reported as a
+// transport failure naming the registry, and nothing is written.
+func TestProposeSilentRegistry(t *testing.T) {
+	isolateCredentials(t)
+	t.Setenv(timeout.EnvTimeout, "200ms")
+	host, accepted := silentRegistry(t)
+	r := changetest.NewRepo(t)
+	r.Commit("catalog", map[string]string{
+		".catalogbot.yaml":         fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: [stable]\n", host),
+		"catalog/foo/catalog.yaml": proposetest.Package("foo", "stable", "foo.v1.0.0", "1.0.0"),
+	})
+	res := ownersCLI(t, r.Dir, "propose", "--branch", "releases", "--allow-private-registry", "127.0.0.1")
+	if res.code != exitInvalid || !strings.Contains(res.stderr, "transport") || !strings.Contains(res.stderr, host) {
+		t.Errorf("exit %d, want %d and a transport failure naming %s\nstdout: %s\nstderr: %s", res.code, exitInvalid, host, res.stdout, res.stderr)
+	}
+	if n := accepted(); n == 0 || n > 2 {
+		t.Errorf("%d connections to the silent registry, want 1 or 2", n)
+	}
+	if _, err := r.Git.Reference("refs/heads/releases", false); err == nil {
+		t.Error("a branch was written")
 	}
 }

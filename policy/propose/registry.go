@@ -88,7 +88,7 @@ func (r Registry) list(ctx context.Context, repo string) ([]string, error) {
 	}
 	tags, err := remote.List(rr, r.options(ctx, rr.RegistryStr())...)
 	if err != nil {
-		return nil, fmt.Errorf("list the tags of %s: %w", repo, err)
+		return nil, fmt.Errorf("list the tags of %s: %w", repo, explained(err))
 	}
 	return tags, nil
 }
@@ -104,14 +104,14 @@ func (r Registry) resolve(ctx context.Context, repo, t string, created bool) (v1
 	opts := r.options(ctx, rr.RegistryStr())
 	desc, err := remote.Head(ref, opts...)
 	if err != nil {
-		return v1.Hash{}, nil, fmt.Errorf("%s: %w", ref, err)
+		return v1.Hash{}, nil, explained(err)
 	}
 	if !created {
 		return desc.Digest, nil, nil
 	}
 	img, err := remote.Image(rr.Digest(desc.Digest.String()), opts...)
 	if err != nil {
-		return v1.Hash{}, nil, fmt.Errorf("%s: %w", ref, err)
+		return v1.Hash{}, nil, explained(err)
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
@@ -119,3 +119,21 @@ func (r Registry) resolve(ctx context.Context, repo, t string, created bool) (v1
 	}
 	return desc.Digest, &cf.Created, nil
 }
+
+// explained puts a registry failure in the words and classes every
+// command uses (registry.Explain), keeping err for errors.Is and As.
+func explained(err error) error {
+	class, msg, ok := registry.Explain(err)
+	if !ok {
+		return err
+	}
+	return &explainedError{msg: fmt.Sprintf("%s (%s)", msg, class), err: err}
+}
+
+type explainedError struct {
+	msg string
+	err error
+}
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.err }
