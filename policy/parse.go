@@ -103,6 +103,7 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"publish":  func(v *yaml.Node) { p.publish(v, &pol.Publish) },
 		"limits":   func(v *yaml.Node) { p.limits(v, &pol.Limits) },
 		"release":  func(v *yaml.Node) { p.release(v, &pol.Release) },
+		"propose":  func(v *yaml.Node) { p.propose(v, pol) },
 		"conventions": func(v *yaml.Node) {
 			s, ok := p.Str(v, "conventions")
 			if !ok {

@@ -61,6 +61,8 @@ func TestParseGolden(t *testing.T) {
 		{file: "catalogs.yaml", valid: true},
 		{file: "catalogsbad.yaml", rules: []string{RuleValue, RuleType}},
 		{file: "placeholder.yaml", rules: []string{RuleValue}},
+		{file: "propose.yaml", valid: true},
+		{file: "proposebad.yaml", rules: []string{RuleValue, RuleType, RuleYAML11, RuleUnknownKey}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -81,6 +81,9 @@ type Policy struct {
 	Limits Limits
 	// Release says which releases a pull request may take away.
 	Release Release
+	// Propose are the bundle repositories whose releases catalogbot
+	// propose adds to the catalog.
+	Propose []Proposal `json:",omitempty"`
 
 	// Conventions names a repository layout whose own files fill in
 	// what the policy file leaves unsaid ("" for none): see

@@ -99,6 +99,9 @@ func (p *Policy) Settings() []Setting {
 	add("limits.checkTimeout", p.Limits.CheckTimeout.String())
 	add("release.prunable", list(p.Release.Prunable))
 	add("release.continuity", cmp.Or(p.Release.Continuity, ContinuityWarning))
+	if len(p.Propose) > 0 {
+		add("propose", list(proposeSettings(p.Propose)))
+	}
 	return out
 }
 
