@@ -72,6 +72,7 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 	})
 	cmd.AddCommand(newValidateCmd(a))
 	cmd.AddCommand(newGraphCmd(a))
+	cmd.AddCommand(newV1ReportCmd(a))
 	cmd.AddCommand(newCheckCmd(a))
 	cmd.AddCommand(newBacktestCmd(a))
 	cmd.AddCommand(newPolicyCmd(a))
