@@ -99,6 +99,7 @@ func (p *Policy) Settings() []Setting {
 	add("limits.checkTimeout", p.Limits.CheckTimeout.String())
 	add("release.prunable", list(p.Release.Prunable))
 	add("release.continuity", cmp.Or(p.Release.Continuity, ContinuityWarning))
+	add("olmv1", cmp.Or(p.OLMv1, OLMv1Report))
 	return out
 }
 
