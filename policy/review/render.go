@@ -342,6 +342,7 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 			strings.Join(o.Hold.IgnoredLifts, ", "))
 	}
 	b.WriteString(o.graphs())
+	b.WriteString(o.olmv1Section())
 	if len(d.Blocks) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
 		for _, r := range d.Reasons() {
@@ -534,6 +535,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		}
 	}
 	o.writeGraphsText(&b)
+	o.writeOLMv1Text(&b)
 	if cnj := o.CouldNotJudge(); cnj != "" {
 		fmt.Fprintf(&b, "%s Run the check again later.\n", cnj)
 	}
@@ -645,6 +647,9 @@ func (o *Outcome) notes() string {
 	}
 	if g := strings.TrimSpace(o.graphs()); g != "" {
 		notes = append(notes, g)
+	}
+	if v := strings.TrimSpace(o.olmv1Section()); v != "" {
+		notes = append(notes, v)
 	}
 	if o.eventsRead >= 0 {
 		notes = append(notes, fmt.Sprintf("Approvals counted: the author's, and those given in the pull request's %s.",
