@@ -21,7 +21,7 @@ func (o *Outcome) olmv1Section() string {
 	var b strings.Builder
 	b.WriteString("\n#### OLM v1 readiness\n\nWhat OLM v1 makes of the packages whose readiness this change alters (`V` rules, reported only: `olmv1` in the policy can make them a check).\n\n")
 	for _, r := range changed {
-		fmt.Fprintf(&b, "- %s in %s: %s\n", checks.Code(r.Package), checks.Code(r.Root), checks.MarkdownText(readinessChange(r)))
+		fmt.Fprintf(&b, "- %s in %s: %s\n", checks.MarkdownText(r.Package), checks.MarkdownText(r.Root), checks.MarkdownText(readinessChange(r)))
 	}
 	return b.String()
 }
@@ -34,7 +34,7 @@ func (o *Outcome) writeOLMv1Text(b *strings.Builder) {
 	}
 	b.WriteString("olm v1 readiness: the packages whose readiness this change alters\n")
 	for _, r := range changed {
-		fmt.Fprintf(b, "  %s in %s: %s\n", r.Package, r.Root, readinessChange(r))
+		fmt.Fprintf(b, "  %s in %s: %s\n", checks.VisibleLine(r.Package), checks.VisibleLine(r.Root), checks.VisibleLine(readinessChange(r)))
 	}
 }
 

@@ -343,6 +343,7 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	}
 	b.WriteString(o.graphs())
 	b.WriteString(o.olmv1Section())
+	b.WriteString(o.cardsSection())
 	if len(d.Blocks) > 0 {
 		b.WriteString("\n**Not merging yet:**\n")
 		for _, r := range d.Reasons() {
@@ -536,6 +537,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 	}
 	o.writeGraphsText(&b)
 	o.writeOLMv1Text(&b)
+	o.writeCardsText(&b)
 	if cnj := o.CouldNotJudge(); cnj != "" {
 		fmt.Fprintf(&b, "%s Run the check again later.\n", cnj)
 	}
@@ -649,6 +651,9 @@ func (o *Outcome) notes() string {
 		notes = append(notes, g)
 	}
 	if v := strings.TrimSpace(o.olmv1Section()); v != "" {
+		notes = append(notes, v)
+	}
+	if v := strings.TrimSpace(o.cardsSection()); v != "" {
 		notes = append(notes, v)
 	}
 	if o.eventsRead >= 0 {

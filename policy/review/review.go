@@ -185,6 +185,9 @@ type Outcome struct {
 	// Readiness is the OLM v1 readiness of the touched packages, read
 	// under olmv1: report (the default), for the summary's section.
 	Readiness []pipeline.Readiness `json:"-"`
+	// Cards are the storefront cards of the touched packages, before
+	// and after.
+	Cards []pipeline.Card `json:"-"`
 	// eventsRead is how many reviews and comments the approvals were
 	// read from, -1 when the conversation was not read; noEventsWhy
 	// then says why. The rendered notes tell the reader.
@@ -261,6 +264,7 @@ func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
 		// A section, not a verdict: one that cannot be read is left out.
 		o.Readiness, _ = pipeline.OLMv1Readiness(ctx, in)
 	}
+	o.Cards, _ = pipeline.Cards(ctx, in)
 	// A read of either tree that got bytes other than the object git
 	// named leaves no verdict, whatever a check made of the failure.
 	if err := misread(pr); err != nil {
