@@ -72,16 +72,11 @@ func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
 		if c.base != nil {
 			base = olmv1.Check(c.base, olmv1.Options{Packages: c.pkgs})
 		}
-		for i, name := range c.pkgs {
-			r := Readiness{Root: c.root, Package: name}
-			if p := head.Packages[i]; p.Bundles > 0 {
-				r.Head = &p
-			}
+		for _, name := range c.pkgs {
+			r := Readiness{Root: c.root, Package: name, Head: packageOf(head, name)}
 			var had []checks.Finding
 			if base != nil {
-				if p := base.Packages[i]; p.Bundles > 0 {
-					r.Base = &p
-				}
+				r.Base = packageOf(base, name)
 				had = ofPackage(base.Findings, name)
 			}
 			for _, f := range ofPackage(head.Findings, name) {
@@ -93,6 +88,17 @@ func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
 		}
 	}
 	return out, nil
+}
+
+// packageOf is the verdict on package name in res, nil when the side has
+// no bundle of it.
+func packageOf(res *olmv1.Result, name string) *olmv1.Package {
+	for i := range res.Packages {
+		if p := &res.Packages[i]; p.Name == name && p.Bundles > 0 {
+			return p
+		}
+	}
+	return nil
 }
 
 func ofPackage(fs []checks.Finding, pkg string) []checks.Finding {

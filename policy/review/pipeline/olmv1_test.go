@@ -72,6 +72,17 @@ func TestOLMv1(t *testing.T) {
 		t.Errorf("findings\n%q\nwant\n%q", got, want)
 	}
 
+	// The storefront cards read the same load: foo's stable channel has
+	// a new head.
+	cards, err := Cards(context.Background(), input(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cards) != 1 || cards[0].Base == nil || cards[0].Head == nil ||
+		!slices.Equal(cards[0].Head.Channels, []string{"stable: foo.v1.2.0"}) || !slices.Equal(cards[0].Base.Channels, []string{"stable: foo.v1.1.0"}) {
+		t.Errorf("cards %+v; want foo's, stable's head moving from 1.1.0 to 1.2.0", cards)
+	}
+
 	if slices.ContainsFunc(Checks(input("")), func(c checks.Check[*Input]) bool { return c.Name() == OLMv1Name }) {
 		t.Error("under report, the default, there is an olmv1 check")
 	}
