@@ -22,8 +22,8 @@ import (
 type Card struct {
 	Package     string
 	DisplayName string
-	// Icon is "none", or the media type and size, with a note when the
-	// media type is not one OperatorHub shows.
+	// Icon is the media type and size, with a note when the media type
+	// is not one OperatorHub shows; "" when there is no icon.
 	Icon string
 	// Description is the first non-empty line of the olm.package
 	// description, else of the CSV's description annotation.
@@ -49,7 +49,7 @@ func Of(cfg *declcfg.DeclarativeConfig, pkg string) *Card {
 		if p.Name != pkg {
 			continue
 		}
-		c = &Card{Package: pkg, DefaultChannel: p.DefaultChannel, Icon: "none", Description: firstLine(p.Description)}
+		c = &Card{Package: pkg, DefaultChannel: p.DefaultChannel, Description: firstLine(p.Description)}
 		if p.Icon != nil {
 			c.Icon = fmt.Sprintf("%s, %d bytes", p.Icon.MediaType, len(p.Icon.Data))
 			if !slices.Contains(iconTypes, p.Icon.MediaType) {
