@@ -104,6 +104,18 @@ func Parse(name string, data []byte) (*Policy, []checks.Finding) {
 		"limits":   func(v *yaml.Node) { p.limits(v, &pol.Limits) },
 		"release":  func(v *yaml.Node) { p.release(v, &pol.Release) },
 		"propose":  func(v *yaml.Node) { p.propose(v, pol) },
+		"olmv1": func(v *yaml.Node) {
+			s, ok := p.Str(v, "olmv1")
+			if !ok {
+				return
+			}
+			switch s {
+			case OLMv1Report, OLMv1Warning, OLMv1Error:
+				pol.OLMv1 = s
+			default:
+				p.errorf(yamlnode.Resolve(v).Line, RuleValue, "olmv1 is %q; want %s, %s or %s", s, OLMv1Report, OLMv1Warning, OLMv1Error)
+			}
+		},
 		"conventions": func(v *yaml.Node) {
 			s, ok := p.Str(v, "conventions")
 			if !ok {

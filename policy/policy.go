@@ -84,6 +84,9 @@ type Policy struct {
 	// Propose are the bundle repositories whose releases catalogbot
 	// propose adds to the catalog.
 	Propose []Proposal `json:",omitempty"`
+	// OLMv1 is how the OLM v1 readiness of the packages a change touches
+	// is reported: OLMv1Report ("" too), OLMv1Warning or OLMv1Error.
+	OLMv1 string `json:",omitempty"`
 
 	// Conventions names a repository layout whose own files fill in
 	// what the policy file leaves unsaid ("" for none): see
@@ -330,6 +333,16 @@ type Release struct {
 	// ContinuityError or ContinuityIgnore.
 	Continuity string
 }
+
+// The values of olmv1. Under report, the readiness is a section of the
+// summary and never fails; under warning, the olmv1 check reports its
+// findings as warnings; under error, the findings a change introduces fail
+// it.
+const (
+	OLMv1Report  = "report"
+	OLMv1Warning = "warning"
+	OLMv1Error   = "error"
+)
 
 // The values of release.continuity.
 const (

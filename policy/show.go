@@ -102,6 +102,7 @@ func (p *Policy) Settings() []Setting {
 	if len(p.Propose) > 0 {
 		add("propose", list(proposeSettings(p.Propose)))
 	}
+	add("olmv1", cmp.Or(p.OLMv1, OLMv1Report))
 	return out
 }
 

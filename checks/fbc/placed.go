@@ -37,7 +37,20 @@ type span struct{ start, end int }
 // is listed in Unread rather than failing the whole. The error is for a
 // cancelled context.
 func LoadPlaced(ctx context.Context, fsys fs.FS) (*Placed, error) {
-	cat, err := load(ctx, fsys, Options{})
+	return loadPlaced(ctx, fsys, false)
+}
+
+// LoadPlacedWhole is LoadPlaced with every blob kept whole: all of a
+// bundle's properties and related images, a package's icon and
+// description, the blobs of other schemas. Rules that read what a bundle
+// declares (its CSV, its dependencies) need it; it takes the loader's
+// exact path, so it costs more than LoadPlaced.
+func LoadPlacedWhole(ctx context.Context, fsys fs.FS) (*Placed, error) {
+	return loadPlaced(ctx, fsys, true)
+}
+
+func loadPlaced(ctx context.Context, fsys fs.FS, whole bool) (*Placed, error) {
+	cat, err := load(ctx, fsys, Options{full: whole})
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +61,30 @@ func LoadPlaced(ctx context.Context, fsys fs.FS) (*Placed, error) {
 	for _, f := range cat.files {
 		for _, e := range f.errs {
 			p.Unread = append(p.Unread, Place{File: e.File, Line: e.Line})
+		}
+		if whole {
+			// The loader adds a record and its whole blob together, so
+			// the lists match index by index.
+			c := f.config
+			p.Config.Packages = append(p.Config.Packages, c.Packages...)
+			p.Config.Channels = append(p.Config.Channels, c.Channels...)
+			p.Config.Bundles = append(p.Config.Bundles, c.Bundles...)
+			p.Config.Deprecations = append(p.Config.Deprecations, c.Deprecations...)
+			p.Config.Others = append(p.Config.Others, c.Others...)
+			for _, r := range f.packages {
+				p.Packages = append(p.Packages, r.place())
+			}
+			for _, r := range f.channels {
+				p.Channels = append(p.Channels, r.place())
+				p.spans = append(p.spans, span{r.Start, r.End})
+			}
+			for _, r := range f.bundles {
+				p.Bundles = append(p.Bundles, r.place())
+			}
+			for _, r := range f.deps {
+				p.Deprecations = append(p.Deprecations, r.place())
+			}
+			continue
 		}
 		for _, r := range f.packages {
 			p.Config.Packages = append(p.Config.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: r.name, DefaultChannel: r.defaultChannel})

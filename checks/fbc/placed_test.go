@@ -3,6 +3,7 @@ package fbc
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -65,5 +66,32 @@ func TestPlacedMaxOpenShiftVersion(t *testing.T) {
 				t.Errorf("Placed has maxOpenShiftVersion %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLoadPlacedWhole: the whole load places the same blobs as LoadPlaced,
+// index by index, across files and past a document that does not load,
+// and keeps what LoadPlaced drops (a package's icon, every property).
+func TestLoadPlacedWhole(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/catalog.yaml": {Data: []byte("---\nschema: olm.package\nname: a\nicon: {base64data: iVBORw0KGgo=, mediatype: image/png}\n---\nschema: olm.bundle\npackage: a\nname: a.v1\nimage: quay.io/x/a:v1\nproperties:\n  - type: olm.package\n    value: {packageName: a, version: 1.0.0}\n  - type: olm.gvk.required\n    value: {group: g, kind: K, version: v1}\n")},
+		"b/catalog.yaml": {Data: []byte("---\nschema: olm.package\nname: [\n---\nschema: olm.channel\npackage: b\nname: stable\nentries:\n  - name: b.v1\n")},
+	}
+	thin, err := LoadPlaced(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := LoadPlacedWhole(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(thin.Packages, whole.Packages) || !slices.Equal(thin.Channels, whole.Channels) || !slices.Equal(thin.Bundles, whole.Bundles) || !slices.Equal(thin.Unread, whole.Unread) {
+		t.Errorf("places differ:\nthin %+v\nwhole %+v", thin, whole)
+	}
+	if len(whole.Config.Packages) != 1 || whole.Config.Packages[0].Icon == nil || len(whole.Config.Bundles) != 1 || len(whole.Config.Bundles[0].Properties) != 2 {
+		t.Errorf("the whole load dropped content: %+v", whole.Config)
+	}
+	if at := whole.EntryPlace(0, "b.v1"); at != (Place{File: "b/catalog.yaml", Line: 9}) {
+		t.Errorf("entry placed at %+v, want b/catalog.yaml:9", at)
 	}
 }

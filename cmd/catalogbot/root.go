@@ -76,6 +76,7 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 	})
 	cmd.AddCommand(newValidateCmd(a))
 	cmd.AddCommand(newGraphCmd(a))
+	cmd.AddCommand(newV1ReportCmd(a))
 	cmd.AddCommand(newCheckCmd(a))
 	cmd.AddCommand(newProposeCmd(a))
 	cmd.AddCommand(newBacktestCmd(a))

@@ -354,6 +354,8 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 			strings.Join(o.Hold.IgnoredLifts, ", "))
 	}
 	b.WriteString(o.graphs())
+	b.WriteString(o.olmv1Section())
+	b.WriteString(o.cardsSection())
 	if len(d.Blocks) > 0 {
 		// Each reason after its code, as the check run lists them, so
 		// that the code a script or a search finds is in sight here too.
@@ -546,6 +548,8 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		}
 	}
 	o.writeGraphsText(&b)
+	o.writeOLMv1Text(&b)
+	o.writeCardsText(&b)
 	if cnj := o.CouldNotJudge(); cnj != "" {
 		fmt.Fprintf(&b, "%s %s\n", cnj, o.again())
 	}
@@ -657,6 +661,12 @@ func (o *Outcome) notes() string {
 	}
 	if g := strings.TrimSpace(o.graphs()); g != "" {
 		notes = append(notes, g)
+	}
+	if v := strings.TrimSpace(o.olmv1Section()); v != "" {
+		notes = append(notes, v)
+	}
+	if v := strings.TrimSpace(o.cardsSection()); v != "" {
+		notes = append(notes, v)
 	}
 	if o.eventsRead >= 0 {
 		notes = append(notes, fmt.Sprintf("Approvals counted: the author's, and those given in the pull request's %s.",

@@ -182,6 +182,12 @@ type Outcome struct {
 	// graph the change changed; MoreGraphs counts those left out.
 	Graphs     []pipeline.Graph `json:"-"`
 	MoreGraphs int              `json:"-"`
+	// Readiness is the OLM v1 readiness of the touched packages, read
+	// under olmv1: report (the default), for the summary's section.
+	Readiness []pipeline.Readiness `json:"-"`
+	// Cards are the storefront cards of the touched packages, before
+	// and after.
+	Cards []pipeline.Card `json:"-"`
 	// eventsRead is how many reviews and comments the approvals were
 	// read from, -1 when the conversation was not read; noEventsWhy
 	// then says why. The rendered notes tell the reader.
@@ -254,6 +260,11 @@ func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
 	// The graphs read what the release guard loaded; one that cannot be
 	// drawn leaves the picture out, never the verdict.
 	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
+	if m := o.Policy.OLMv1; m == "" || m == policy.OLMv1Report {
+		// A section, not a verdict: one that cannot be read is left out.
+		o.Readiness, _ = pipeline.OLMv1Readiness(ctx, in)
+	}
+	o.Cards, _ = pipeline.Cards(ctx, in)
 	// A read of either tree that got bytes other than the object git
 	// named leaves no verdict, whatever a check made of the failure.
 	if err := misread(pr); err != nil {

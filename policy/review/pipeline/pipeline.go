@@ -85,6 +85,9 @@ type Input struct {
 	// touched are the touched packages as loaded once for the release
 	// guard and the graphs.
 	touched touchedCatalogs
+	// touchedWhole are the same packages loaded whole, once, for the
+	// OLM v1 readiness (see OLMv1Readiness).
+	touchedWhole touchedCatalogs
 	// listOnce is the reference list rendered whole, once, for the
 	// owners, references and release checks (see list).
 	listOnce renderedList
@@ -106,6 +109,11 @@ func Checks(in *Input) []checks.Check[*Input] {
 	// something to judge: a policy that maps templates to outputs.
 	if in.Policy != nil && len(in.Policy.Catalog.Templates) > 0 {
 		cs = append(cs, Templates{})
+	}
+	// Under olmv1: report, the default, the readiness is a section of the
+	// summary (OLMv1Readiness), not a check that could fail.
+	if in.Policy != nil && (in.Policy.OLMv1 == policy.OLMv1Warning || in.Policy.OLMv1 == policy.OLMv1Error) {
+		cs = append(cs, OLMv1{})
 	}
 	return cs
 }

@@ -317,11 +317,18 @@ type touchedCatalogs struct {
 }
 
 func (t *touchedCatalogs) load(ctx context.Context, in *Input) ([]touchedCatalog, error) {
-	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in) })
+	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in, false) })
 	return t.cats, t.err
 }
 
-func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
+// loadWhole is load with every blob kept whole (fbc.LoadPlacedWhole), for
+// the rules that read what a bundle declares.
+func (t *touchedCatalogs) loadWhole(ctx context.Context, in *Input) ([]touchedCatalog, error) {
+	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in, true) })
+	return t.cats, t.err
+}
+
+func loadTouched(ctx context.Context, in *Input, whole bool) ([]touchedCatalog, error) {
 	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
@@ -376,7 +383,7 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 	errs := make([]error, len(roots))
 	sideBySide(len(roots), func(i int) {
 		if root := roots[i]; len(load[root]) > 0 {
-			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root])
+			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root], whole)
 		}
 	})
 	var out []touchedCatalog
@@ -394,7 +401,7 @@ func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 // loadTouchedRoot loads the packages want of one catalog root on both
 // sides, with every directory that holds one of them on the base; own are
 // the packages the change touches there.
-func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []string) (*touchedCatalog, error) {
+func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []string, whole bool) (*touchedCatalog, error) {
 	dirs, _ := touchedDirs(in.Change, root)
 	c := touchedCatalog{root: root, pkgs: own}
 	var holders map[string][]string
@@ -424,6 +431,9 @@ func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []st
 		scoped, err := newScopedFS(sub, dirs)
 		if err != nil {
 			return nil, err
+		}
+		if whole {
+			return fbc.LoadPlacedWhole(ctx, scoped)
 		}
 		return fbc.LoadPlaced(ctx, scoped)
 	}

@@ -1,0 +1,38 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/catalogbot/catalogbot/checks/storefront"
+)
+
+// Card is the storefront card (package storefront) of one package the
+// change touches, in one catalog root, on the base and on the head; nil
+// where the side has no olm.package blob of it.
+type Card struct {
+	Root, Package string
+	Base, Head    *storefront.Card
+}
+
+// Cards are the storefront cards of every package the change touches, for
+// the summary: what users see of each before they install it. They read
+// the packages as OLMv1Readiness loaded them.
+func Cards(ctx context.Context, in *Input) ([]Card, error) {
+	cats, err := in.touchedWhole.loadWhole(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	var out []Card
+	for _, c := range cats {
+		for _, name := range c.pkgs {
+			card := Card{Root: c.root, Package: name, Head: storefront.Of(&c.head.Config, name)}
+			if c.base != nil {
+				card.Base = storefront.Of(&c.base.Config, name)
+			}
+			if card.Base != nil || card.Head != nil {
+				out = append(out, card)
+			}
+		}
+	}
+	return out, nil
+}
