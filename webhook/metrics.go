@@ -37,6 +37,9 @@ type Metrics struct {
 	// that stopped (webhook/durable); label: why (lease: its lease
 	// lapsed; fetched: it died between River's fetch and the lease).
 	Takeovers *prometheus.CounterVec
+	// Retries counts the failed jobs held to be tried again, by the
+	// failure's class (webhook.RetryClass: transient, unauthorized).
+	Retries *prometheus.CounterVec
 	// Blocked is why each open pull request waits and since when:
 	// catalogbot_pr_blocked_seconds{reason}, the longest current wait
 	// of each reason (see BlockedWaits for why a gauge of the maximum).
@@ -111,10 +114,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, w := range []string{"lease", "fetched"} {
 		m.Takeovers.WithLabelValues(w)
 	}
+	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalogbot_job_retries_total",
+		Help: "Failed jobs held to be tried again, by the class of the failure.",
+	}, []string{"class"})
+	for _, c := range []RetryClass{Transient, Unauthorized} {
+		m.Retries.WithLabelValues(c.String())
+	}
 	m.Blocked = newBlockedWaits()
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Blocked)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.Blocked)
 	}
 	return m
 }

@@ -55,6 +55,8 @@ type Options struct {
 	Metrics *webhook.Metrics
 	// Now is the clock, for tests; nil is time.Now.
 	Now func() time.Time
+	// Retry is how a failed job is tried again; see webhook.RetryPolicy.
+	Retry webhook.RetryPolicy
 }
 
 // State is an open state: the database, its Facts, and the Queue made on
@@ -216,11 +218,12 @@ type jobRecord struct {
 	Received     time.Time   `json:"received"`
 	NotBefore    time.Time   `json:"notBefore,omitzero"`
 	Replay       string      `json:"replay,omitempty"`
+	Attempt      int         `json:"attempt,omitempty"`
 }
 
 func encodeJob(j webhook.Job) string {
 	r := jobRecord{Key: j.Key, Event: j.Event, Action: j.Action, Delivery: j.Delivery, Installation: j.Installation,
-		Payload: j.Payload, Received: j.Received, NotBefore: j.NotBefore}
+		Payload: j.Payload, Received: j.Received, NotBefore: j.NotBefore, Attempt: j.Attempt}
 	if !j.Replay.IsZero() {
 		r.Replay = hex.EncodeToString(j.Replay[:])
 	}
@@ -234,7 +237,7 @@ func decodeJob(s string) (webhook.Job, error) {
 		return webhook.Job{}, fmt.Errorf("state: a queued job does not decode: %w", err)
 	}
 	j := webhook.Job{Key: r.Key, Event: r.Event, Action: r.Action, Delivery: r.Delivery, Installation: r.Installation,
-		Payload: r.Payload, Received: r.Received, NotBefore: r.NotBefore}
+		Payload: r.Payload, Received: r.Received, NotBefore: r.NotBefore, Attempt: r.Attempt}
 	if r.Replay != "" {
 		if b, err := hex.DecodeString(r.Replay); err == nil && len(b) == len(j.Replay) {
 			copy(j.Replay[:], b)

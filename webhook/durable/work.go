@@ -156,6 +156,15 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 	case err != nil:
 		q.m.Errors.WithLabelValues("process").Inc()
 		log.Error("job failed", "error", err, "duration", q.o.Now().Sub(start))
+		// Held in the key's row like any later work: a newer job of the
+		// key replaces it, and a replica that dies leaves it queued.
+		if next, class, ok := q.o.Retry.Retry(job, err, q.o.Now()); ok {
+			q.m.Retries.WithLabelValues(class.String()).Inc()
+			log.Info("job tried again later", "class", class, "attempt", next.Attempt+1, "at", next.NotBefore)
+			q.enqueue(next)
+		} else {
+			log.Warn("job not tried again", "class", class, "attempt", job.Attempt+1)
+		}
 	default:
 		log.Debug("job done", "duration", q.o.Now().Sub(start))
 	}

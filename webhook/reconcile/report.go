@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/webhook"
 )
 
 // Check run names.
@@ -186,7 +187,7 @@ func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
 // blocked metric and in the text of its catalogbot run when that says
 // otherwise: what the merge found after the check was reported (a queue,
 // a refusal, GitHub's mergeability), or that the job failed (err) and the
-// next resync tries again. Nothing recorded is unexplained, which the run
+// queue tries again by its class. Nothing recorded is unexplained, which the run
 // and the metric then say: it is a bug. ok is false when the run could not
 // be made to say it.
 func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
@@ -196,8 +197,7 @@ func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 		return true
 	}
 	if err != nil {
-		r.blocks = []policy.Block{{Code: policy.CodeRetrying,
-			Text: fmt.Sprintf("the last attempt failed at %s (GitHub or git answered with an error); the next resync tries again", a.now().Format(time.RFC3339))}}
+		r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: failedText(err, a.now())}}
 	}
 	a.metrics.Blocked.Set(r.job.Key.Repo, r.number, policy.CodesOf(policy.OrUnexplained(r.blocks)))
 	text := review.BlockedText(r.blocks)
@@ -211,6 +211,24 @@ func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	}
 	r.said = text
 	return true
+}
+
+// failedText says why a job failed and what follows, by the failure's
+// class (webhook.RetryClass), as the queue acts on it.
+func failedText(err error, now time.Time) string {
+	at := now.Format(time.RFC3339)
+	class, _ := webhook.Classify(err, now)
+	switch class {
+	case webhook.Permanent:
+		what := "the request was refused"
+		if code := statusOf(err); code != 0 {
+			what = fmt.Sprintf("GitHub refused a request with HTTP %d", code)
+		}
+		return fmt.Sprintf("the last attempt failed at %s and is not tried again (%s); a push, a comment, /recheck or the next resync runs it again", at, what)
+	case webhook.Unauthorized:
+		return fmt.Sprintf("the last attempt failed at %s (GitHub refused the installation token; a new one is minted); it is tried again shortly", at)
+	}
+	return fmt.Sprintf("the last attempt failed at %s (GitHub or git answered with an error); it is tried again shortly, with backoff", at)
 }
 
 // sayBlocked sets the text of the catalogbot run of sha, leaving the rest
