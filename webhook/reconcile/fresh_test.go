@@ -1,0 +1,77 @@
+package reconcile
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLostApprovalInTheSameSecond: the App's last write and an /approve
+// whose delivery was lost land in the same second of GitHub's clock, so
+// updated_at does not move. The resync does not take the pull request for
+// settled on a read in that second; the next resync finds the approval and
+// merges. A pull request read in a later second than its last change is
+// settled, and resyncs leave it alone.
+func TestLostApprovalInTheSameSecond(t *testing.T) {
+	var mu sync.Mutex
+	clk := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk }
+	advance := func(d time.Duration) { mu.Lock(); clk = clk.Add(d); mu.Unlock() }
+	e := newEnvWith(t, catalogRepo(mergePolicy), func(o *AppOptions) { o.Now = now })
+	e.gh.SetClock(now)
+	ctx := context.Background()
+	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	other := e.openPR("bob", "bump2", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.2")})
+	advance(2 * time.Second) // comments count when made after the push
+
+	e.process(pr, "pull_request")
+	e.process(other, "pull_request")
+	// Alice approves in the second of the App's last write; the delivery
+	// is lost.
+	e.repo.Comment(pr.Number, "alice", "/approve")
+	if e.mergesAt(pr.HeadSHA()) != 0 {
+		t.Fatal("merged without a job")
+	}
+
+	advance(time.Minute)
+	jobs, err := e.app.Resync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := prNumbers(jobs); !slices.Equal(got, []int{pr.Number, other.Number}) {
+		t.Fatalf("resync queued %v, want #%d (approved in the second of the last read) and #%d", got, pr.Number, other.Number)
+	}
+	for _, j := range jobs {
+		if err := processAll(ctx, e.app, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.mergesAt(pr.HeadSHA()) != 1 {
+		t.Fatalf("merges = %+v, want #%d merged by the next resync", e.repo.Merges(), pr.Number)
+	}
+
+	// #other was read a minute after its last change: settled.
+	advance(time.Minute)
+	if jobs, err := e.app.Resync(ctx); err != nil || len(jobs) != 0 {
+		t.Fatalf("a resync with nothing changed queued %v (%v)", prNumbers(jobs), err)
+	}
+}
+
+// settle moves GitHub's clock on a second and runs what a resync then
+// finds: the pull requests last read in the second of their last change,
+// which that read could not take for settled.
+func (e *env) settle() {
+	e.t.Helper()
+	e.gh.Advance(time.Second)
+	jobs, err := e.app.Resync(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := processAll(context.Background(), e.app, j); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
