@@ -194,7 +194,7 @@ func NewApp(o AppOptions) (*App, error) {
 		}
 		a.tmpCache = dir
 	}
-	if a.cache, err = gitcache.New(dir); err != nil {
+	if a.cache, err = gitcache.NewWithOptions(dir, gitcache.Options{Logger: log}); err != nil {
 		return nil, err
 	}
 	return a, nil
