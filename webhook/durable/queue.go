@@ -66,6 +66,11 @@ type State struct {
 	db     db
 	facts  *Facts
 	sqlite bool
+
+	// The last readiness probe (Ready).
+	readyMu  sync.Mutex
+	readyAt  time.Time
+	readyErr error
 }
 
 // Open opens the state Options name, creating or migrating it.

@@ -2,10 +2,17 @@ package reconcile
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/githubtest"
 )
 
 // TestLostApprovalInTheSameSecond: the App's last write and an /approve
@@ -73,5 +80,51 @@ func (e *env) settle() {
 		if err := processAll(context.Background(), e.app, j); err != nil {
 			e.t.Fatal(err)
 		}
+	}
+}
+
+// TestNotReadyWhileNoTokenCanBeHad: GitHub rejects the installation
+// token and will not mint another; the App says it is not ready, with a
+// reason, until a token can be had again, and RunReadiness finds that out
+// without a job asking.
+func TestNotReadyWhileNoTokenCanBeHad(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.app.ProbeGitHub(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.app.Ready(); err != nil {
+		t.Fatalf("not ready: %v", err)
+	}
+	var refuse atomic.Bool
+	refuse.Store(true)
+	e.gh.HookResponses(func(r *http.Request, resp *githubtest.Response) {
+		if refuse.Load() && strings.HasSuffix(r.URL.Path, "/access_tokens") {
+			resp.Status = http.StatusForbidden
+			resp.Body = []byte(`{"message":"This installation has been suspended","documentation_url":"https://docs.github.com/rest"}`)
+		}
+	})
+	e.gh.ExpireTokens()
+	gh, err := e.app.gh.Installation(e.gh.InstallationID(e.repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := gh.Repositories.Get(ctx, "acme", "catalog"); err == nil {
+		t.Fatal("a request succeeded with no token to be had")
+	}
+	err = e.app.Ready()
+	var nr *webhook.NotReadyError
+	if !errors.As(err, &nr) || !strings.Contains(nr.Reason, "installation token") {
+		t.Fatalf("Ready = %v, want not ready for want of a token", err)
+	}
+
+	refuse.Store(false)
+	go e.app.RunReadiness(ctx, time.Millisecond)
+	for e.app.Ready() != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("still not ready once GitHub gives tokens again: %v", e.app.Ready())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
