@@ -471,6 +471,11 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 			}
 		}
 	}
+	if queued && !held {
+		// The key's work has been due since the queued job's time; the
+		// newer job does not postpone it (reapFetched goes by it).
+		at = time.Unix(0, min(due, at.UnixNano()))
+	}
 	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4 WHERE key = $1`,
 		key, encodeJob(j), at.UnixNano(), j.Received.UnixNano()); err != nil {
 		return 0, err
@@ -561,15 +566,22 @@ func (q *Queue) reapLoop(ctx context.Context) {
 // its epoch gone and ends without work.
 func (q *Queue) reap(ctx context.Context, all bool) error {
 	now := q.o.Now()
-	cutoff := now.UnixNano()
-	if all {
-		cutoff = 1<<63 - 1
-	}
 	for {
 		var key string
 		var due int64
 		err := inTx(ctx, q.s.db, func(t tx) error {
-			err := t.queryRow(ctx, `SELECT key, due FROM catalogbot_key WHERE owner <> '' AND lease_until < $1 LIMIT 1`+q.s.db.forUpdate(), cutoff).Scan(&key, &due)
+			// A lease lapses by the database's clock, the one it was
+			// granted by: a replica whose clock runs ahead takes no live
+			// lease.
+			leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+			if err != nil {
+				return err
+			}
+			cutoff := leaseNow.UnixNano()
+			if all {
+				cutoff = 1<<63 - 1
+			}
+			err = t.queryRow(ctx, `SELECT key, due FROM catalogbot_key WHERE owner <> '' AND lease_until < $1 LIMIT 1`+q.s.db.forUpdate(), cutoff).Scan(&key, &due)
 			if err != nil {
 				return err
 			}
@@ -592,7 +604,7 @@ func (q *Queue) reap(ctx context.Context, all bool) error {
 			return err
 		}
 	}
-	return q.reapFetched(ctx, now)
+	return q.reapFetched(ctx, now, all)
 }
 
 // maxReapScan bounds the queued keys reapFetched looks at in a round.
@@ -610,10 +622,18 @@ func (q *Queue) requeue(ctx context.Context, t tx, key string, epoch int64, at t
 
 // reapFetched takes over the keys whose River job a replica fetched and
 // then died before it took the key's lease: their work waits, queued,
-// behind a River job that stays running. Only keys queued for longer than
-// LeaseTTL are looked at, a few at a time, so a backlog costs little.
-func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
+// behind a River job that stays running. Only keys due for longer than
+// LeaseTTL are looked at, a few at a time, so a backlog costs little; a
+// key's due is when its work first became due, which newer work for it
+// does not postpone (put), so a pull request poked often is still found.
+// River's fetch time is told by the database's clock. With all (a SQLite
+// state at start, which no other process may hold) every River job left
+// running is a dead process's, however recent.
+func (q *Queue) reapFetched(ctx context.Context, now time.Time, all bool) error {
 	cutoff := now.Add(-q.o.LeaseTTL)
+	if all {
+		cutoff = time.Unix(0, 1<<63-1)
+	}
 	// One row per query, since tx reads single rows; at most
 	// maxReapScan of the oldest queued keys per round.
 	var keys []string
@@ -644,7 +664,15 @@ func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
 			if err != nil || owner != "" || job == nil {
 				return err
 			}
-			stuck, err := q.eng.stuck(ctx, t, id, cutoff)
+			fetched := cutoff
+			if !all {
+				leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+				if err != nil {
+					return err
+				}
+				fetched = leaseNow.Add(-q.o.LeaseTTL)
+			}
+			stuck, err := q.eng.stuck(ctx, t, id, fetched)
 			if err != nil || !stuck {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,11 @@ type db interface {
 	// transaction ends: PostgreSQL's FOR UPDATE. SQLite needs none, since
 	// its transactions begin IMMEDIATE and so run one at a time.
 	forUpdate() string
+	// clock is the time leases are told by: the database's own clock
+	// (PostgreSQL's clock_timestamp()), one for every replica, so that a
+	// replica whose clock runs ahead cannot find a live lease lapsed. A
+	// SQLite state belongs to one process, whose clock (local) is the one.
+	clock(ctx context.Context, t tx, local func() time.Time) (time.Time, error)
 	close()
 }
 
@@ -60,6 +66,10 @@ type sqliteDB struct {
 }
 
 func (d *sqliteDB) forUpdate() string { return "" }
+
+func (d *sqliteDB) clock(_ context.Context, _ tx, local func() time.Time) (time.Time, error) {
+	return local(), nil
+}
 
 func (d *sqliteDB) close() {
 	d.pool.Close()
@@ -185,7 +195,15 @@ func checkStateFile(path string) error {
 type pgDB struct{ pool *pgxpool.Pool }
 
 func (d *pgDB) forUpdate() string { return " FOR UPDATE" }
-func (d *pgDB) close()            { d.pool.Close() }
+
+func (d *pgDB) clock(ctx context.Context, t tx, _ func() time.Time) (time.Time, error) {
+	var us int64
+	if err := t.queryRow(ctx, `SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint`).Scan(&us); err != nil {
+		return time.Time{}, fmt.Errorf("state: reading the database's clock: %w", err)
+	}
+	return time.UnixMicro(us), nil
+}
+func (d *pgDB) close() { d.pool.Close() }
 
 func (d *pgDB) begin(ctx context.Context) (tx, error) {
 	t, err := d.pool.Begin(ctx)

@@ -56,8 +56,14 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 		case err != nil:
 			return err
 		}
-		if owner != "" && owner != q.o.ID && lease > now.UnixNano() {
-			wait = time.Unix(0, lease).Sub(now) + time.Second
+		// Leases are told by the database's clock; due by the clock of
+		// whoever queued the work.
+		leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+		if err != nil {
+			return err
+		}
+		if owner != "" && owner != q.o.ID && lease > leaseNow.UnixNano() {
+			wait = time.Unix(0, lease).Sub(leaseNow) + time.Second
 			return nil
 		}
 		if enc == nil {
@@ -87,7 +93,7 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 			return err
 		}
 		_, err = t.exec(ctx, `UPDATE catalogbot_key SET running = job, job = NULL, due = 0, owner = $2, lease_until = $3 WHERE key = $1`,
-			args.Key, q.o.ID, now.Add(q.o.LeaseTTL).UnixNano())
+			args.Key, q.o.ID, leaseNow.Add(q.o.LeaseTTL).UnixNano())
 		if err == nil {
 			q.m.QueueAge.Observe(now.Sub(job.Received).Seconds())
 		}
@@ -126,9 +132,12 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 			// them: a renewal gets a third of the lease.
 			rctx, rcancel := context.WithTimeout(jctx, q.o.LeaseTTL/3)
 			err := inTx(rctx, q.s.db, func(t tx) error {
-				var err error
+				leaseNow, err := q.s.db.clock(rctx, t, q.o.Now)
+				if err != nil {
+					return err
+				}
 				n, err = t.exec(rctx, `UPDATE catalogbot_key SET lease_until = $4 WHERE key = $1 AND owner = $2 AND epoch = $3`,
-					args.Key, q.o.ID, args.Epoch, q.o.Now().Add(q.o.LeaseTTL).UnixNano())
+					args.Key, q.o.ID, args.Epoch, leaseNow.Add(q.o.LeaseTTL).UnixNano())
 				return err
 			})
 			rcancel()
