@@ -194,6 +194,7 @@ func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	a := r.a
 	if r.closed {
 		a.metrics.Blocked.Done(r.job.Key.Repo, r.number)
+		r.sayClosed(ctx)
 		return true
 	}
 	if err != nil {
@@ -211,6 +212,34 @@ func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	}
 	r.said = text
 	return true
+}
+
+// sayClosed makes the run of the head this job checked stop saying why
+// the pull request waits, once it is merged or closed: a merged pull
+// request whose run still read "blocked-by: merging" would look stuck.
+// The pull request is read again to tell a merge from a close, whoever
+// made it; a failure is only logged (the pull request waits for nothing).
+func (r *prRun) sayClosed(ctx context.Context) {
+	if r.head == "" || r.said == "" {
+		return
+	}
+	if _, blocked := review.ParseBlockedBy(r.said); !blocked {
+		return
+	}
+	pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+	if err != nil {
+		r.log.Warn("could not read the closed pull request to say so in its run", "err", r.a.fail("report", err))
+		return
+	}
+	text := "Closed without merging: nothing waits.\n"
+	if pr.GetMerged() {
+		text = fmt.Sprintf("Merged as %s: nothing waits.\n", change.ShortSHA(pr.GetMergeCommitSHA()))
+	}
+	if err := r.a.sayBlocked(ctx, r.gh, r.owner, r.name, r.head, text); err != nil {
+		r.log.Warn("could not say in its run that the pull request is closed", "err", r.a.fail("report", err))
+		return
+	}
+	r.said = text
 }
 
 // failedText says why a job failed and what follows, by the failure's

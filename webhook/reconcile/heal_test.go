@@ -128,3 +128,49 @@ func TestNotReadyWhileNoTokenCanBeHad(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestMergedRunSaysMerged: once the App merges a pull request, its run
+// no longer says the merge is under way.
+func TestMergedRunSaysMerged(t *testing.T) {
+	e := newEnv(t, catalogRepo(mergePolicy))
+	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	e.process(pr, "pull_request")
+	if !pr.Merged() {
+		t.Fatal("not merged")
+	}
+	run := e.run(pr.HeadSHA(), CheckRunName)
+	if strings.Contains(run.Text, "blocked-by") || !strings.Contains(run.Text, "Merged as") {
+		t.Fatalf("the merged pull request's run says:\n%s", run.Text)
+	}
+	if run.Conclusion != "success" {
+		t.Errorf("conclusion %q", run.Conclusion)
+	}
+}
+
+// TestOutageDuringDeliveryIsRetried: GitHub answers 502 for longer than
+// the client's own retries last while a delivery's job runs; the job is
+// tried again with backoff and the pull request merges, with no resync.
+func TestOutageDuringDeliveryIsRetried(t *testing.T) {
+	e := newEnvWith(t, catalogRepo(mergePolicy), func(o *AppOptions) { o.GitHubBackoff = time.Millisecond })
+	url, d, _ := e.serve(t)
+	pr := e.openPR("alice", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
+	opened := e.gh.Payload("pull_request", "opened", githubtest.PayloadArgs{Repo: e.repo, PR: pr.Number})
+	e.gh.FailNext(12, http.StatusBadGateway) // more than one request's five tries
+	if resp := e.gh.Deliver(t, url, serveSecret, "pull_request", opened, "open-1"); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("opened: %d", resp.StatusCode)
+	}
+	var events []string
+	for !pr.Merged() {
+		j := d.wait(t)
+		events = append(events, j.Event)
+		if len(events) > 10 {
+			t.Fatalf("not merged after jobs %v", events)
+		}
+	}
+	if events[0] != "pull_request" || !slices.Contains(events, "retry") {
+		t.Errorf("jobs %v, want the delivery's and then its retry", events)
+	}
+	if e.mergesAt(pr.HeadSHA()) != 1 {
+		t.Errorf("merges = %+v", e.repo.Merges())
+	}
+}
