@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
@@ -172,5 +175,28 @@ func TestOutageDuringDeliveryIsRetried(t *testing.T) {
 	}
 	if e.mergesAt(pr.HeadSHA()) != 1 {
 		t.Errorf("merges = %+v", e.repo.Merges())
+	}
+}
+
+// TestFailedTextByClass: the run of a pull request whose job failed says
+// whether the job is tried again, by the failure's class.
+func TestFailedTextByClass(t *testing.T) {
+	now := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	resp := func(code int) error {
+		return &github.ErrorResponse{Response: &http.Response{StatusCode: code, Request: &http.Request{Method: "GET", URL: &url.URL{Path: "/x"}}}}
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{resp(http.StatusBadGateway), "tried again shortly, with backoff"},
+		{errors.New("git fetch: connection reset"), "tried again shortly, with backoff"},
+		{resp(http.StatusUnauthorized), "a new one is minted"},
+		{resp(http.StatusForbidden), "not tried again (GitHub refused a request with HTTP 403)"},
+		{resp(http.StatusNotFound), "not tried again (GitHub refused a request with HTTP 404)"},
+	} {
+		if got := failedText(tc.err, now); !strings.Contains(got, tc.want) || !strings.Contains(got, "2026-11-28T01:00:00Z") {
+			t.Errorf("failedText(%v) = %q, want it to say %q", tc.err, got, tc.want)
+		}
 	}
 }
