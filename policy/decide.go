@@ -41,6 +41,12 @@ type PRState struct {
 	CheckedSHA string
 	// Mergeable is the forge's verdict; nil while it is still computing.
 	Mergeable *bool
+	// Conflicts are the paths where the change does not apply onto the
+	// base's tip, as catalogbot merged it: there is no tree to judge, so
+	// no merge, whatever the forge says.
+	Conflicts []string
+	// Onto is the base tip the change was merged onto for the check.
+	Onto string
 	// BaseMoved says the base branch moved since the check, and
 	// BaseChangedPaths which paths it changed.
 	BaseMoved        bool
@@ -194,16 +200,34 @@ func (p *Policy) Decide(report Report, pr PRState) Decision {
 	case !*pr.Mergeable:
 		no(CodeMergeConflict, "the pull request cannot be merged cleanly")
 	}
+	if len(pr.Conflicts) > 0 {
+		no(CodeMergeConflict, "the change does not apply cleanly onto %s: %s changed on both sides", short(pr.Onto), listPaths(pr.Conflicts))
+	}
 
+	// The verdict is on the tree the base will hold after the merge, so
+	// any move of the base calls for a new one: a change elsewhere in
+	// the catalog (a bundle removed that this change replaces, a channel
+	// another change added) can make the merge result invalid. The
+	// judgement is incremental; the overlap only names what both moved.
 	if pr.BaseMoved {
 		if shared := p.overlap(pr.BaseChangedPaths, pr.TouchedPaths); len(shared) > 0 {
 			no(CodeBaseMoved, "the base branch changed %s since the check", strings.Join(shared, ", "))
-			d.Recheck = true
+		} else {
+			no(CodeBaseMoved, "the base branch moved since the check; the merge result is judged again")
 		}
+		d.Recheck = true
 	}
 
 	d.Merge = len(d.Blocks) == 0
 	return d
+}
+
+// listPaths names up to three paths, then how many more.
+func listPaths(paths []string) string {
+	if len(paths) <= 3 {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:3], ", "), len(paths)-3)
 }
 
 func conclusion(c checks.Conclusion) string {

@@ -281,12 +281,26 @@ func TestDecide(t *testing.T) {
 			reasons: []string{"mergeability unknown"},
 		},
 		{
+			// Another package's change can still make the merge
+			// result invalid (a bundle it removes that this change
+			// replaces): the merge result is judged again.
 			name: "base moved elsewhere",
 			change: func(_ *Report, pr *PRState) {
 				pr.BaseMoved = true
 				pr.BaseChangedPaths = []string{"catalog/bar/index.yaml", "catalog/foobar/index.yaml", "README.md"}
 			},
-			merge: true,
+			recheck: true,
+			codes:   []Code{CodeBaseMoved},
+			reasons: []string{"the base branch moved since the check; the merge result is judged again"},
+		},
+		{
+			name: "the change does not apply onto the base",
+			change: func(_ *Report, pr *PRState) {
+				pr.Onto = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+				pr.Conflicts = []string{"catalog/foo/a.yaml", "catalog/foo/b.yaml", "catalog/foo/c.yaml", "catalog/foo/d.yaml"}
+			},
+			codes:   []Code{CodeMergeConflict},
+			reasons: []string{"the change does not apply cleanly onto 1a2b3c4d5e6f: catalog/foo/a.yaml, catalog/foo/b.yaml, catalog/foo/c.yaml and 1 more changed on both sides"},
 		},
 		{
 			name: "base moved in the same package",

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"sync"
 )
 
 // Delivery results, the values of the result label of
@@ -40,6 +41,13 @@ type Metrics struct {
 	// Retries counts the failed jobs held to be tried again, by the
 	// failure's class (webhook.RetryClass: transient, unauthorized).
 	Retries *prometheus.CounterVec
+	// InvalidBranches counts the repositories whose published branch's
+	// catalog does not validate, as the publish job last judged it
+	// (SetBranchInvalid): main holds a tree the merge decisions never
+	// judged, and nothing is published from it.
+	InvalidBranches prometheus.Gauge
+	invalidMu       sync.Mutex
+	invalid         map[string]bool
 	// Blocked is why each open pull request waits and since when:
 	// catalogbot_pr_blocked_seconds{reason}, the longest current wait
 	// of each reason (see BlockedWaits for why a gauge of the maximum).
@@ -101,7 +109,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	// The fixed result sets start at zero so that rate() and alerts see the
 	// series before the first event of each kind.
-	for _, r := range []string{"merged", "conflict", "refused", "error"} {
+	for _, r := range []string{"merged", "conflict", "refused", "error", "unjudged"} {
 		m.Merges.WithLabelValues(r)
 	}
 	for _, r := range []string{"pushed", "unchanged", "failed"} {
@@ -121,10 +129,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, c := range []RetryClass{Transient, Unauthorized} {
 		m.Retries.WithLabelValues(c.String())
 	}
+	m.InvalidBranches = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "catalogbot_invalid_branches",
+		Help: "Repositories whose published branch's catalog does not validate, as last published.",
+	})
+	m.invalid = map[string]bool{}
 	m.Blocked = newBlockedWaits()
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.Blocked)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.InvalidBranches, m.Blocked)
 	}
 	return m
+}
+
+// SetBranchInvalid records whether the published branch of repo validated
+// when it was last published.
+func (m *Metrics) SetBranchInvalid(repo string, invalid bool) {
+	m.invalidMu.Lock()
+	defer m.invalidMu.Unlock()
+	if invalid {
+		m.invalid[repo] = true
+	} else {
+		delete(m.invalid, repo)
+	}
+	m.InvalidBranches.Set(float64(len(m.invalid)))
 }

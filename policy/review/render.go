@@ -151,7 +151,24 @@ func (o *Outcome) Summary() string {
 	if !o.Valid() {
 		return InvalidPolicy(o.PolicyFindings, ForCheck)
 	}
+	if m := o.mergeNote(); m != "" {
+		return m + "\n\n" + o.Report.Markdown()
+	}
 	return o.Report.Markdown()
+}
+
+// mergeNote says what the verdict was made on: the merge result, or the
+// head alone because the change does not apply onto the base.
+func (o *Outcome) mergeNote() string {
+	m := o.Merge
+	if m == nil {
+		return ""
+	}
+	if len(m.Conflicts) > 0 {
+		return fmt.Sprintf("The change does not apply cleanly onto `%s` at `%s` (%s changed on both sides): its own head was checked, and it cannot merge until it is updated.",
+			m.Branch, change.ShortSHA(m.Onto), strings.Join(m.Conflicts, ", "))
+	}
+	return fmt.Sprintf("Checked as merged onto `%s` at `%s`: the tree `%s` will hold after the merge.", m.Branch, change.ShortSHA(m.Onto), m.Branch)
 }
 
 // Context is what an invalid policy stopped.
@@ -606,6 +623,9 @@ func (o *Outcome) notes() string {
 		return ""
 	}
 	var notes []string
+	if m := o.mergeNote(); m != "" {
+		notes = append(notes, m)
+	}
 	if g := strings.TrimSpace(o.graphs()); g != "" {
 		notes = append(notes, g)
 	}

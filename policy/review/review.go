@@ -56,11 +56,31 @@ type PR struct {
 	// the App's login and the service's configured bots.
 	Bots []string
 
+	// Merge, when set, says what Head is: the tree the base branch will
+	// hold once the change is merged (the head merged onto the base's
+	// tip, change.Merge), or, when the change does not apply there, the
+	// pull request's own head with the paths that conflict. A merge is
+	// only ever made from a verdict on the merge result.
+	Merge *Merge
+
 	// How the images and references checks reach registries; see
 	// pipeline.Input.
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
+}
+
+// Merge is how a pull request's head was put onto its base branch for the
+// check.
+type Merge struct {
+	// Branch is the base branch, Onto the commit of its tip the head was
+	// merged onto.
+	Branch string `json:"branch"`
+	Onto   string `json:"onto"`
+	// Conflicts are the paths both sides changed in ways that do not
+	// combine; when there are any, Head is the pull request's own head,
+	// judged alone, and nothing merges.
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
 // Hold is what holds a pull request, if anything.
@@ -93,6 +113,9 @@ type Outcome struct {
 	Activity owners.Activity `json:"-"`
 	Hold     Hold            `json:"hold"`
 	Draft    bool            `json:"draft,omitempty"`
+	// Merge is how the head was put onto the base for the check; nil
+	// when the head's own tree was judged against the base.
+	Merge *Merge `json:"merge,omitempty"`
 
 	// Touched are the paths the change touches, renames on both sides.
 	Touched []string `json:"-"`
@@ -120,6 +143,7 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		BaseSHA:     pr.Change.BaseSHA,
 		HeadSHA:     pr.Change.HeadSHA,
 		Draft:       pr.Draft,
+		Merge:       pr.Merge,
 		Touched:     pr.Change.Paths(),
 		eventsRead:  -1,
 		noEventsWhy: pr.NoEventsWhy,
@@ -318,6 +342,9 @@ func (o *Outcome) Decide(f Forge) policy.Decision {
 		TouchedPaths:     o.Touched,
 		ExtraChecks:      f.Checks,
 		OwnRun:           f.Own,
+	}
+	if o.Merge != nil {
+		state.Conflicts, state.Onto = o.Merge.Conflicts, o.Merge.Onto
 	}
 	if f.Local {
 		clean := true

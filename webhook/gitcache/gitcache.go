@@ -366,3 +366,43 @@ func (c *Cache) FirstParents(repo, from, to string, max int) (shas []string, com
 	}
 	return shas, sha == from, nil
 }
+
+// Merge merges commit theirs (a pull request's head) onto ours (its base
+// branch's tip), both already fetched, as change.Merge does: the merge
+// commit it may write is kept in the repository, so that the result reads
+// as a tree (Tree) like any fetched commit.
+func (c *Cache) Merge(repo, ours, theirs string) (*change.Merged, error) {
+	dir, err := c.path(repo)
+	if err != nil {
+		return nil, err
+	}
+	// Objects are written: not while a fetch writes the same repository.
+	unlock := c.lock(dir)
+	defer unlock()
+	r, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := change.Merge(r, ours, theirs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: merge %s onto %s: %w", repo, change.ShortSHA(theirs), change.ShortSHA(ours), err)
+	}
+	return m, nil
+}
+
+// TreeID is the id of the tree of commit sha, already fetched.
+func (c *Cache) TreeID(repo, sha string) (string, error) {
+	dir, err := c.path(repo)
+	if err != nil {
+		return "", err
+	}
+	r, err := open(dir)
+	if err != nil {
+		return "", err
+	}
+	cm, err := r.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return "", fmt.Errorf("%s: commit %s: %w", repo, sha, err)
+	}
+	return cm.TreeHash.String(), nil
+}

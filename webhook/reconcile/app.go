@@ -55,6 +55,13 @@ type AppOptions struct {
 	// Now is the clock of check runs and retries, for tests; nil is
 	// time.Now.
 	Now func() time.Time
+	// MergeTurnTTL is how long a repository's merge turn outlives a
+	// holder that stopped renewing it (turn.go); 0 is two minutes.
+	MergeTurnTTL time.Duration
+	// MergeTurnRetry is how soon a pull request that found the merge
+	// turn taken asks again, plus up to as much jitter; 0 is two
+	// seconds.
+	MergeTurnRetry time.Duration
 	// Facts, when set, keep what deliveries told the App (comment
 	// editors, head push times, pending retries) beyond the process and
 	// share them between replicas; nil keeps them in memory.
@@ -98,7 +105,9 @@ type App struct {
 	// attestation then says.
 	merges    memo[string, review.MergeRecord]
 	published memo[string, string]
-	clock     func() time.Time
+	// turns are the repositories' merge turns (turn.go).
+	turns turns
+	clock func() time.Time
 
 	// github is nil once GitHub accepted the App's credentials (see
 	// ProbeGitHub), and otherwise why it has not yet.
@@ -173,6 +182,7 @@ func NewApp(o AppOptions) (*App, error) {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
+	a.turns.ttl, a.turns.retry = o.MergeTurnTTL, o.MergeTurnRetry
 	if o.Facts != nil {
 		fail := func(err error) {
 			m.Errors.WithLabelValues("state").Inc()
@@ -184,6 +194,7 @@ func NewApp(o AppOptions) (*App, error) {
 		a.merges.persist(o.Facts, "merges", fail)
 		a.published.persist(o.Facts, "published", fail)
 		m.Blocked.Persist(o.Facts, fail)
+		a.turns.facts = o.Facts
 	}
 	dir := cfg.CacheDir
 	if dir == "" {

@@ -22,6 +22,9 @@ const (
 	MergeConflict = "conflict" // GitHub refused: 405 or 409
 	MergeQueued   = "queued"   // put in the base branch's merge queue, which merges it
 	MergeRefused  = "refused"  // what the forge says now refused a merge that what was known allowed
+	// MergeUnjudged counts merges after which the base branch did not
+	// hold the tree judged: something else reached it in between.
+	MergeUnjudged = "unjudged"
 	MergeError    = "error"
 )
 
@@ -37,6 +40,7 @@ type mergeInput struct {
 	outcome *review.Outcome
 	pre     policy.Decision // on what was known before asking GitHub more
 	snap    *gitcache.Snapshot
+	merged  *change.Merged // the head merged onto snap's base: what was judged
 	src     gitcache.Source
 	base    string // base branch
 	node    string // the pull request's GraphQL node id
@@ -59,6 +63,20 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		}
 		return false, nil
 	}
+
+	// One merge decision at a time per repository (turn.go).
+	got, by, err := a.turns.take(ctx, r.job.Key.Repo, r.holder, r.number, a.now())
+	if err != nil {
+		return false, a.fail("state", err)
+	}
+	if !got {
+		r.waitTurn, r.retryAt, r.settled = true, a.turns.retryAt(a.now()), false
+		log.Info("waiting for the merge turn", "first", by, "next", r.retryAt)
+		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: fmt.Sprintf(
+			"approved and green; waiting for its turn to merge after #%d, then judged again on %s as it is then", by, in.base)}}
+		return false, nil
+	}
+	r.waitTurn = false
 
 	pr, err := r.reread(ctx)
 	if err != nil {
@@ -109,6 +127,16 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return false, nil
 	}
 
+	// The turn is renewed just before the merge call: a decision that
+	// outlived its lease (a stalled process) must not merge beside the
+	// one that took the turn over.
+	if got, by, err := a.turns.take(ctx, r.job.Key.Repo, r.holder, r.number, a.now()); err != nil || !got {
+		r.waitTurn, r.retryAt, r.settled = true, a.turns.retryAt(a.now()), false
+		log.Warn("lost the merge turn before merging; judging again later", "first", by, "err", err)
+		r.blocks = []policy.Block{{Code: policy.CodeMerging, Text: fmt.Sprintf(
+			"approved and green; its turn to merge lapsed, and it is judged again after #%d", by)}}
+		return false, nil
+	}
 	res, _, err := r.gh.PullRequests.Merge(ctx, r.owner, r.name, r.number, "", &github.PullRequestOptions{SHA: d.SHA, MergeMethod: d.Method})
 	if err != nil && statusOf(err) == 405 && r.requiresQueue(ctx, in.base, err) {
 		return r.enqueue(ctx, in, d.SHA, pr)
@@ -142,7 +170,35 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 	})
 	a.forget(r.job.Key.Repo, r.number)
 	r.final, r.closed = nil, true
+	r.confirmMerged(ctx, in, res.GetSHA())
 	return false, nil
+}
+
+// confirmMerged reads the base branch after a merge and compares its tree
+// with the merge result that was judged. They differ when something else
+// reached the branch in between (a person's merge or push) or GitHub
+// merged differently: then main holds a tree nobody judged. The push it
+// made is judged at once by the publish job (which refuses an invalid
+// catalog and says so on the commit); here it is counted and logged, so
+// that the alert on catalogbot_merges_total{result="unjudged"} fires.
+func (r *prRun) confirmMerged(ctx context.Context, in mergeInput, commit string) {
+	a := r.a
+	tip, err := a.cache.Branch(ctx, in.src, in.base)
+	if err != nil {
+		r.log.Warn("could not read the branch after the merge", "err", a.fail("git", err))
+		return
+	}
+	tree, err := a.cache.TreeID(in.src.Repo, tip)
+	if err != nil {
+		r.log.Warn("could not read the branch after the merge", "err", a.fail("git", err))
+		return
+	}
+	if tree == in.merged.Tree {
+		return
+	}
+	a.metrics.Merges.WithLabelValues(MergeUnjudged).Inc()
+	r.log.Error("the base branch does not hold the tree that was judged; its catalog is judged again on the push",
+		"branch", in.base, "tip", tip, "merge_commit", commit, "tree", tree, "judged_tree", in.merged.Tree, "onto", in.snap.BaseSHA)
 }
 
 // reread reads the pull request again, waiting a little while GitHub is

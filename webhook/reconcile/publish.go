@@ -214,8 +214,11 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	case res.ListFindings != nil:
 		return failed("The reference list is invalid", "The catalog.yaml reference list has errors; nothing was published.", res.ListFindings)
 	case res.Status == publish.Invalid:
+		a.metrics.SetBranchInvalid(repo, true)
+		a.log.Error("the published branch's catalog does not validate; nothing was published", "repo", repo, "sha", sha, "image", image)
 		return failed("The catalog is invalid", fmt.Sprintf("The catalog at %s does not validate; nothing was published.\n\n%s", sha, res.Findings.OPMMessage), res.Findings.Findings)
 	}
+	a.metrics.SetBranchInvalid(repo, false)
 	result, verb := PublishPushed, "Published"
 	if res.Status == publish.Unchanged {
 		result, verb = PublishUnchanged, "Unchanged"

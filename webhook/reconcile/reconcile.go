@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"time"
@@ -61,6 +62,12 @@ type prRun struct {
 	blocks []policy.Block
 	said   string
 	closed bool
+
+	// holder names this job in the repository's merge turn (turn.go);
+	// waitTurn says the pull request is in line for it, and keeps its
+	// place when the job ends.
+	holder   string
+	waitTurn bool
 }
 
 // reconcile checks a pull request at its current head, reports the result
@@ -84,6 +91,8 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
 	r.rerequest = r.rerequested()
+	r.holder = fmt.Sprintf("%s/%s/%d", a.instance, job.Delivery, start.UnixNano())
+	defer r.leaveTurn()
 	// However the job ends, the pull request says why it waits.
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
@@ -95,10 +104,13 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 			break
 		}
 		if pass == maxPasses {
-			log.Warn("the pull request kept moving; leaving it to the next event or resync", "passes", pass)
-			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request kept moving during the check; the next event or resync checks it again"}}
+			// Never left to a resync: the job comes back in a moment,
+			// and the pull request keeps its place in the merge line.
+			r.retryAt, r.waitTurn = a.turns.retryAt(a.now()), true
+			log.Warn("the pull request or its base kept moving; trying again shortly", "passes", pass, "next", r.retryAt)
+			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request or its base branch kept moving during the check; it is checked again in a few seconds"}}
 			r.explain(ctx, nil)
-			return time.Time{}, nil
+			return r.retryAt, nil
 		}
 	}
 	if !r.explain(ctx, nil) {
@@ -155,6 +167,12 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return false, a.fail("git", err)
 	}
 	log = log.With("base", snap.BaseSHA)
+	// The verdict that can merge is on the tree the base branch will
+	// hold: the head merged onto its tip.
+	judged, merged, err := r.mergeResult(snap, src.Repo, pr.GetBase().GetRef())
+	if err != nil {
+		return false, a.fail("git", err)
+	}
 
 	files, err := ghapi.PRFiles(ctx, r.gh, r.owner, r.name, r.number)
 	if errors.Is(err, ghapi.ErrTooManyFiles) {
@@ -181,7 +199,8 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		Files:   files,
 	}
 	outcome, err := review.Evaluate(ctx, &review.PR{
-		Change: ch, Base: snap.Base, Head: snap.Head,
+		Change: ch, Base: snap.Base, Head: judged,
+		Merge: &review.Merge{Branch: pr.GetBase().GetRef(), Onto: snap.BaseSHA, Conflicts: merged.Conflicts},
 		Draft: pr.GetDraft(), Labels: labelsOf(pr),
 		Events: events, EventsRead: true,
 		Bots:         a.ownBots(),
@@ -228,7 +247,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	log.Info("checked", "conclusion", out.Conclusion, "approved", outcome.Approved())
 
-	in := mergeInput{outcome: outcome, pre: pre, snap: snap, src: src, base: pr.GetBase().GetRef(), node: pr.GetNodeID()}
+	in := mergeInput{outcome: outcome, pre: pre, snap: snap, merged: merged, src: src, base: pr.GetBase().GetRef(), node: pr.GetNodeID()}
 	removed, err := r.removedFromQueue(ctx, head, outcome)
 	if err != nil {
 		return false, a.fail("comment", err)
@@ -265,6 +284,44 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// mergeResult is the tree a verdict that can merge is made on: the head
+// merged onto the base's tip (the head itself when it contains the tip).
+// Where the change does not apply, the head's own tree is judged, for its
+// author, and merged.Conflicts says why nothing merges.
+func (r *prRun) mergeResult(snap *gitcache.Snapshot, repo, branch string) (fs.FS, *change.Merged, error) {
+	m, err := r.a.cache.Merge(repo, snap.BaseSHA, snap.HeadSHA)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !m.Clean() {
+		r.log.Info("the change does not apply onto the base branch", "branch", branch, "conflicts", m.Conflicts)
+		return snap.Head, m, nil
+	}
+	if m.SHA == snap.HeadSHA {
+		return snap.Head, m, nil
+	}
+	t, err := r.a.cache.Tree(repo, m.SHA)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, m, nil
+}
+
+// leaveTurn gives up the job's merge turn, and its place in line unless
+// it comes back for it.
+func (r *prRun) leaveTurn() {
+	if r.waitTurn {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.a.turns.leave(ctx, r.job.Key.Repo, r.holder, r.number); err != nil {
+		// The lease expires by itself; the line forgets a waiter that
+		// stops asking.
+		r.log.Warn("could not give up the merge turn", "err", r.a.fail("state", err))
+	}
 }
 
 // ownBots are the App's own bots, ignored besides the policy's: the
