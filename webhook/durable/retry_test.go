@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -66,5 +67,49 @@ func TestFailedJobRetried(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("the 404 ran %d times, want once", n)
+	}
+}
+
+// TestStoppedJobRunsAgain: a job stopped by the process's shutdown (its
+// context cancelled, as catalogbot serve's stop does to work under way)
+// is not a failure to give up on: its work goes back in the state and the
+// next start runs it, with no resync.
+func TestStoppedJobRunsAgain(t *testing.T) {
+	dir := t.TempDir()
+	s := openSQLiteState(t, dir, Options{})
+	started := make(chan struct{}, 1)
+	p := webhook.ProcessorFunc(func(ctx context.Context, j webhook.Job) (webhook.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return webhook.Result{}, fmt.Errorf("list the files of o/r#%d: %w", j.Key.PR, ctx.Err())
+	})
+	q, err := s.Queue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q.Enqueue(prJob(1, "d1"))
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job never started")
+	}
+	cancel()
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	q.Drain(dctx)
+	dcancel()
+	s.Close()
+
+	s = openSQLiteState(t, dir, Options{})
+	defer s.Close()
+	r := newRecorder()
+	q = startQueue(t, s, r)
+	defer stopQueue(t, q)
+	got := r.wait(t, 1, 20*time.Second)
+	if got[0].Key.PR != 1 || got[0].Delivery != "d1" {
+		t.Errorf("after the restart ran %+v, want the stopped job", got[0])
 	}
 }

@@ -191,6 +191,16 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 		if err := q.finishReplay(ctx, t, job.Replay, now, failed); err != nil {
 			return err
 		}
+		if class, _ := webhook.Classify(err, now); failed && class == webhook.Canceled {
+			// Stopped, not failed (a drain, a shutdown): the work goes
+			// back in the key's row, unless newer work is there, for
+			// the next start or another replica. A lease lost meanwhile
+			// matches no row; the takeover queued it already.
+			_, err := t.exec(ctx, `UPDATE catalogbot_key SET job = COALESCE(job, running),
+				due = CASE WHEN job IS NULL THEN $4 ELSE due END, running = NULL
+				WHERE key = $1 AND owner = $2 AND epoch = $3`, args.Key, q.o.ID, args.Epoch, now.UnixNano())
+			return err
+		}
 		_, err := t.exec(ctx, `UPDATE catalogbot_key SET running = NULL WHERE key = $1 AND owner = $2 AND epoch = $3`, args.Key, q.o.ID, args.Epoch)
 		return err
 	})
