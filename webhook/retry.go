@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -79,6 +80,7 @@ func Classify(err error, now time.Time) (class RetryClass, after time.Duration) 
 		abuse *github.AbuseRateLimitError
 		er    *github.ErrorResponse
 		ae    *github.AcceptedError
+		mint  *ghinstallation.HTTPError
 		ne    net.Error
 		ue    *url.Error
 	)
@@ -99,21 +101,30 @@ func Classify(err error, now time.Time) (class RetryClass, after time.Duration) 
 	case errors.As(err, &ae):
 		return Transient, 0 // GitHub is still computing the answer
 	case errors.As(err, &er) && er.Response != nil:
-		switch code := er.Response.StatusCode; {
-		case code == http.StatusUnauthorized:
-			return Unauthorized, 0
-		case code >= 500, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
-			return Transient, 0
-		case code >= 400:
-			return Permanent, 0
-		}
-		return Transient, 0
+		return classOfStatus(er.Response.StatusCode), 0
+	case errors.As(err, &mint) && mint.Response != nil:
+		// GitHub's answer to a token request: a suspended or removed
+		// installation is not mended by asking again.
+		return classOfStatus(mint.Response.StatusCode), 0
 	case errors.As(err, &ue), errors.As(err, &ne):
 		return Transient, 0
 	}
 	// Anything else (git could not fetch, a state write failed) is taken
 	// to pass: the tries are bounded (RetryPolicy.MaxAttempts).
 	return Transient, 0
+}
+
+// classOfStatus is the class of a GitHub answer's HTTP status.
+func classOfStatus(code int) RetryClass {
+	switch {
+	case code == http.StatusUnauthorized:
+		return Unauthorized
+	case code >= 500, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
+		return Transient
+	case code >= 400:
+		return Permanent
+	}
+	return Transient
 }
 
 // Retry defaults.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -40,6 +41,8 @@ func TestClassify(t *testing.T) {
 		{"marked", AsPermanent(errors.New("invalid repository")), Permanent, 0},
 		{"marked 502", AsPermanent(ghError(502)), Permanent, 0},
 		{"canceled", fmt.Errorf("x: %w", context.Canceled), Canceled, 0},
+		{"token refused", fmt.Errorf("installation 7: token: %w", &ghinstallation.HTTPError{Response: &http.Response{StatusCode: 403}}), Permanent, 0},
+		{"token server error", &ghinstallation.HTTPError{Response: &http.Response{StatusCode: 502}}, Transient, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, after := Classify(tc.err, now)
