@@ -68,7 +68,15 @@ type Policy struct {
 	// Maintainers approve every path besides the sources' approvers
 	// (LoadOptions.Maintainers); nil for none.
 	Maintainers *Maintainers `json:",omitempty"`
+	// RequireAccess is AccessWrite when approvals count only from users
+	// the forge says may write to the repository (Input.WriteAccess,
+	// which the review core fills in); "" for no such rule.
+	RequireAccess string `json:",omitempty"`
 }
+
+// AccessWrite is the one value of Policy.RequireAccess: write access to
+// the repository (GitHub's write, maintain or admin).
+const AccessWrite = "write"
 
 // Owner sources.
 const (
@@ -88,6 +96,12 @@ type Input struct {
 	// count (the author included): an owner who has lost access to the
 	// repository approves nothing. Nil means no such filter.
 	Collaborators []string
+	// WriteAccess, when not nil, are the only users whose approvals
+	// count because the forge says they may write to the repository
+	// (Policy.RequireAccess); the author's own approval included.
+	// NoAccess says why a user outside it does not count.
+	WriteAccess []string
+	NoAccess    string
 	// Base and Head are the trees of the change, used to judge changes
 	// to catalog.yaml reference lists entry by entry. Without them a
 	// reference list is judged as a whole, by its own owners.
@@ -96,6 +110,23 @@ type Input struct {
 	// removes or changes, wherever they sit (spec/owners.md section 4).
 	// Each needs the approvers of its home besides those of the paths.
 	Packages []PackageTouch
+	// Catalogs are the catalogs the change adds or removes. Each is a
+	// published image that appears or goes, which only the root
+	// approvers (the maintainers) may decide.
+	Catalogs []CatalogChange
+}
+
+// CatalogChange is a catalog that a change adds or removes.
+type CatalogChange struct {
+	// Name is the catalog's name, Roots its directories on the side
+	// where it exists.
+	Name  string   `json:"name"`
+	Roots []string `json:"roots"`
+	// Added is set for a new catalog, unset for one the change removes.
+	Added bool `json:"added,omitempty"`
+	// Files are changed files under its roots, the first of which the
+	// requirement is shown against.
+	Files []string `json:"files,omitempty"`
 }
 
 // PackageTouch is a package whose blobs a change adds, removes or changes.
@@ -114,6 +145,18 @@ type PackageTouch struct {
 	// Added and Removed count its blobs the change adds and removes.
 	Added   int `json:"added,omitempty"`
 	Removed int `json:"removed,omitempty"`
+	// ByName says the package's ownership follows its name across the
+	// repository, as under the directories layout, where Home is named
+	// for the operator rather than the package: besides Home's
+	// approvers, the package needs those of its operator (Holders, and
+	// operators/<name>/ci.yaml where ci.yaml is a source), and the root
+	// approvers when Home is a directory of another name that never held
+	// it, or when the package is new to the repository (see
+	// Repo.packageTargets).
+	ByName bool `json:"byName,omitempty"`
+	// Holders are, with ByName, the directories that hold the package
+	// on the base, "<root>/<dir>/", in every catalog of the repository.
+	Holders []string `json:"holders,omitempty"`
 }
 
 // PackageState is the approval state of one touched package.
@@ -127,6 +170,28 @@ type PackageState struct {
 	// CIYAML is the package's ci.yaml whose reviewers approve it, when
 	// ci.yaml is an owners source.
 	CIYAML *CIYAMLGrant `json:"ciYAML,omitempty"`
+	// Identity are what the package needs besides its home's approvers
+	// when its ownership follows its name (PackageTouch.ByName). Approved
+	// is set only when they are approved too.
+	Identity []PackageNeed `json:"identity,omitempty"`
+
+	res          *Resolution
+	homeApproved bool
+}
+
+// PackageNeed is one approval a package needs besides its home's: its
+// operator's approvers where the base keeps it, or the root approvers.
+type PackageNeed struct {
+	// Path is the directory whose approvers decide.
+	Path string `json:"path"`
+	// Why says why the package needs them.
+	Why        string       `json:"why"`
+	Root       bool         `json:"root,omitempty"`
+	Approvers  []string     `json:"approvers"`
+	ApprovedBy []string     `json:"approvedBy,omitempty"`
+	Approved   bool         `json:"approved"`
+	Blocked    string       `json:"blocked,omitempty"`
+	CIYAML     *CIYAMLGrant `json:"ciYAML,omitempty"`
 
 	res *Resolution
 }
@@ -158,6 +223,9 @@ type State struct {
 	// Packages are the catalog packages the change touches, each with
 	// the approvers of its home; their coverage is in Files too.
 	Packages []PackageState `json:"packages,omitempty"`
+	// Catalogs are the catalogs the change adds or removes, which the
+	// root approvers decide; their coverage is in Files too.
+	Catalogs []CatalogChange `json:"catalogs,omitempty"`
 }
 
 // Coverage is the approval state of one path.
@@ -185,10 +253,11 @@ type Coverage struct {
 	// when ci.yaml is an owners source.
 	CIYAML *CIYAMLGrant `json:"ciYAML,omitempty"`
 
-	res     *Resolution
-	root    bool
-	derived bool // the path stands for part of File (a reference list entry)
-	pkg     int  // as target.pkg
+	res      *Resolution
+	root     bool
+	derived  bool // the path stands for part of File (a reference list entry)
+	pkg      int  // as target.pkg
+	identity bool // as target.identity
 }
 
 // Requirement is one OWNERS file whose approvers must approve.
@@ -223,6 +292,8 @@ type target struct {
 	root            bool // only the root approvers decide
 	derived         bool // part of a reference list, not a file
 	pkg             int  // 1 + the index of the package in Input.Packages; 0 for a path
+	// identity marks a package's need besides its home (PackageNeed).
+	identity bool
 }
 
 // Evaluate computes the approval state of a change: which paths need whose
@@ -241,7 +312,8 @@ func (r *Repo) Evaluate(in Input) *State {
 
 	targets, findings := r.targets(c, in)
 	st.Findings = append(st.Findings, findings...)
-	targets = append(targets, packageTargets(in.Packages)...)
+	targets = append(targets, r.packageTargets(in.Packages)...)
+	targets = append(targets, catalogTargets(in.Catalogs)...)
 
 	current, notCounted, author := r.currentApprovers(c, in)
 	st.NotCounted = notCounted
@@ -263,6 +335,7 @@ func (r *Repo) Evaluate(in Input) *State {
 			res:          res,
 			root:         t.root,
 			derived:      t.derived,
+			identity:     t.identity,
 		}
 		if t.pkg > 0 {
 			cov.Package, cov.pkg = in.Packages[t.pkg-1].Name, t.pkg
@@ -287,6 +360,7 @@ func (r *Repo) Evaluate(in Input) *State {
 
 	st.Required = r.required(st.Files, byDir)
 	st.Packages = packageStates(in.Packages, st.Files)
+	st.Catalogs = in.Catalogs
 	for _, req := range st.Required {
 		if !req.Approved {
 			st.Unapproved = append(st.Unapproved, req.File)
@@ -446,7 +520,15 @@ func (r *Repo) targets(c *change.Change, in Input) ([]target, []checks.Finding) 
 // packageTargets are the homes of the touched packages: each package
 // needs its home's approvers wherever its blobs sit, so that the owner of
 // one package cannot change another from their own directory.
-func packageTargets(pkgs []PackageTouch) []target {
+//
+// A package whose ownership follows its name (PackageTouch.ByName) needs
+// more, since its home is named for an operator and any operator's
+// directory can hold any package: the approvers of the package where the
+// base keeps it (operators/<name>/ci.yaml and its directories in every
+// catalog), and the root approvers when its directory has another name
+// and never held it (the first konflux directory to hold konflux-operator
+// was the maintainers' to accept) or when the base has no trace of it.
+func (r *Repo) packageTargets(pkgs []PackageTouch) []target {
 	var out []target
 	for i, p := range pkgs {
 		file := ""
@@ -458,24 +540,106 @@ func packageTargets(pkgs []PackageTouch) []target {
 			out = append(out, target{path: ".", file: file, why: why + "; its name is not a plain directory name", root: true, derived: true, pkg: i + 1})
 			continue
 		}
-		out = append(out, target{path: strings.TrimSuffix(p.Home, "/") + "/", file: file, why: why, derived: true, pkg: i + 1})
+		home := strings.TrimSuffix(p.Home, "/") + "/"
+		out = append(out, target{path: home, file: file, why: why, derived: true, pkg: i + 1})
+		if p.ByName {
+			out = append(out, r.identityTargets(p, home, file, i+1)...)
+		}
 	}
 	return out
 }
 
-// packageStates reads each touched package's approval off its home's
-// coverage.
+// identityTargets are what a package whose ownership follows its name
+// needs besides its home (see packageTargets). A place whose approvers
+// are those of the home, or of a place already listed, adds nothing and
+// is left out: a package kept in eleven catalogs under one ci.yaml is one
+// requirement, not eleven.
+func (r *Repo) identityTargets(p PackageTouch, home, file string, pkg int) []target {
+	var places []string
+	if r.ci != nil && r.ci[p.Name] != nil && plainName(p.Name) {
+		places = append(places, OperatorsDir+"/"+p.Name+"/")
+	}
+	for _, h := range p.Holders {
+		places = append(places, strings.TrimSuffix(h, "/")+"/")
+	}
+	seen := []*Resolution{r.Resolve(home)}
+	var out []target
+	for _, pl := range places {
+		res := r.Resolve(pl)
+		if res.Blocked == "" && slices.ContainsFunc(seen, func(s *Resolution) bool {
+			return s.Blocked == "" && (s.approver != nil && s.approver == res.approver || slices.Equal(s.Approvers, res.Approvers))
+		}) {
+			continue
+		}
+		seen = append(seen, res)
+		why := "package " + p.Name + " is kept in " + pl + " on the base; its approvers there approve it everywhere"
+		if strings.HasPrefix(pl, OperatorsDir+"/") {
+			why = "package " + p.Name + " is its operator's, " + OperatorsDir + "/" + p.Name + "/" + CIYAMLFile + ", in every catalog"
+		}
+		out = append(out, target{path: pl, file: file, why: why, derived: true, pkg: pkg, identity: true})
+	}
+	dir := path.Base(strings.TrimSuffix(home, "/"))
+	switch {
+	case dir != p.Name && !slices.ContainsFunc(p.Holders, func(h string) bool { return path.Base(strings.TrimSuffix(h, "/")) == dir }):
+		out = append(out, target{path: home, file: file, root: true, derived: true, pkg: pkg, identity: true,
+			why: "directory " + dir + " holds package " + p.Name + ", and no directory of that name holds it on the base; a package in a directory of another name needs the root approvers the first time"})
+	case len(places) == 0 && r.maintainers:
+		out = append(out, target{path: home, file: file, root: true, derived: true, pkg: pkg, identity: true,
+			why: "package " + p.Name + " is new to the repository: no catalog of the base holds it and it has no " + OperatorsDir + "/" + p.Name + "/" + CIYAMLFile})
+	}
+	return out
+}
+
+// Why says why the catalog needs the root approvers.
+func (c *CatalogChange) Why() string {
+	if c.Added {
+		return "catalog " + c.Name + " added: a new catalog is a new published image"
+	}
+	return "catalog " + c.Name + " removed: its published image goes with it"
+}
+
+// catalogTargets are the catalogs the change adds or removes: each is a
+// published image that appears or goes, which the root approvers decide.
+func catalogTargets(cats []CatalogChange) []target {
+	var out []target
+	for _, c := range cats {
+		if len(c.Roots) == 0 {
+			continue
+		}
+		file := ""
+		if len(c.Files) > 0 {
+			file = c.Files[0]
+		}
+		out = append(out, target{path: strings.TrimSuffix(c.Roots[0], "/") + "/", file: file, why: c.Why(), root: true, derived: true})
+	}
+	return out
+}
+
+// packageStates reads each touched package's approval off the coverage of
+// its home and of what else it needs.
 func packageStates(pkgs []PackageTouch, files []Coverage) []PackageState {
 	var out []PackageState
 	for i, p := range pkgs {
 		ps := PackageState{PackageTouch: p}
+		home := false
 		for _, cov := range files {
-			if cov.pkg == i+1 {
+			switch {
+			case cov.pkg != i+1:
+			case cov.identity:
+				ps.Identity = append(ps.Identity, PackageNeed{
+					Path: cov.Path, Why: cov.Why, Root: cov.root, Approvers: cov.Approvers, ApprovedBy: cov.ApprovedBy,
+					Approved: cov.Approved, Blocked: cov.Blocked, CIYAML: cov.CIYAML, res: cov.res,
+				})
+			case !home:
+				home = true
 				ps.Approvers, ps.ApprovedBy = cov.Approvers, cov.ApprovedBy
 				ps.Approved, ps.AutoApproved, ps.Blocked = cov.Approved, cov.AutoApproved, cov.Blocked
 				ps.CIYAML, ps.res = cov.CIYAML, cov.res
-				break
 			}
+		}
+		ps.homeApproved = ps.Approved
+		for _, n := range ps.Identity {
+			ps.Approved = ps.Approved && n.Approved
 		}
 		if ps.Approvers == nil {
 			ps.Approvers = []string{}
@@ -577,6 +741,9 @@ func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver
 		case !collaborator(in.Collaborators, login):
 			note(a, "is not a collaborator of the repository")
 			continue
+		case !writer(in, login):
+			note(a, in.noAccess())
+			continue
 		}
 		if _, ok := latest[login]; !ok {
 			order = append(order, login)
@@ -611,11 +778,30 @@ func (r *Repo) currentApprovers(c *change.Change, in Input) (map[string]Approver
 		}
 	}
 	if author != "" && !in.Policy.NoSelfApproval && !IsBot(c.Author, in.Policy.Bots) && collaborator(in.Collaborators, author) {
-		if a, ok := latest[author]; !ok || !a.Cancel {
+		switch a, ok := latest[author]; {
+		case ok && a.Cancel:
+		case !writer(in, author):
+			if !noted[author] {
+				noted[author] = true
+				notCounted = append(notCounted, NotCounted{Login: c.Author, Reason: "is the author, and " + in.noAccess()})
+			}
+		default:
 			current[author] = Approver{Login: c.Author, Via: ViaAuthor}
 		}
 	}
 	return current, notCounted, author
+}
+
+// writer says whether login may approve under Policy.RequireAccess.
+func writer(in Input, login string) bool {
+	return in.WriteAccess == nil || slices.ContainsFunc(in.WriteAccess, func(w string) bool { return NormLogin(w) == login })
+}
+
+func (in Input) noAccess() string {
+	if in.NoAccess != "" {
+		return in.NoAccess
+	}
+	return "has no write access to the repository, which approvals need (owners.requireAccess)"
 }
 
 func staleReason(sha, head string) string {
@@ -664,6 +850,11 @@ func (r *Repo) required(files []Coverage, byDir map[string][]int) []Requirement 
 	var out []Requirement
 	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		req := Requirement{File: r.ownersFilePath(g), Approved: true}
+		if od := r.dirs[g]; od != nil && od.source == SourceMaintainers {
+			// No OWNERS file at the root: the maintainers' file is
+			// what names the root approvers.
+			req.File = od.file
+		}
 		if r.isCIGroup(g) {
 			req.File, req.Source = g, SourceCIYAML
 		}

@@ -28,6 +28,15 @@
 //     the walk goes on to the root as it does past any OWNERS file. Only
 //     reviewers is read from a ci.yaml, strictly; the rest of the file is
 //     the pipeline's.
+//   - A catalog package needs the approvers of its home wherever its blobs
+//     sit. One owned by its name (PackageTouch.ByName, where directories
+//     are named for operators) needs too those of the places the base
+//     keeps it, and the root approvers when a directory of another name
+//     holds it for the first time or it is new to the repository. A
+//     catalog a change adds or removes (Input.Catalogs) needs the root
+//     approvers.
+//   - Under Policy.RequireAccess only the users the caller found to have
+//     write access (Input.WriteAccess) approve.
 //
 // Load parses a tree into a Repo (OWNERS, OWNERS_ALIASES and ci.yaml files);
 // Repo.Resolve says who may approve a path and why; Repo.Evaluate computes

@@ -318,17 +318,43 @@ func DescribeAll(ps []PackageState) []string {
 	return out
 }
 
-// verdict is the approval of the package as Describe ends it.
+// verdict is the approval of the package as Describe ends it: its home's,
+// then each other approval it needs.
 func (p *PackageState) verdict() string {
+	v := p.homeVerdict()
+	for _, n := range p.Identity {
+		v += "; " + n.verdict()
+	}
+	return v
+}
+
+func (p *PackageState) homeVerdict() string {
 	switch {
 	case p.Blocked != "":
 		return ": blocked, " + p.Blocked
 	case p.AutoApproved:
 		return ": needs no approval (auto_approve_unowned_subfolders)"
-	case p.Approved:
+	case p.homeApproved || p.Approved && len(p.Identity) == 0:
 		return ": approved by " + strings.Join(p.ApprovedBy, ", ") + grant(p.CIYAML)
 	case len(p.Approvers) == 0:
 		return ": nobody can approve it; no " + p.res.sourcesNoun() + " names approvers for its home"
 	}
 	return ": needs " + strings.Join(p.Approvers, " or ") + grant(p.CIYAML)
+}
+
+// verdict says what the need is and whether it is met: "its operator's
+// approvers (...): needs bob".
+func (n *PackageNeed) verdict() string {
+	what := "also " + n.Why
+	switch {
+	case n.Blocked != "":
+		return what + ": blocked, " + n.Blocked
+	case n.Approved:
+		return what + ": approved by " + strings.Join(n.ApprovedBy, ", ") + grant(n.CIYAML)
+	case len(n.Approvers) == 0:
+		return what + ": nobody can approve it"
+	case n.Root:
+		return what + ": needs a root approver: " + strings.Join(n.Approvers, " or ")
+	}
+	return what + ": needs " + strings.Join(n.Approvers, " or ") + grant(n.CIYAML)
 }

@@ -76,7 +76,10 @@ type Repo struct {
 	catalogRoots []string
 	// noOwners is set when OWNERS files are not a source.
 	noOwners bool
-	aliases  Aliases
+	// maintainers is set when LoadOptions named maintainers, who then
+	// also decide packages new to the repository.
+	maintainers bool
+	aliases     Aliases
 	// aliasesBroken names the OWNERS_ALIASES file when it does not parse,
 	// which leaves every alias, and so every path, undecidable.
 	aliasesBroken string
@@ -210,6 +213,7 @@ func (r *Repo) addMaintainers(m *Maintainers) {
 			logins = append(logins, n)
 		}
 	}
+	r.maintainers = true
 	e := entry{Entry: Entry{Line: m.Line}, approvers: sortedUnique(logins)}
 	if od := r.dirs["."]; od != nil && !od.broken {
 		od.entries = append(od.entries, e)

@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/platform"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
+	"github.com/catalogbot/catalogbot/owners"
 )
 
 // Rule ids of the findings Parse reports.
@@ -199,6 +200,17 @@ func (p *parser) owners(v *yaml.Node, pol *Policy) {
 			}
 		},
 		"sources": func(v *yaml.Node) { p.sources(v, &pol.Owners) },
+		"requireAccess": func(v *yaml.Node) {
+			s, ok := p.Str(v, "owners.requireAccess")
+			if !ok {
+				return
+			}
+			if s != owners.AccessWrite {
+				p.errorf(v.Line, RuleValue, "owners.requireAccess is %q; want %s", s, owners.AccessWrite)
+				return
+			}
+			pol.Owners.RequireAccess = s
+		},
 	})
 }
 

@@ -166,6 +166,19 @@ publish: {base: quay.io/operator-framework/opm:v1.65.0}
 	}
 }
 
+// TestRequireAccess: owners.requireAccess takes write, the one access
+// level approvals can require, and nothing else.
+func TestRequireAccess(t *testing.T) {
+	p, findings := Parse("p.yaml", []byte("owners:\n  requireAccess: write\n"))
+	if len(findings) != 0 || p.Owners.RequireAccess != "write" {
+		t.Errorf("findings %v, requireAccess %q; want write", findings, p.Owners.RequireAccess)
+	}
+	_, findings = Parse("p.yaml", []byte("owners:\n  requireAccess: admin\n"))
+	if len(findings) != 1 || findings[0].Rule != RuleValue || findings[0].Line != 2 || !strings.Contains(findings[0].Message, "owners.requireAccess") {
+		t.Errorf("requireAccess admin: findings %v, want one %s at line 2", findings, RuleValue)
+	}
+}
+
 // TestPublishOPMImage: publish.opmImage names the image base opm stands
 // for, so that the App's base can be pinned by digest.
 func TestPublishOPMImage(t *testing.T) {

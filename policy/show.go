@@ -65,6 +65,9 @@ func (p *Policy) Settings() []Setting {
 	add("owners.selfApproval", strconv.FormatBool(!p.Owners.NoSelfApproval))
 	add("owners.stickyApprovals", strconv.FormatBool(p.Owners.StickyApprovals))
 	add("owners.bots", list(p.Owners.Bots))
+	if p.Owners.RequireAccess != "" {
+		add("owners.requireAccess", p.Owners.RequireAccess)
+	}
 	var pins []string
 	for _, k := range imageKinds {
 		if p.Images.Pin[k] {

@@ -40,7 +40,9 @@ func TestAppManifest(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("deploy/app-manifest.json: %v", err)
 	}
-	want := map[string]string{"checks": "write", "contents": "write", "pull_requests": "write", "issues": "write", "metadata": "read"}
+	// merge_queues: read is what GitHub asks of an App subscribed to
+	// merge_group.
+	want := map[string]string{"checks": "write", "contents": "write", "pull_requests": "write", "issues": "write", "merge_queues": "read", "metadata": "read"}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions = %v, want exactly %v", m.Permissions, want)
 	}
@@ -56,7 +58,7 @@ func TestAppManifest(t *testing.T) {
 		}
 		subscribed[e] = true
 	}
-	for _, e := range []string{"pull_request", "issue_comment", "pull_request_review", "check_run", "check_suite", "push", "installation", "installation_repositories"} {
+	for _, e := range []string{"pull_request", "issue_comment", "pull_request_review", "check_run", "check_suite", "push", "merge_group", "installation", "installation_repositories"} {
 		if !allowed(e) {
 			t.Errorf("Route does not take %s", e)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,12 @@ const (
 	KindPR     = "pr"     // reconcile one pull request at its current head
 	KindPush   = "push"   // a push; the processor publishes when it is to the default branch
 	KindResync = "resync" // list the installation's open pull requests and reconcile what changed
+	// KindMergeGroup judges a merge queue's group, keyed by the number of
+	// the pull request its head ref names (gh-readonly-queue/<base>/pr-N-
+	// <sha>): the queue holds a pull request once, so at most one group at
+	// a time ends with it, and a newer group of the same number replaces
+	// the older, which GitHub destroyed to make it.
+	KindMergeGroup = "merge_group"
 )
 
 // Key identifies a unit of work. Work for a key runs one at a time, and a
@@ -24,7 +31,7 @@ const (
 // older ones would have done.
 type Key struct {
 	Repo string // "owner/name" lower-cased; "" for installation-wide resync
-	PR   int    // 0 unless KindPR
+	PR   int    // 0 unless KindPR or KindMergeGroup
 	Kind string
 }
 
@@ -32,6 +39,8 @@ func (k Key) String() string {
 	switch {
 	case k.Kind == KindPR:
 		return fmt.Sprintf("%s#%d", k.Repo, k.PR)
+	case k.Kind == KindMergeGroup:
+		return fmt.Sprintf("%s:%s#%d", k.Kind, k.Repo, k.PR)
 	case k.Repo == "":
 		return k.Kind
 	}
@@ -136,6 +145,7 @@ var actions = map[string]map[string]bool{
 	"check_run":                 actionSet("rerequested", "requested_action"),
 	"check_suite":               actionSet("requested", "rerequested"),
 	"push":                      nil,
+	"merge_group":               actionSet("checks_requested", "destroyed"),
 	"installation":              actionSet("created", "new_permissions_accepted", "unsuspend"),
 	"installation_repositories": actionSet("added"),
 }
@@ -169,6 +179,12 @@ type routePayload struct {
 	CheckRun   *routeCheck
 	CheckSuite *routeCheck
 	After      string // push: the new head of the ref
+	MergeGroup *routeGroup
+}
+
+type routeGroup struct {
+	HeadSHA string
+	HeadRef string
 }
 
 type routePR struct {
@@ -248,6 +264,17 @@ func route(event, delivery string, body []byte, now time.Time) (routed, error) {
 		job.Key = Key{Repo: repo, PR: p.Issue.Number, Kind: KindPR}
 		return routed{jobs: []Job{job}}, nil
 
+	case "merge_group":
+		if p.MergeGroup == nil {
+			return routed{}, fmt.Errorf("merge_group payload has no merge_group object")
+		}
+		n, err := GroupNumber(p.MergeGroup.HeadRef)
+		if err != nil {
+			return routed{}, fmt.Errorf("merge_group payload: %w", err)
+		}
+		job.Key = Key{Repo: repo, PR: n, Kind: KindMergeGroup}
+		return routed{jobs: []Job{job}, sha: p.MergeGroup.HeadSHA}, nil
+
 	case "check_run", "check_suite":
 		obj := p.CheckRun
 		if event == "check_suite" {
@@ -276,6 +303,23 @@ func route(event, delivery string, body []byte, now time.Time) (routed, error) {
 		return r, nil
 	}
 	return routed{}, fmt.Errorf("event %s has no route", event) // unreachable: actions and this switch agree
+}
+
+// GroupNumber is the number of the pull request that a merge group's head
+// ref ends with: refs/heads/gh-readonly-queue/<base branch>/pr-<N>-<sha>,
+// the group of that pull request and every one queued before it.
+func GroupNumber(headRef string) (int, error) {
+	rest, ok := strings.CutPrefix(headRef, "refs/heads/gh-readonly-queue/")
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i <= 0 {
+		return 0, fmt.Errorf("merge_group.head_ref %q is not refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>", headRef)
+	}
+	num, _, ok := strings.Cut(strings.TrimPrefix(rest[i+1:], "pr-"), "-")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n <= 0 || !strings.HasPrefix(rest[i+1:], "pr-") {
+		return 0, fmt.Errorf("merge_group.head_ref %q is not refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>", headRef)
+	}
+	return n, nil
 }
 
 // repoName returns the delivery's repository as "owner/name", lower-cased:
@@ -362,6 +406,19 @@ func parseRoutePayload(body []byte) (routePayload, error) {
 				return s.Skip(2)
 			})
 			p.Issue = nilUnless(present, issue)
+			return err
+		case "merge_group":
+			g := cmp.Or(p.MergeGroup, &routeGroup{})
+			present, err := s.ObjectOrNull(1, func(k []byte) error {
+				switch string(k) {
+				case "head_sha":
+					return s.StrInto(&g.HeadSHA)
+				case "head_ref":
+					return s.StrInto(&g.HeadRef)
+				}
+				return s.Skip(2)
+			})
+			p.MergeGroup = nilUnless(present, g)
 			return err
 		case "check_run", "check_suite":
 			dst := &p.CheckRun

@@ -45,6 +45,7 @@ var wantWork = map[string][]string{
 	"check_run":                 {"rerequested", "requested_action"},
 	"check_suite":               {"requested", "rerequested"},
 	"push":                      {"event"},
+	"merge_group":               {"checks_requested", "destroyed"},
 	"installation":              {"created", "new_permissions_accepted", "unsuspend"},
 	"installation_repositories": {"added"},
 }
@@ -206,6 +207,10 @@ func TestRouteCases(t *testing.T) {
 	badRepo := withField(t, "push.event.3.json", func(d map[string]any) {
 		d["repository"].(map[string]any)["full_name"] = "no-slash"
 	})
+	group := func(action, ref string) []byte {
+		return []byte(`{"action":"` + action + `","merge_group":{"head_sha":"ec26c3e57ca3a959ca5aad62de7213c562f8c821","head_ref":"` + ref +
+			`","base_sha":"5bd5f196a46b8222fb7484f05faba41a73cf34bd","base_ref":"refs/heads/main"},"repository":{"full_name":"Acme/Catalog"},"installation":{"id":3}}`)
+	}
 	noInstallation := withField(t, "installation.created.1.json", func(d map[string]any) { delete(d, "installation") })
 	numberAsString := withField(t, "pull_request.opened.12.json", func(d map[string]any) {
 		d["pull_request"].(map[string]any)["number"] = "2"
@@ -234,6 +239,17 @@ func TestRouteCases(t *testing.T) {
 		{"repo not owner/name", "push", badRepo, nil, `push payload: repository.full_name "no-slash" is not owner/name`},
 		{"installation without id", "installation", noInstallation, nil, "installation payload has no installation.id"},
 		{"number of the wrong type", "pull_request", numberAsString, nil, "pull_request payload: invalid JSON at byte"},
+		{"merge group", "merge_group", group("checks_requested", "refs/heads/gh-readonly-queue/main/pr-7-5bd5f196a46b8222fb7484f05faba41a73cf34bd"),
+			[]Key{{"acme/catalog", 7, KindMergeGroup}}, ""},
+		{"merge group of a base with a slash", "merge_group", group("destroyed", "refs/heads/gh-readonly-queue/release/4.18/pr-12-5bd5f196"),
+			[]Key{{"acme/catalog", 12, KindMergeGroup}}, ""},
+		{"merge group action without work", "merge_group", group("other", "refs/heads/gh-readonly-queue/main/pr-7-5bd5f196"), nil, ""},
+		{"merge group head_ref of another shape", "merge_group", group("checks_requested", "refs/heads/main"), nil,
+			`merge_group payload: merge_group.head_ref "refs/heads/main" is not refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>`},
+		{"merge group head_ref without a number", "merge_group", group("checks_requested", "refs/heads/gh-readonly-queue/main/pr-x-5bd5"), nil,
+			`merge_group payload: merge_group.head_ref`},
+		{"merge group without its object", "merge_group", []byte(`{"action":"destroyed","repository":{"full_name":"a/b"}}`), nil,
+			"merge_group payload has no merge_group object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,6 +308,10 @@ type stdPayload struct {
 	CheckRun   *stdCheck `json:"check_run"`
 	CheckSuite *stdCheck `json:"check_suite"`
 	After      string    `json:"after"`
+	MergeGroup *struct {
+		HeadSHA string `json:"head_sha"`
+		HeadRef string `json:"head_ref"`
+	} `json:"merge_group"`
 }
 
 type stdPR struct {
@@ -336,6 +356,9 @@ func (s stdPayload) convert() routePayload {
 		return r
 	}
 	p.CheckRun, p.CheckSuite = check(s.CheckRun), check(s.CheckSuite)
+	if s.MergeGroup != nil {
+		p.MergeGroup = &routeGroup{s.MergeGroup.HeadSHA, s.MergeGroup.HeadRef}
+	}
 	return p
 }
 
@@ -380,7 +403,7 @@ func checkAgainstStd(t *testing.T, body []byte) {
 }
 
 var routedKeys = []string{"action", "after", "installation", "id", "repository", "full_name", "pull_request",
-	"number", "head", "sha", "issue", "check_run", "check_suite", "head_sha", "pull_requests"}
+	"number", "head", "sha", "issue", "check_run", "check_suite", "head_sha", "pull_requests", "merge_group", "head_ref"}
 
 // hasCaseVariantKey reports whether a decoded document has a member name
 // that equals a routed key only when case is ignored.
@@ -428,6 +451,7 @@ var routeJSONSeeds = []string{
 	`{"check_suite":{"head_sha":"s","pull_requests":[{"number":1},{"number":2,"head":{"sha":"h"}}]}}`,
 	`{"check_run":{"pull_requests":null}}`, `{"check_run":{"pull_requests":{}}}`, `{"check_run":[]}`,
 	`{"installation":{"id":-1}}`, `{"installation":{"id":1e3}}`, `{"repository":{"full_name":"A/B","x":[[[]]]}}`,
+	`{"merge_group":{"head_sha":"s","head_ref":"r","base_sha":"b"}}`, `{"merge_group":null}`, `{"merge_group":{"head_ref":1}}`,
 	`{"after":"0000"}`, `{"ACtion":"0"}`, `{"ChECk_run":[]}`, "{\"action\":\"\x82\"}", "{\"a\":1}\n", `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -31,6 +32,8 @@ type Merged struct {
 	Tree string
 	// MergeBase is the common ancestor the change was computed from.
 	MergeBase string
+	// Onto is ours: the base tip the head was merged onto.
+	Onto string
 	// Conflicts are the paths the two sides changed in ways that do not
 	// combine, sorted; nothing is written when there are any.
 	Conflicts []string
@@ -78,7 +81,7 @@ func Merge(repo *git.Repository, ours, theirs string) (*Merged, error) {
 	// decision compares main's tree after the merge with this one, so a
 	// difference is caught, not trusted.
 	base := bases[0]
-	m := &Merged{MergeBase: base.Hash.String()}
+	m := &Merged{MergeBase: base.Hash.String(), Onto: oc.Hash.String()}
 	switch {
 	case base.Hash == oc.Hash:
 		m.SHA, m.Tree = tc.Hash.String(), tc.TreeHash.String()
@@ -120,6 +123,21 @@ func Merge(repo *git.Repository, ours, theirs string) (*Merged, error) {
 	}
 	m.SHA, m.Tree = h.String(), tree.hash.String()
 	return m, nil
+}
+
+// MergeTree is Merge with the merge result read as a tree: the file system
+// of the commit whose tree main will hold, nil when the two sides
+// conflict (then only the head can be judged, alone, and nothing merges).
+func MergeTree(repo *git.Repository, ours, theirs string) (fs.FS, *Merged, error) {
+	m, err := Merge(repo, ours, theirs)
+	if err != nil || !m.Clean() {
+		return nil, m, err
+	}
+	t, err := TreeFS(repo, m.SHA)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, m, nil
 }
 
 // entry is one side of a path in a merge: its object and mode; a zero

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -43,6 +45,9 @@ type checkFlags struct {
 	// set records which flags were given, so that values from a GitHub
 	// Actions event only fill in what the command line left out.
 	set map[string]bool
+	// group is set by a merge_group event: the change is a merge queue's
+	// group, judged on its content (review.EvaluateGroup).
+	group bool
 }
 
 // checkFormats are the output formats of check.
@@ -104,7 +109,10 @@ Inside GitHub Actions (GITHUB_ACTIONS=true) the pull request event in
 $GITHUB_EVENT_PATH supplies the defaults of --base, --head, --author,
 --number and (from $GITHUB_WORKSPACE) --repo; its draft flag and hold label
 count. With GITHUB_TOKEN, reviews and /approve, /hold comments count too,
-each bound to the head it was given on.
+each bound to the head it was given on. A merge_group event supplies
+--base and --head from the merge queue's group (its base and its commit),
+which is judged on its content alone: each of its pull requests had its
+approvals judged at its own head before the queue took it.
 
 ` + exitCodesHelp(checkExitCodes, 76),
 		Example: `  catalogbot check --base origin/main --head HEAD --author alice
@@ -208,12 +216,22 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 		return err
 	}
 	c.Author, c.Number = f.author, f.number
+	if f.group && len(f.approve) > 0 {
+		return usageErrorf(cmdPath, "--approve has nothing to approve in a merge group: its pull requests were approved each at its own head")
+	}
 	approvals, err := parseApprovals(cmdPath, f.repo, c.HeadSHA, f.approve)
 	if err != nil {
 		return err
 	}
-	pr := &review.PR{Change: c, Base: baseFS, Head: headFS, Approvals: approvals, AllImages: f.allImages}
-	if gh != nil {
+	// The verdict is on the tree the base will hold after the merge, as
+	// the App's; git merge-tree writes its result's objects likewise. A
+	// merge group's commit holds its base already: it is judged as it is.
+	merged, how, err := mergeOnto(f.repo, f.base, c.BaseSHA, c.HeadSHA, headFS)
+	if err != nil {
+		return err
+	}
+	pr := &review.PR{Change: c, Base: baseFS, Head: merged, Merge: how, Approvals: approvals, AllImages: f.allImages}
+	if gh != nil && !f.group {
 		if gh.PR != nil {
 			pr.Draft, pr.Labels = gh.PR.Draft, gh.PR.Labels
 		}
@@ -229,7 +247,14 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	if err := a.checkRegistries(cmdPath, f, pr); err != nil {
 		return err
 	}
-	out, err := review.Evaluate(ctx, pr)
+	evaluate := review.Evaluate
+	if f.group {
+		evaluate = func(ctx context.Context, pr *review.PR) (*review.Outcome, error) {
+			return review.EvaluateGroup(ctx, &review.Group{Change: pr.Change, Base: pr.Base, Head: pr.Head,
+				ImageOptions: pr.ImageOptions, AllImages: pr.AllImages, Renderer: pr.Renderer})
+		}
+	}
+	out, err := evaluate(ctx, pr)
 	if err != nil {
 		return err
 	}
@@ -243,11 +268,38 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	return nil
 }
 
+// mergeOnto merges head onto base in the repository at dir: the tree to
+// judge, and how (review.Onto).
+func mergeOnto(dir, baseRev, base, head string, headFS fs.FS) (fs.FS, *review.Merge, error) {
+	repo, err := change.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, m, err := change.MergeTree(repo, base, head)
+	if err != nil {
+		return nil, nil, fmt.Errorf("merge %s onto %s: %w", change.ShortSHA(head), baseRev, err)
+	}
+	judged, how := review.Onto(baseRev, t, headFS, m)
+	return judged, how, nil
+}
+
 // fillFromEvent fills in the flags the command line left out from the
-// pull request event.
+// pull request or merge group event.
 func fillFromEvent(gh *ghapi.Actions, f *checkFlags) error {
 	if gh.Workspace != "" && !f.set["repo"] {
 		f.repo = gh.Workspace
+	}
+	if g := gh.Group; g != nil {
+		// The queue's commit is the future base branch; its base is
+		// the tip it was built on.
+		f.group = true
+		if !f.set["base"] {
+			f.base = g.BaseSHA
+		}
+		if !f.set["head"] {
+			f.head = g.HeadSHA
+		}
+		return nil
 	}
 	if gh.PR == nil {
 		if gh.EventPath == "" || f.base != "" && f.head != "" {

@@ -625,3 +625,45 @@ func TestCheckGitHubMergeOutputs(t *testing.T) {
 		t.Errorf("$GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestCheckJudgesTheMergeResult: two branches each add channel fast to
+// package foo in files of their own. Once one is on main, the other, valid
+// on the base it started from, is judged as merged onto main, where the
+// channel is a duplicate; and a branch that changes the same lines as
+// main in another way does not apply and cannot merge.
+func TestCheckJudgesTheMergeResult(t *testing.T) {
+	noActions(t)
+	r := checkRepo(t)
+	base := branchSHA(t, r, "main")
+	fast := "schema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v1.0.0\n"
+	r.Branch("fast-b", base)
+	r.Commit("fast in b", map[string]string{"catalog/foo/fast-b.yaml": fast})
+	r.Branch("other-default", base)
+	r.Commit("another default channel", map[string]string{"catalog/foo/catalog.yaml": strings.Replace(checkCatalog, "defaultChannel: stable", "defaultChannel: fast", 1) + "---\n" + fast})
+	r.Checkout("main")
+	r.Commit("fast in a", map[string]string{
+		"catalog/foo/fast-a.yaml":  fast,
+		"catalog/foo/catalog.yaml": strings.Replace(checkCatalog, "defaultChannel: stable", "defaultChannel: stable # the default", 1),
+	})
+	tip := branchSHA(t, r, "main")
+
+	res := ownersCLI(t, r.Dir, "check", "--repo", r.Dir, "--base", "main", "--head", "fast-b", "--author", "alice")
+	if res.code != exitInvalid {
+		t.Fatalf("exit %d, want %d\n%s%s", res.code, exitInvalid, res.stdout, res.stderr)
+	}
+	for _, want := range []string{`duplicate channel "fast"`, "Checked as merged onto main at " + tip[:12] + ":"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+
+	res = ownersCLI(t, r.Dir, "check", "--repo", r.Dir, "--base", "main", "--head", "other-default", "--author", "alice")
+	if res.code != exitInvalid {
+		t.Fatalf("exit %d, want %d\n%s%s", res.code, exitInvalid, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"does not apply cleanly onto main at " + tip[:12] + " (catalog/foo/catalog.yaml changed on both sides)", "the change does not apply cleanly onto " + tip[:12]} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,7 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
-	"github.com/catalogbot/catalogbot/policy/review/pipeline"
+	"github.com/catalogbot/catalogbot/policy/review"
 )
 
 func newOwnersCmd(a *app) *cobra.Command {
@@ -284,9 +285,13 @@ type ownersCheckFlags struct {
 	number                   int
 	approve                  []string
 	noSelfApproval, sticky   bool
-	bots, referenceLists     []string
+	bots                     []string
+	referenceList            string
 	sourcesFlags
 	format checks.Format
+	// set records which flags were given: those take the place of the
+	// policy's values.
+	set map[string]bool
 }
 
 func newOwnersCheckCmd(a *app) *cobra.Command {
@@ -295,7 +300,10 @@ func newOwnersCheckCmd(a *app) *cobra.Command {
 		Use:   "check --base REV --head REV --author LOGIN [--approve LOGIN[@REV]]...",
 		Short: "Compute the approval state of a change between two commits",
 		Long: `Compute whether the change from --base to --head in the git repository
---repo is approved, as the pull request check would.
+--repo is approved, as the pull request check would: the owners check of
+catalogbot check, on the policy (.catalogbot.yaml) of --base, with the same
+verdict. --source, --catalog-root, --reference-list, --no-self-approval and
+--sticky-approvals, when given, take the place of the policy's values.
 
 The changed files are those between the merge base of the two commits and
 --head, with renames detected; a renamed file needs the approvers of both
@@ -307,19 +315,24 @@ the commit REV (a commit id, branch or tag), or --head when REV is left
 out; unless --sticky-approvals is set, only approvals of --head count. The
 author approves the files they own unless --no-self-approval is set.
 
-Entries of catalog.yaml reference lists (catalog.yaml at the root, or the
-files given with --reference-list) are owned one by one, as
-<catalog name>/<entry>/index.yaml beside the list.
+Entries of the catalog.yaml reference list (the policy's, catalog.yaml at
+the root, or the file given with --reference-list) are owned one by one,
+as <catalog name>/<entry>/index.yaml beside the list.
 
 Catalog content is owned by package as well: every blob under a catalog
-root (--catalog-root, default catalog) that the change adds, removes or
-changes needs the approvers of its package's directory,
-<root>/<package>/, wherever the blob sits.
+root (the policy's catalogs) that the change adds, removes or changes
+needs the approvers of its package's directory, <root>/<package>/,
+wherever the blob sits. Under the directories layout (conventions:
+operator-pipelines) a package is owned by its name in every catalog: it
+needs its operator's approvers too, and the maintainers when a directory
+of another name holds it for the first time; a catalog the change adds or
+removes needs the maintainers (root approvers).
 
-With --source ci.yaml (the policy's owners.sources), the reviewers of
-operators/<package>/ci.yaml, read from --base, approve operators/<package>/
-and <root>/<package>/ under every --catalog-root. Give --source owners as
-well to read both; either source's approvers approve.
+With ci.yaml among the sources (the policy's owners.sources, or --source
+ci.yaml), the reviewers of operators/<package>/ci.yaml, read from --base,
+approve operators/<package>/ and <root>/<package>/ under every catalog
+root. Give --source owners as well to read both; either source's
+approvers approve.
 
 Output formats (-o):
   text  the verdict, each required OWNERS file with its paths and who
@@ -328,7 +341,8 @@ Output formats (-o):
         "unapproved", "suggested", "approvers", "notCounted", "findings",
         "packages", ...}
 
-Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
+Exit status: 0 approved, 1 not approved or the policy invalid, 2 usage or
+I/O error.`,
 		Example: `  catalogbot owners check --base origin/main --head HEAD --author alice
   catalogbot owners check --repo . --base main --head pr-42 --author alice --approve bob --approve carol@3f2c1e0 -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -343,7 +357,11 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runOwnersCheck(cmd.CommandPath(), f)
+			f.set = map[string]bool{}
+			for _, name := range []string{"source", "catalog-root"} {
+				f.set[name] = cmd.Flags().Changed(name)
+			}
+			return a.runOwnersCheck(cmd.Context(), cmd.CommandPath(), f)
 		},
 	}
 	fl := cmd.Flags()
@@ -356,7 +374,7 @@ Exit status: 0 approved, 1 not approved, 2 usage or I/O error.`,
 	fl.BoolVar(&f.noSelfApproval, "no-self-approval", false, "do not count the author as an approver of their own change")
 	fl.BoolVar(&f.sticky, "sticky-approvals", false, "let approvals of earlier commits count")
 	fl.StringArrayVar(&f.bots, "bot", nil, "a login whose approvals never count, besides every [bot] login (repeatable)")
-	fl.StringArrayVar(&f.referenceLists, "reference-list", nil, "a catalog.yaml reference list, relative to the root (repeatable; default catalog.yaml when it exists)")
+	fl.StringVar(&f.referenceList, "reference-list", "", "the catalog.yaml reference list, relative to the root, in place of the policy's (default: the policy's, or catalog.yaml when it exists)")
 	f.sourcesFlags.register(cmd)
 	fl.VarP(ownersFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
@@ -394,7 +412,7 @@ func parseApprovals(cmdPath, repoDir, headSHA string, specs []string) ([]owners.
 	return approvals, nil
 }
 
-func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
+func (a *app) runOwnersCheck(ctx context.Context, cmdPath string, f ownersCheckFlags) error {
 	c, baseFS, headFS, err := change.FromGit(f.repo, f.base, f.head)
 	if err != nil {
 		return err
@@ -406,41 +424,35 @@ func (a *app) runOwnersCheck(cmdPath string, f ownersCheckFlags) error {
 	if err != nil {
 		return err
 	}
-
 	opts, err := f.loadOptions(cmdPath)
 	if err != nil {
 		return err
 	}
+	// The policy of --base decides, as it does for check; the flags a
+	// user gave take the place of its values.
+	ov := &review.Overrides{NoSelfApproval: f.noSelfApproval, StickyApprovals: f.sticky}
+	if f.set["source"] {
+		ov.Sources = opts.Sources
+	}
+	if f.set["catalog-root"] {
+		ov.Roots = opts.CatalogRoots
+	}
+	ov.ReferenceList = f.referenceList
 	start := time.Now()
-	repo, err := owners.Load(baseFS, opts)
+	out, err := review.EvaluateOwners(ctx, &review.PR{Change: c, Base: baseFS, Head: headFS, Approvals: approvals, Bots: f.bots, Overrides: ov})
 	if err != nil {
 		return err
 	}
-	pkgs, err := pipeline.TouchedPackages(c, baseFS, headFS, opts.CatalogRoots, "")
-	if err != nil {
-		return err
+	if !out.Valid() {
+		for _, fd := range out.PolicyFindings {
+			fmt.Fprintf(a.stderr, "%s:%d: %s [%s]\n", fd.File, fd.Line, fd.Message, fd.Rule)
+		}
+		fmt.Fprintf(a.stderr, "catalogbot: the policy at %s is invalid; no approval judged\n", f.base)
+		return errInvalid
 	}
-	lists := f.referenceLists
-	if lists == nil {
-		// Without the flag, as a repository policy naming none.
-		lists = policy.Catalog{}.ReferenceListsIn(baseFS, headFS)
-	}
-	st := repo.Evaluate(owners.Input{
-		Change:    c,
-		Approvals: approvals,
-		Policy: owners.Policy{
-			NoSelfApproval:  f.noSelfApproval,
-			StickyApprovals: f.sticky,
-			Bots:            f.bots,
-			ReferenceLists:  lists,
-			Sources:         opts.Sources,
-		},
-		Base:     baseFS,
-		Head:     headFS,
-		Packages: pkgs,
-	})
+	st := out.Owners
 	a.log.Debug("evaluated approvals", "base", c.BaseSHA, "head", c.HeadSHA, "files", len(c.Files),
-		"owners files", len(repo.Files()), "approved", st.Approved, "took", time.Since(start))
+		"approved", st.Approved, "took", time.Since(start))
 
 	if f.format == checks.FormatJSON {
 		doc := struct {

@@ -151,6 +151,9 @@ func (o *Outcome) Summary() string {
 	if !o.Valid() {
 		return InvalidPolicy(o.PolicyFindings, ForCheck)
 	}
+	if o.Group {
+		return GroupNote + "\n\n" + o.Report.Markdown()
+	}
 	if m := o.mergeNote(); m != "" {
 		return m + "\n\n" + o.Report.Markdown()
 	}
@@ -164,11 +167,16 @@ func (o *Outcome) mergeNote() string {
 	if m == nil {
 		return ""
 	}
-	if len(m.Conflicts) > 0 {
-		return fmt.Sprintf("The change does not apply cleanly onto `%s` at `%s` (%s changed on both sides): its own head was checked, and it cannot merge until it is updated.",
-			m.Branch, change.ShortSHA(m.Onto), strings.Join(m.Conflicts, ", "))
+	// A base given as a commit has no branch name to show.
+	onto, branch := fmt.Sprintf("`%s` at `%s`", m.Branch, change.ShortSHA(m.Onto)), "`"+m.Branch+"`"
+	if m.Branch == "" || strings.HasPrefix(m.Onto, m.Branch) {
+		onto, branch = "`"+change.ShortSHA(m.Onto)+"`", "the base branch"
 	}
-	return fmt.Sprintf("Checked as merged onto `%s` at `%s`: the tree `%s` will hold after the merge.", m.Branch, change.ShortSHA(m.Onto), m.Branch)
+	if len(m.Conflicts) > 0 {
+		return fmt.Sprintf("The change does not apply cleanly onto %s (%s changed on both sides): its own head was checked, and it cannot merge until it is updated.",
+			onto, strings.Join(m.Conflicts, ", "))
+	}
+	return fmt.Sprintf("Checked as merged onto %s: the tree %s will hold after the merge.", onto, branch)
 }
 
 // Context is what an invalid policy stopped.
@@ -290,6 +298,12 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 		for _, line := range owners.DescribeAll(st.Packages) {
 			// Plain text naming the package and its paths.
 			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(line))
+		}
+	}
+	if len(st.Catalogs) > 0 {
+		b.WriteString("\nCatalogs the change adds or removes, each a published image that only the root approvers may add or take away:\n")
+		for _, c := range st.Catalogs {
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(c.Why()))
 		}
 	}
 	for _, c := range st.Files {
@@ -500,6 +514,9 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		}
 		_, err := io.WriteString(w, checks.Visible(b.String()))
 		return err
+	}
+	if m := o.mergeNote(); m != "" {
+		fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(m, "`", ""))
 	}
 	for _, res := range o.Report.Results {
 		summary, rest, _ := strings.Cut(strings.TrimSpace(res.Summary), "\n")

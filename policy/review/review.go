@@ -14,6 +14,7 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"slices"
 	"time"
@@ -68,6 +69,49 @@ type PR struct {
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
+
+	// Overrides replace parts of the base's policy; nil for none. Only
+	// the command line sets them, from flags a user gave explicitly.
+	Overrides *Overrides
+
+	// Permission asks the forge what access login has to the
+	// repository, in GitHub's words (admin, maintain, write, triage,
+	// read, none); nil when the front end cannot ask. It is called only
+	// under owners.requireAccess, for the author and each approver.
+	Permission func(ctx context.Context, login string) (string, error)
+}
+
+// Overrides are what a user may put in place of the base's policy when
+// asking for a verdict on the command line. Each zero field leaves the
+// policy's value.
+type Overrides struct {
+	// Sources replace owners.sources.
+	Sources []string
+	// Roots replace the catalogs: one catalog of these roots.
+	Roots []string
+	// ReferenceList replaces catalog.referenceList.
+	ReferenceList string
+	// NoSelfApproval and StickyApprovals turn those options on.
+	NoSelfApproval, StickyApprovals bool
+}
+
+// apply puts the overrides in place in pol.
+func (ov *Overrides) apply(pol *policy.Policy) {
+	if ov == nil {
+		return
+	}
+	if ov.Sources != nil {
+		pol.Owners.Sources = slices.Clone(ov.Sources)
+	}
+	if ov.Roots != nil {
+		pol.CatalogSets = nil
+		pol.Catalog.Roots = slices.Clone(ov.Roots)
+	}
+	if ov.ReferenceList != "" {
+		pol.Catalog.ReferenceList = ov.ReferenceList
+	}
+	pol.Owners.NoSelfApproval = pol.Owners.NoSelfApproval || ov.NoSelfApproval
+	pol.Owners.StickyApprovals = pol.Owners.StickyApprovals || ov.StickyApprovals
 }
 
 // Merge is how a pull request's head was put onto its base branch for the
@@ -81,6 +125,18 @@ type Merge struct {
 	// combine; when there are any, Head is the pull request's own head,
 	// judged alone, and nothing merges.
 	Conflicts []string `json:"conflicts,omitempty"`
+}
+
+// Onto is what a front end judges once it merged the head onto the base's
+// tip (change.MergeTree gave merged, nil on conflicts, and m): the merge
+// result, or the head's own tree when the two conflict, with the Merge
+// that says which, for PR.Merge.
+func Onto(branch string, merged, head fs.FS, m *change.Merged) (fs.FS, *Merge) {
+	how := &Merge{Branch: branch, Onto: m.Onto, Conflicts: m.Conflicts}
+	if merged == nil || len(m.Conflicts) > 0 {
+		return head, how
+	}
+	return merged, how
 }
 
 // Hold is what holds a pull request, if anything.
@@ -113,6 +169,9 @@ type Outcome struct {
 	Activity owners.Activity `json:"-"`
 	Hold     Hold            `json:"hold"`
 	Draft    bool            `json:"draft,omitempty"`
+	// Group says the outcome is a merge group's (EvaluateGroup): its
+	// content alone was judged, and its approvals count as given.
+	Group bool `json:"group,omitempty"`
 	// Merge is how the head was put onto the base for the check; nil
 	// when the head's own tree was judged against the base.
 	Merge *Merge `json:"merge,omitempty"`
@@ -139,10 +198,100 @@ func (o *Outcome) Valid() bool { return len(o.PolicyFindings) == 0 }
 // checking against rules nobody wrote would apply rules nobody meant. The
 // error is for failures that allow no verdict at all.
 func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
+	return evaluate(ctx, pr, false)
+}
+
+// Group is a merge queue's group as a front end knows it. Change.BaseSHA
+// is the group's base (merge_group.base_sha, the base branch's tip it was
+// built on) and Change.HeadSHA its commit (merge_group.head_sha): the
+// commit the queue makes the base branch when the group's required checks
+// pass, holding one or more pull requests.
+type Group struct {
+	Change     *change.Change
+	Base, Head fs.FS
+	// ImageOptions, AllImages and Renderer are as for a PR. A group has
+	// no conversation, so no bots to ignore in it.
+	ImageOptions *images.Options
+	AllImages    bool
+	Renderer     *render.Renderer
+}
+
+// GroupNote is what the report of a merge group says it judged.
+const GroupNote = "A merge group: the commit the merge queue would make the base branch. Its content is judged whole; " +
+	"the approvals were judged on each of its pull requests, at its own head, before the queue took it."
+
+// EvaluateGroup reviews a merge queue's group on its content alone. The
+// queue admits a pull request only once its required checks passed at its
+// head, catalogbot's among them, which judged its approvals (and the root
+// approvals that let it take a release away) against what it changes; the
+// group's commit holds nothing else. What the queue's commit can break
+// that none of its pull requests broke alone is the catalog as it will be
+// published (two pull requests adding the same channel in different
+// files, say), and every content check judges that as for a pull request
+// (pipeline.Input.Group). Judging the group with the union of its pull
+// requests' approvals instead would read each one's conversation again,
+// to grant nothing the per-pull-request checks did not already require.
+// A group is never a draft, holds no /hold and carries no labels: those
+// were the pull requests' and were decided before the queue took them.
+func EvaluateGroup(ctx context.Context, g *Group) (*Outcome, error) {
+	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head,
+		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, NoEventsWhy: GroupNote}, true)
+}
+
+func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
+	o, in, err := prepare(ctx, pr, group)
+	if err != nil || in == nil {
+		return o, err
+	}
+	if !group {
+		// The owners check and everything after it share one evaluation.
+		if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
+			o.Owners, in.Owners = st, st
+		}
+		o.Hold = holdOf(o.Policy, pr.Labels, o.Activity, o.Owners)
+	}
+	o.Report = pipeline.Run(ctx, in)
+	// The graphs read what the release guard loaded; one that cannot be
+	// drawn leaves the picture out, never the verdict.
+	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
+	// A read of either tree that got bytes other than the object git
+	// named leaves no verdict, whatever a check made of the failure.
+	if err := misread(pr); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// EvaluateOwners is the approval state of pr alone, as Evaluate computes
+// it for the owners check, the status comment and the decision: the same
+// policy read the same way, the same approvals, without the other checks.
+// An invalid policy is an Outcome whose PolicyFindings say why; an error
+// says the approvals could not be judged at all.
+func EvaluateOwners(ctx context.Context, pr *PR) (*Outcome, error) {
+	o, in, err := prepare(ctx, pr, false)
+	if err != nil || in == nil {
+		return o, err
+	}
+	st, err := pipeline.EvaluateOwners(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	o.Owners = st
+	o.Hold = holdOf(o.Policy, pr.Labels, o.Activity, o.Owners)
+	if err := misread(pr); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// prepare reads the base's policy and the conversation into an Outcome
+// and the checks' Input; the Input is nil when the policy is invalid.
+func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input, error) {
 	o := &Outcome{
 		BaseSHA:     pr.Change.BaseSHA,
 		HeadSHA:     pr.Change.HeadSHA,
 		Draft:       pr.Draft,
+		Group:       group,
 		Merge:       pr.Merge,
 		Touched:     pr.Change.Paths(),
 		eventsRead:  -1,
@@ -153,18 +302,19 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 	}
 	pol, findings, err := policy.Load(pr.Base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(findings) > 0 {
 		o.PolicyFindings = findings
-		return o, nil
+		return o, nil, nil
 	}
+	pr.Overrides.apply(pol)
 	// The catalogs the policy names are found in both trees, so that one
 	// the change adds or removes is judged as a catalog on both sides.
 	pol, targets, err := pol.Resolved(pr.Base, pr.Head)
 	if err != nil {
 		o.PolicyFindings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
-		return o, nil
+		return o, nil, nil
 	}
 	o.Policy = pol
 
@@ -182,24 +332,57 @@ func Evaluate(ctx context.Context, pr *PR) (*Outcome, error) {
 		ImageOptions: pr.ImageOptions,
 		AllImages:    pr.AllImages,
 		Renderer:     pr.Renderer,
+		Group:        group,
 	}
-	// The owners check and everything after it share one evaluation.
-	if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
-		o.Owners, in.Owners = st, st
-	}
-	o.Hold = holdOf(pol, pr.Labels, o.Activity, o.Owners)
-	o.Report = pipeline.Run(ctx, in)
-	// The graphs read what the release guard loaded; one that cannot be
-	// drawn leaves the picture out, never the verdict.
-	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
-	// A read of either tree that got bytes other than the object git
-	// named leaves no verdict, whatever a check made of the failure.
-	for _, fsys := range []fs.FS{pr.Base, pr.Head} {
-		if err := change.Misread(fsys); err != nil {
-			return nil, err
+	if pol.Owners.RequireAccess != "" && !group {
+		if in.WriteAccess, in.NoAccess, err = writeAccess(ctx, pr, in.Approvals); err != nil {
+			return nil, nil, err
 		}
 	}
-	return o, nil
+	return o, in, nil
+}
+
+// writeAccess are the author and the approvers whom the forge says may
+// write to the repository, for owners.requireAccess. Without a way to ask
+// the forge nobody's approval counts, and why says so: the rule fails
+// closed rather than passing approvals it could not check.
+func writeAccess(ctx context.Context, pr *PR, approvals []owners.Approval) (writers []string, why string, err error) {
+	writers = []string{}
+	if pr.Permission == nil {
+		return writers, "cannot be checked for write access here, which approvals need (owners.requireAccess); the App checks it", nil
+	}
+	logins := []string{pr.Change.Author}
+	for _, a := range approvals {
+		logins = append(logins, a.User)
+	}
+	asked := map[string]bool{}
+	for _, l := range logins {
+		n := owners.NormLogin(l)
+		if n == "" || asked[n] {
+			continue
+		}
+		asked[n] = true
+		perm, err := pr.Permission(ctx, n)
+		if err != nil {
+			return nil, "", fmt.Errorf("read the access of %s to the repository: %w", n, err)
+		}
+		switch perm {
+		case "admin", "maintain", "write":
+			writers = append(writers, n)
+		}
+	}
+	return writers, "", nil
+}
+
+// misread says whether a read of either tree got bytes other than the
+// object git named.
+func misread(pr *PR) error {
+	for _, fsys := range []fs.FS{pr.Base, pr.Head} {
+		if err := change.Misread(fsys); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Bots are the logins whose comments and reviews never count: the
@@ -272,9 +455,11 @@ func approvals(fromEvents, extra []owners.Approval) []owners.Approval {
 	return out
 }
 
-// Approved says whether the owners approved the change at its head.
+// Approved says whether the owners approved the change at its head. A
+// merge group's approvals were judged on each of its pull requests
+// (EvaluateGroup): it counts as approved.
 func (o *Outcome) Approved() bool {
-	return o.Valid() && pipeline.Approved(o.Report)
+	return o.Valid() && (o.Group || pipeline.Approved(o.Report))
 }
 
 // Forge is what only the forge knows about the pull request now, at the

@@ -40,6 +40,18 @@ type Actions struct {
 	Workspace string
 	// PR is the event's pull request; nil when the event holds none.
 	PR *ActionsPR
+	// Group is the merge queue's group of a merge_group event; nil for
+	// any other event.
+	Group *ActionsGroup
+}
+
+// ActionsGroup is what a merge_group event says of the group the merge
+// queue asks checks of: its commit (HeadSHA, on HeadRef under
+// gh-readonly-queue/) is the base branch's tip (BaseSHA) with the queued
+// pull requests merged in, and is checked out as GITHUB_SHA.
+type ActionsGroup struct {
+	BaseSHA, HeadSHA string
+	BaseRef, HeadRef string
 }
 
 // ActionsPR is what the event says of its pull request.
@@ -74,10 +86,17 @@ type actionsEvent struct {
 	Repository struct {
 		FullName string `json:"full_name"`
 	} `json:"repository"`
+	MergeGroup *struct {
+		BaseSHA string `json:"base_sha"`
+		HeadSHA string `json:"head_sha"`
+		BaseRef string `json:"base_ref"`
+		HeadRef string `json:"head_ref"`
+	} `json:"merge_group"`
 }
 
 // ReadActions reads the environment through getenv and the event file it
-// names. An event without a pull request leaves PR nil.
+// names. An event without a pull request leaves PR nil; a merge_group
+// event sets Group instead.
 func ReadActions(getenv func(string) string) (*Actions, error) {
 	a := &Actions{
 		EventPath:   getenv("GITHUB_EVENT_PATH"),
@@ -103,6 +122,13 @@ func ReadActions(getenv func(string) string) (*Actions, error) {
 	if a.Repo == "" {
 		a.Repo = ev.Repository.FullName
 	}
+	if g := ev.MergeGroup; g != nil {
+		if g.BaseSHA == "" || g.HeadSHA == "" {
+			return nil, fmt.Errorf("the GitHub event file %s: the merge group has no base_sha or head_sha", a.EventPath)
+		}
+		a.Group = &ActionsGroup{BaseSHA: g.BaseSHA, HeadSHA: g.HeadSHA, BaseRef: g.BaseRef, HeadRef: g.HeadRef}
+		return a, nil
+	}
 	pr := ev.PullRequest
 	if pr == nil {
 		return a, nil
@@ -126,7 +152,7 @@ func ReadActions(getenv func(string) string) (*Actions, error) {
 // NoPRError says why an event without a pull request cannot be checked.
 func (a *Actions) NoPRError() error {
 	name := cmp.Or(a.EventName, "this")
-	return fmt.Errorf("the GitHub event file %s holds no pull request (%s event); run on pull_request or pass --base and --head", a.EventPath, name)
+	return fmt.Errorf("the GitHub event file %s holds no pull request (%s event); run on pull_request or merge_group, or pass --base and --head", a.EventPath, name)
 }
 
 // RepoDir is dir relative to the workspace, which annotation paths are

@@ -37,6 +37,10 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 )
 
+// ErrNoRef says the repository has no such ref (Ref): a merge queue's
+// branch is gone once its group merged or was destroyed.
+var ErrNoRef = errors.New("no such ref")
+
 // ErrHeadMoved is matched (errors.Is) by a *HeadMovedError.
 var ErrHeadMoved = errors.New("the pull request head moved")
 
@@ -270,6 +274,44 @@ func (c *Cache) Branch(ctx context.Context, src Source, branch string) (string, 
 	return got[local], nil
 }
 
+// Ref fetches the full ref name ref (refs/heads/gh-readonly-queue/main/
+// pr-7-<sha>, say: a merge queue's commit, which is on no branch a pull
+// request names) and returns the commit it points at, with its history
+// down to what the cache holds already: a merge group's base is one of
+// its parents, so both are read after this one fetch.
+func (c *Cache) Ref(ctx context.Context, src Source, ref string) (string, error) {
+	name := plumbing.ReferenceName(ref)
+	branch, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok || name.Validate() != nil || strings.ContainsAny(ref, "*:") {
+		return "", fmt.Errorf("git cache: invalid ref %q: want refs/heads/<name>", ref)
+	}
+	local := "refs/remotes/origin/" + branch
+	got, err := c.fetch(ctx, src, map[string]string{ref: local})
+	if errors.Is(err, git.NoMatchingRefSpecError{}) {
+		return "", fmt.Errorf("git cache: %s has no %s: %w", src.Repo, ref, ErrNoRef)
+	}
+	if err != nil {
+		return "", err
+	}
+	return got[local], nil
+}
+
+// Change describes the change from commit base to commit head, both
+// already fetched, as change.FromGit does for a repository on disk: the
+// files between them and the trees of both.
+func (c *Cache) Change(repo, base, head string) (*change.Change, fs.FS, fs.FS, error) {
+	dir, err := c.path(repo)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ch, baseFS, headFS, err := change.FromGit(dir, base, head)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", repo, err)
+	}
+	ch.Repo = repo
+	return ch, baseFS, headFS, nil
+}
+
 // Tree returns the tree of commit sha, which an earlier fetch brought into
 // the repository's cache, as a read-only file system of its own.
 func (c *Cache) Tree(repo, sha string) (fs.FS, error) {
@@ -368,26 +410,26 @@ func (c *Cache) FirstParents(repo, from, to string, max int) (shas []string, com
 }
 
 // Merge merges commit theirs (a pull request's head) onto ours (its base
-// branch's tip), both already fetched, as change.Merge does: the merge
-// commit it may write is kept in the repository, so that the result reads
-// as a tree (Tree) like any fetched commit.
-func (c *Cache) Merge(repo, ours, theirs string) (*change.Merged, error) {
+// branch's tip), both already fetched, as change.MergeTree does: the merge
+// commit it may write is kept in the repository, and the result is read
+// like any fetched commit. The tree is nil when the two conflict.
+func (c *Cache) Merge(repo, ours, theirs string) (fs.FS, *change.Merged, error) {
 	dir, err := c.path(repo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Objects are written: not while a fetch writes the same repository.
 	unlock := c.lock(dir)
 	defer unlock()
 	r, err := open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m, err := change.Merge(r, ours, theirs)
+	t, m, err := change.MergeTree(r, ours, theirs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: merge %s onto %s: %w", repo, change.ShortSHA(theirs), change.ShortSHA(ours), err)
+		return nil, nil, fmt.Errorf("%s: merge %s onto %s: %w", repo, change.ShortSHA(theirs), change.ShortSHA(ours), err)
 	}
-	return m, nil
+	return t, m, nil
 }
 
 // TreeID is the id of the tree of commit sha, already fetched.

@@ -311,3 +311,41 @@ func TestConcurrentFetchAndRead(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMergeGroupRef fetches a merge queue's commit by its ref, which no
+// pull request names, and reads the change from its base (a parent, which
+// the one fetch brought) to it; a ref outside refs/heads/ is refused.
+func TestMergeGroupRef(t *testing.T) {
+	o := newOrigin(t, "sekrit")
+	base := o.commit("refs/heads/main", "", map[string]string{"a": "a\n", "b": "b\n"})
+	ref := "refs/heads/gh-readonly-queue/main/pr-7-" + base
+	head := o.commit(ref, base, map[string]string{"a": "a2\n", "c": "c\n"})
+	c, _ := New(t.TempDir())
+	src := Source{Repo: "o/r", URL: o.url(), Token: "sekrit"}
+	got, err := c.Ref(context.Background(), src, ref)
+	if err != nil || got != head {
+		t.Fatalf("Ref = %s, %v; want %s", got, err, head)
+	}
+	ch, baseFS, headFS, err := c.Change("o/r", base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range ch.Files {
+		files = append(files, f.Status+" "+f.Path)
+	}
+	if want := []string{"modified a", "added c"}; !slices.Equal(files, want) || ch.Repo != "o/r" || ch.BaseSHA != base || ch.HeadSHA != head {
+		t.Errorf("change = %+v (files %q), want %q from %s to %s", ch, files, want, base, head)
+	}
+	if read(t, baseFS, "a") != "a\n" || read(t, headFS, "a") != "a2\n" {
+		t.Errorf("trees: base a %q, head a %q", read(t, baseFS, "a"), read(t, headFS, "a"))
+	}
+	if _, err := c.Ref(context.Background(), src, "refs/heads/gh-readonly-queue/main/pr-8-"+base); !errors.Is(err, ErrNoRef) {
+		t.Errorf("Ref of a ref the repository lacks = %v, want ErrNoRef", err)
+	}
+	for _, bad := range []string{"refs/pull/7/head", "main", "refs/heads/a:b", "refs/heads/*"} {
+		if _, err := c.Ref(context.Background(), src, bad); err == nil || !strings.Contains(err.Error(), "invalid ref") {
+			t.Errorf("Ref(%q) = %v, want an invalid ref error", bad, err)
+		}
+	}
+}

@@ -16,7 +16,12 @@
 // the REST merge is refused with 405, and POST /graphql takes enqueuePullRequest, checking
 // expectedHeadOid against the head, the one GraphQL operation the fake knows. Repo.MergeQueued
 // merges what the queue holds; Repo.Dequeue takes a pull request out, and the pull_request dequeued
-// payload (PayloadArgs.Reason) says so with the shape GitHub's webhook schema gives it.
+// payload (PayloadArgs.Reason) says so with the shape GitHub's webhook schema gives it. A ruleset that
+// also requires checks (Repo.RequireChecks) makes the queue test groups: Repo.StartMergeGroup builds
+// the queue's commit on gh-readonly-queue/... from the base's tip and the queued pull requests and
+// raises merge_group checks_requested; the queue merges the group once every required check succeeded
+// on that commit, destroys it on a failure, and waits for ever otherwise (mergegroup.go). The events the
+// fake raises on its own go to the receivers Server.SendWebhooks subscribed to them.
 //
 // Typical use:
 //

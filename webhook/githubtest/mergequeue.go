@@ -63,6 +63,7 @@ func (r *Repo) Dequeue(number int) bool {
 	for i, e := range q {
 		if e.Number == number {
 			r.queues[pr.baseRef] = append(q[:i:i], q[i+1:]...)
+			r.leftQueueLocked(pr.baseRef, number)
 			return true
 		}
 	}
@@ -100,6 +101,9 @@ func (r *Repo) queuedLocked(branch string) bool {
 // rulesForBranch answers GET /repos/{owner}/{repo}/rules/branches/{branch}.
 func (s *Server) rulesForBranch(w http.ResponseWriter, r *http.Request, repo *Repo) {
 	rules := []obj{}
+	if rule := repo.requiredChecksRule(r.PathValue("branch")); rule != nil {
+		rules = append(rules, rule)
+	}
 	if repo.queuedLocked(r.PathValue("branch")) {
 		rules = append(rules, obj{
 			"type":                "merge_queue",
@@ -189,6 +193,9 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) int {
 	case head != "" && head != pr.headSHA:
 		return fail("UNPROCESSABLE", "Expected head sha did not match the pull request's head")
 	}
+	if name := repo.unmetLocked(pr.baseRef, pr.headSHA); name != "" {
+		return fail("UNPROCESSABLE", fmt.Sprintf("Pull request is not in a mergeable state: required status check %q has not succeeded", name))
+	}
 	q := repo.queues[pr.baseRef]
 	for i, e := range q {
 		if e.Number == pr.Number {
@@ -239,6 +246,7 @@ func (s *Server) dequeueGraphQL(req graphqlRequest, in *installation, reply func
 		if e.Number == pr.Number {
 			repo.queues[pr.baseRef] = append(q[:i:i], q[i+1:]...)
 			pr.updated = s.now()
+			repo.leftQueueLocked(pr.baseRef, pr.Number)
 			return reply(http.StatusOK, obj{"data": obj{"dequeuePullRequest": obj{"mergeQueueEntry": obj{"id": e.ID, "position": i + 1, "state": "QUEUED"}}}})
 		}
 	}

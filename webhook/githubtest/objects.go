@@ -48,11 +48,11 @@ func (s *Server) userJSON(login string) obj {
 
 // appPermissions are the permissions the App asks for.
 func appPermissions() obj {
-	return obj{"checks": "write", "contents": "write", "pull_requests": "write", "issues": "write", "metadata": "read", "statuses": "write"}
+	return obj{"checks": "write", "contents": "write", "pull_requests": "write", "issues": "write", "merge_queues": "read", "metadata": "read", "statuses": "write"}
 }
 
 func appEvents() []string {
-	return []string{"check_run", "check_suite", "issue_comment", "pull_request", "pull_request_review", "push"}
+	return []string{"check_run", "check_suite", "issue_comment", "merge_group", "pull_request", "pull_request_review", "push"}
 }
 
 func (s *Server) appJSON() obj {

@@ -38,8 +38,11 @@ type PayloadArgs struct {
 	CheckRunID int64  // check_run; default the latest run on the PR's head
 	Label      string // pull_request labeled/unlabeled
 	// Reason is why pull_request dequeued took the pull request out of
-	// its merge queue (default "MANUAL").
+	// its merge queue (default "MANUAL"), or why merge_group destroyed
+	// destroyed the group (default "merged").
 	Reason string
+	// Group is the merge group of a merge_group delivery.
+	Group *MergeGroup
 	// HeadChange, for pull_request opened and synchronize, is the head
 	// change (from PR.HeadChanges) to deliver: its head, time and old
 	// head stand in for the PR's current ones, as when GitHub sent it.
@@ -98,20 +101,61 @@ func merge(dst map[string]any, src obj) {
 // fake's state. It fails the test when the event has no example or the arguments name nothing.
 func (s *Server) Payload(event, action string, args PayloadArgs) []byte {
 	s.t.Helper()
-	p, err := examplePayload(event, action)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := s.payloadLocked(event, action, args)
 	if err != nil {
 		s.t.Fatalf("githubtest: %v", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return b
+}
+
+// payloadLocked is Payload with s.mu held, reporting what Payload fails
+// the test for.
+func (s *Server) payloadLocked(event, action string, args PayloadArgs) ([]byte, error) {
+	p := map[string]any{}
+	if event != "merge_group" {
+		// GitHub ships no example of merge_group: its payload is made
+		// whole from the webhook schema's fields (fillGroup).
+		var err error
+		if p, err = examplePayload(event, action); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.fillPayload(p, event, action, args); err != nil {
-		s.t.Fatalf("githubtest: payload %s.%s: %v", event, action, err)
+		return nil, fmt.Errorf("payload %s.%s: %w", event, action, err)
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
-		s.t.Fatalf("githubtest: encoding payload: %v", err)
+		return nil, fmt.Errorf("encoding payload: %w", err)
 	}
-	return b
+	return b, nil
+}
+
+// fillGroup sets the fields of a merge_group delivery, those GitHub's
+// webhook schema gives it and no others.
+func (s *Server) fillGroup(p map[string]any, r *Repo, action string, a PayloadArgs) error {
+	g := a.Group
+	if g == nil {
+		return fmt.Errorf("merge_group needs Group")
+	}
+	c, err := r.resolve(g.HeadSHA)
+	if err != nil {
+		return err
+	}
+	person := func(sig object.Signature) obj { return obj{"name": sig.Name, "email": sig.Email} }
+	p["merge_group"] = obj{
+		"head_sha": g.HeadSHA, "head_ref": g.HeadRef, "base_sha": g.BaseSHA, "base_ref": "refs/heads/" + g.BaseRef,
+		"head_commit": obj{
+			"id": c.Hash.String(), "tree_id": c.TreeHash.String(), "message": c.Message,
+			"timestamp": c.Committer.When.UTC().Format(time.RFC3339),
+			"author":    person(c.Author), "committer": person(c.Committer),
+		},
+	}
+	if action == "destroyed" {
+		p["reason"] = cmp.Or(a.Reason, "merged")
+	}
+	return nil
 }
 
 func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadArgs) error {
@@ -193,6 +237,10 @@ func (s *Server) fillPayload(p map[string]any, event, action string, a PayloadAr
 				}
 			}
 			p["reason"] = cmp.Or(a.Reason, "MANUAL")
+		}
+	case "merge_group":
+		if err := s.fillGroup(p, r, action, a); err != nil {
+			return err
 		}
 	case "issue_comment":
 		if pr == nil {
@@ -446,9 +494,19 @@ func (s *Server) Deliver(t testing.TB, url, secret, event string, body []byte, d
 	if len(delivery) > 0 && delivery[0] != "" {
 		id = delivery[0]
 	}
+	resp, err := s.post(url, secret, event, id, body)
+	if err != nil {
+		t.Fatalf("githubtest: %v", err)
+	}
+	return resp
+}
+
+// post delivers body as Deliver does, reporting what Deliver fails the
+// test for.
+func (s *Server) post(url, secret, event, id string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("githubtest: delivering %s: %v", event, err)
+		return nil, fmt.Errorf("delivering %s: %w", event, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "GitHub-Hookshot/githubtest")
@@ -463,13 +521,13 @@ func (s *Server) Deliver(t testing.TB, url, secret, event string, body []byte, d
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("githubtest: delivering %s to %s: %v", event, url, err)
+		return nil, fmt.Errorf("delivering %s to %s: %w", event, url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("githubtest: reading the reply to %s: %v", event, err)
+		return nil, fmt.Errorf("reading the reply to %s: %w", event, err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return resp
+	return resp, nil
 }

@@ -482,6 +482,7 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request, repo *Re
 	cr.suiteID = repo.appSuite(req.HeadSHA, "", "", cr.app).ID
 	repo.checkRuns = append(repo.checkRuns, cr)
 	writeJSON(w, http.StatusCreated, s.checkRunJSON(repo, cr))
+	repo.settleAllLocked()
 }
 
 func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request, repo *Repo) {
@@ -502,6 +503,7 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request, repo *Re
 		}
 		*cr = updated
 		writeJSON(w, http.StatusOK, s.checkRunJSON(repo, cr))
+		repo.settleAllLocked()
 		return
 	}
 	apiError(w, http.StatusNotFound, "Not Found")
@@ -592,6 +594,7 @@ func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, repo *Repo
 	}
 	repo.statuses = append(repo.statuses, st)
 	writeJSON(w, http.StatusCreated, s.statusJSON(repo, st))
+	repo.settleAllLocked()
 }
 
 func (s *Server) permission(w http.ResponseWriter, r *http.Request, repo *Repo) {

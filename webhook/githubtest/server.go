@@ -55,6 +55,9 @@ type Server struct {
 	rateUsed        int
 	allowViolations bool
 	hook            func(*http.Request, *Response)
+	// hooks are the receivers of the deliveries the fake makes on its
+	// own (hooks.go).
+	hooks sinks
 }
 
 // Request is one request the fake answered.

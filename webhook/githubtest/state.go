@@ -38,6 +38,10 @@ type Repo struct {
 	// (rulesetID) requires one.
 	queues    map[string][]QueueEntry
 	rulesetID int64
+	// required are the status checks the ruleset requires of each
+	// branch, and groups the merge group each branch's queue tests.
+	required map[string][]string
+	groups   map[string]*MergeGroup
 }
 
 // PR is a pull request. Number is fixed; everything else is read through methods because the
@@ -799,53 +803,56 @@ func (pr *PR) mergeableLocked() bool {
 	return err == nil && !conflict
 }
 
+// treeOntoLocked is the tree of the PR's changes applied to commit onto: the head's own tree when
+// onto is the merge base, else onto's tree with each file the PR changes taken from the head.
+func (pr *PR) treeOntoLocked(onto plumbing.Hash) (plumbing.Hash, error) {
+	r := pr.r
+	mb, changes, err := pr.changesLocked()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	head := plumbing.NewHash(pr.headSHA)
+	hc, err := object.GetCommit(r.st, head)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("reading head %s: %w", head, err)
+	}
+	if onto == mb {
+		return hc.TreeHash, nil
+	}
+	bc, err := object.GetCommit(r.st, onto)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("reading base %s: %w", onto, err)
+	}
+	files, err := flatten(r.st, bc.TreeHash)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	headFiles, err := flatten(r.st, hc.TreeHash)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for _, c := range changes {
+		if c.PreviousFilename != "" {
+			delete(files, c.PreviousFilename)
+		}
+		if c.Status == "removed" {
+			delete(files, c.Filename)
+			continue
+		}
+		files[c.Filename] = headFiles[c.Filename]
+	}
+	return writeTree(r.st, files)
+}
+
 // mergeLocked merges the PR into its base and returns the new base commit. The tree is the head's
 // when the base has not moved since the merge base; otherwise the PR's changes applied to the base.
 func (pr *PR) mergeLocked(method, title, message, by string) (string, error) {
 	r := pr.r
-	mb, changes, err := pr.changesLocked()
-	if err != nil {
-		return "", err
-	}
 	baseTip, _ := r.tip(pr.baseRef)
 	head := plumbing.NewHash(pr.headSHA)
-	var tree plumbing.Hash
-	if baseTip == mb {
-		hc, err := object.GetCommit(r.st, head)
-		if err != nil {
-			return "", fmt.Errorf("reading head %s: %w", head, err)
-		}
-		tree = hc.TreeHash
-	} else {
-		bc, err := object.GetCommit(r.st, baseTip)
-		if err != nil {
-			return "", fmt.Errorf("reading base %s: %w", baseTip, err)
-		}
-		files, err := flatten(r.st, bc.TreeHash)
-		if err != nil {
-			return "", err
-		}
-		hc, err := object.GetCommit(r.st, head)
-		if err != nil {
-			return "", fmt.Errorf("reading head %s: %w", head, err)
-		}
-		headFiles, err := flatten(r.st, hc.TreeHash)
-		if err != nil {
-			return "", err
-		}
-		for _, c := range changes {
-			if c.PreviousFilename != "" {
-				delete(files, c.PreviousFilename)
-			}
-			if c.Status == "removed" {
-				delete(files, c.Filename)
-				continue
-			}
-			files[c.Filename] = headFiles[c.Filename]
-		}
-		if tree, err = writeTree(r.st, files); err != nil {
-			return "", err
-		}
+	tree, err := pr.treeOntoLocked(baseTip)
+	if err != nil {
+		return "", err
 	}
 	if title == "" {
 		title = pr.title

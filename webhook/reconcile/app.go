@@ -56,7 +56,8 @@ type AppOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// MergeTurnTTL is how long a repository's merge turn outlives a
-	// holder that stopped renewing it (turn.go); 0 is two minutes.
+	// holder that stopped renewing it (turn.go); 0 is the configuration's
+	// LeaseTTL, or 30 seconds.
 	MergeTurnTTL time.Duration
 	// MergeTurnRetry is how soon a pull request that found the merge
 	// turn taken asks again, plus up to as much jitter; 0 is two
@@ -105,6 +106,8 @@ type App struct {
 	// attestation then says.
 	merges    memo[string, review.MergeRecord]
 	published memo[string, string]
+	// groups are the merge groups the App was told of (mergegroup.go).
+	groups memo[prKey, group]
 	// turns are the repositories' merge turns (turn.go).
 	turns turns
 	clock func() time.Time
@@ -183,6 +186,9 @@ func NewApp(o AppOptions) (*App, error) {
 		a.clock = time.Now
 	}
 	a.turns.ttl, a.turns.retry = o.MergeTurnTTL, o.MergeTurnRetry
+	if a.turns.ttl == 0 {
+		a.turns.ttl = cfg.LeaseTTL
+	}
 	if o.Facts != nil {
 		fail := func(err error) {
 			m.Errors.WithLabelValues("state").Inc()
@@ -193,6 +199,7 @@ func NewApp(o AppOptions) (*App, error) {
 		a.waiting.persist(o.Facts, "waiting", fail)
 		a.merges.persist(o.Facts, "merges", fail)
 		a.published.persist(o.Facts, "published", fail)
+		a.groups.persist(o.Facts, "groups", fail)
 		m.Blocked.Persist(o.Facts, fail)
 		a.turns.facts = o.Facts
 	}
@@ -341,6 +348,9 @@ func (a *App) Process(ctx context.Context, job webhook.Job) (webhook.Result, err
 	case webhook.KindResync:
 		jobs, err := a.Resync(ctx)
 		return webhook.Result{Jobs: jobs}, err
+	case webhook.KindMergeGroup:
+		retryAt, err := a.mergeGroup(ctx, job)
+		return webhook.Result{RetryAt: retryAt}, err
 	default:
 		return webhook.Result{}, fmt.Errorf("job %s: unknown kind %q", job.Key, job.Key.Kind)
 	}

@@ -15,6 +15,10 @@
 //     its catalogbot run and feed webhook.BlockedWaits (report.go,
 //     explain). A job that could not say it is not remembered as done, so
 //     the next resync comes back.
+//   - A merge group job (mergegroup.go) judges the commit a merge queue
+//     built (the base's tip with the queued pull requests merged in) on its
+//     content with the review core, and reports the catalogbot check run
+//     there, which a ruleset that requires it and a merge queue waits for.
 //   - A resync job (resync.go), and RunResync on a timer, list every open
 //     pull request of every installation, so a lost delivery or a restart
 //     loses nothing: webhooks only make the work start sooner.

@@ -77,6 +77,7 @@ func (r *prRun) merge(ctx context.Context, in mergeInput) (again bool, err error
 		return false, nil
 	}
 	r.waitTurn = false
+	r.keepTurn()
 
 	pr, err := r.reread(ctx)
 	if err != nil {

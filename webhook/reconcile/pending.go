@@ -30,11 +30,7 @@ type waiting struct {
 // back.
 func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Time) {
 	a := r.a
-	retries := a.cfg.PendingRetries
-	if retries <= 0 {
-		retries = webhook.DefaultPendingRetries
-	}
-	tries := retries + 1
+	tries := a.pendingTries()
 	now := a.now()
 	var w waiting
 	a.waiting.update(prKey{strings.ToLower(r.job.Key.Repo), r.number}, maxWaiting, func(old waiting, _ bool) (waiting, bool) {
@@ -55,6 +51,16 @@ func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Ti
 	}
 	c, title, summary := o.PendingRun(retry)
 	return checkOutput{Conclusion: c, Title: title, Summary: summary, Findings: o.Findings()}, w.next
+}
+
+// pendingTries is how often a check that could not judge is tried in
+// all: the first try and the configured retries.
+func (a *App) pendingTries() int {
+	retries := a.cfg.PendingRetries
+	if retries <= 0 {
+		retries = webhook.DefaultPendingRetries
+	}
+	return retries + 1
 }
 
 // judged forgets the tries of a pull request whose check could judge.

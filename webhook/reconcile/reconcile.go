@@ -68,6 +68,8 @@ type prRun struct {
 	// place when the job ends.
 	holder   string
 	waitTurn bool
+	// beat stops the renewal of the turn, nil while the job holds none.
+	beat context.CancelFunc
 }
 
 // reconcile checks a pull request at its current head, reports the result
@@ -169,7 +171,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	log = log.With("base", snap.BaseSHA)
 	// The verdict that can merge is on the tree the base branch will
 	// hold: the head merged onto its tip.
-	judged, merged, err := r.mergeResult(snap, src.Repo, pr.GetBase().GetRef())
+	judged, how, merged, err := r.mergeResult(snap, src.Repo, pr.GetBase().GetRef())
 	if err != nil {
 		return false, a.fail("git", err)
 	}
@@ -200,11 +202,14 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	}
 	outcome, err := review.Evaluate(ctx, &review.PR{
 		Change: ch, Base: snap.Base, Head: judged,
-		Merge: &review.Merge{Branch: pr.GetBase().GetRef(), Onto: snap.BaseSHA, Conflicts: merged.Conflicts},
+		Merge: how,
 		Draft: pr.GetDraft(), Labels: labelsOf(pr),
 		Events: events, EventsRead: true,
 		Bots:         a.ownBots(),
 		ImageOptions: a.images, Renderer: a.renderer,
+		Permission: func(ctx context.Context, login string) (string, error) {
+			return ghapi.AccessOf(ctx, r.gh, r.owner, r.name, login)
+		},
 	})
 	if err != nil {
 		return false, a.fail("policy", fmt.Errorf("%s: review at %s: %w", src.Repo, snap.BaseSHA, err))
@@ -287,31 +292,26 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 }
 
 // mergeResult is the tree a verdict that can merge is made on: the head
-// merged onto the base's tip (the head itself when it contains the tip).
-// Where the change does not apply, the head's own tree is judged, for its
-// author, and merged.Conflicts says why nothing merges.
-func (r *prRun) mergeResult(snap *gitcache.Snapshot, repo, branch string) (fs.FS, *change.Merged, error) {
-	m, err := r.a.cache.Merge(repo, snap.BaseSHA, snap.HeadSHA)
+// merged onto the base's tip, or the head alone where the two conflict
+// (review.Onto).
+func (r *prRun) mergeResult(snap *gitcache.Snapshot, repo, branch string) (fs.FS, *review.Merge, *change.Merged, error) {
+	t, m, err := r.a.cache.Merge(repo, snap.BaseSHA, snap.HeadSHA)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !m.Clean() {
 		r.log.Info("the change does not apply onto the base branch", "branch", branch, "conflicts", m.Conflicts)
-		return snap.Head, m, nil
 	}
-	if m.SHA == snap.HeadSHA {
-		return snap.Head, m, nil
-	}
-	t, err := r.a.cache.Tree(repo, m.SHA)
-	if err != nil {
-		return nil, nil, err
-	}
-	return t, m, nil
+	judged, how := review.Onto(branch, t, snap.Head, m)
+	return judged, how, m, nil
 }
 
 // leaveTurn gives up the job's merge turn, and its place in line unless
 // it comes back for it.
 func (r *prRun) leaveTurn() {
+	if r.beat != nil {
+		r.beat()
+	}
 	if r.waitTurn {
 		return
 	}
@@ -322,6 +322,34 @@ func (r *prRun) leaveTurn() {
 		// stops asking.
 		r.log.Warn("could not give up the merge turn", "err", r.a.fail("state", err))
 	}
+}
+
+// keepTurn renews the job's merge turn every third of its lease until the
+// job ends, however long its checks take.
+func (r *prRun) keepTurn() {
+	if r.beat != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.beat = cancel
+	every := r.a.turns.lease() / 3
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				got, _, err := r.a.turns.take(ctx, r.job.Key.Repo, r.holder, r.number, r.a.now())
+				if err != nil || !got {
+					// The decision finds out when it renews the
+					// turn just before merging.
+					return
+				}
+			}
+		}
+	}()
 }
 
 // ownBots are the App's own bots, ignored besides the policy's: the

@@ -19,14 +19,17 @@ import (
 //
 // The turn is a lease kept in the service's state (webhook.Facts, whose
 // updates of one key are serialized across replicas), or in memory without
-// one. A holder that dies loses it after turnTTL. Pull requests that find
+// one. The job that holds it renews it every third of its lease while it
+// works, so that a holder that dies loses it after one lease (the
+// service's leaseTTL, as for jobs) however long a check takes, and a
+// decision that outlived its lease finds out before it merges. Pull requests that find
 // the turn taken wait in line, first come first served, and are tried
 // again within turnRetry: none is left to a resync because another merged
 // first.
 const (
-	// turnTTL bounds how long a dead holder keeps the turn. A decision
-	// renews it at each pass.
-	turnTTL = 2 * time.Minute
+	// turnTTL bounds how long a dead holder keeps the turn, when the
+	// service's configuration names no lease.
+	turnTTL = 30 * time.Second
 	// turnRetry is how soon a pull request that found the turn taken is
 	// tried again (plus up to as much jitter).
 	turnRetry = 2 * time.Second

@@ -53,7 +53,10 @@ func (Owners) Run(ctx context.Context, in *Input) checks.Result {
 // the change's approvals against them. The packages the change touches
 // are those of the blobs it changes and, with a renderer, those the
 // reference list entries it adds or changes render to (see
-// listRenders.packageTouches), which ctx bounds the rendering of.
+// listRenders.packageTouches), which ctx bounds the rendering of. Under
+// the directories layout each package is owned by its name across the
+// repository as well (withIdentity), and a catalog the change adds or
+// removes needs the root approvers (catalogChanges).
 func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 	in.bind()
 	repo, err := owners.Load(in.Base, owners.LoadOptions{
@@ -65,6 +68,13 @@ func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
 	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
+	if err != nil {
+		return nil, err
+	}
+	if err := withIdentity(ctx, in, pkgs); err != nil {
+		return nil, err
+	}
+	cats, err := catalogChanges(in)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +94,10 @@ func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 		Base:      in.Base,
 		Head:      in.Head,
 		Packages:  pkgs,
+		Catalogs:  cats,
+		// Nil unless the policy requires write access.
+		WriteAccess: in.WriteAccess,
+		NoAccess:    in.NoAccess,
 	}), nil
 }
 
@@ -132,6 +146,12 @@ func ownersSummary(st *owners.State) string {
 		b.WriteString("\nPackages the change touches:\n\n")
 		for _, line := range owners.DescribeAll(st.Packages) {
 			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(line))
+		}
+	}
+	if len(st.Catalogs) > 0 {
+		b.WriteString("\nCatalogs the change adds or removes, which the root approvers decide:\n\n")
+		for _, c := range st.Catalogs {
+			fmt.Fprintf(&b, "- %s\n", checks.MarkdownText(c.Why()))
 		}
 	}
 	if len(st.Suggested) > 0 {

@@ -40,6 +40,19 @@ type Input struct {
 	// Owners is the approval state when the caller evaluated it already
 	// (EvaluateOwners), so that it is computed once per review.
 	Owners *owners.State
+	// Group says the change is a merge queue's group: the commit the queue
+	// would make the base branch, holding pull requests that were each
+	// judged whole, approvals included, at their own head before the queue
+	// took them. The group is judged on its content: the owners check is
+	// left out, and a release the group takes away is allowed, since only
+	// an approval on the pull request that took it away let that one in.
+	// What a group can break that none of its pull requests broke alone
+	// is the catalog as a whole, which every other check judges as usual.
+	Group bool
+	// WriteAccess and NoAccess are owners.Input's, under
+	// owners.requireAccess: the users whose approvals may count.
+	WriteAccess []string
+	NoAccess    string
 
 	// ImageOptions, when set, are how the images check reaches
 	// registries; the policy's image rules replace their Policy. Nil
@@ -83,6 +96,9 @@ type Input struct {
 // left out of the report rather than blocking every merge as undecided.
 func Checks(in *Input) []checks.Check[*Input] {
 	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}, Release{}}
+	if in.Group {
+		cs = cs[1:]
+	}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
 	}
