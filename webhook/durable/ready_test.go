@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/webhook"
+	"github.com/catalogbot/catalogbot/webhook/durable/durabletest"
 )
 
 // TestStateFileRefused: a state file that is there but holds no SQLite
@@ -71,5 +73,40 @@ func TestStateReady(t *testing.T) {
 	var nr *webhook.NotReadyError
 	if !errors.As(err, &nr) || !strings.Contains(nr.Reason, "state") {
 		t.Fatalf("Ready with the database closed = %v, want not ready for the state", err)
+	}
+}
+
+// TestPostgresStoppedIsNotReady: a replica whose PostgreSQL is out of
+// reach (here, the connection cut) is not ready, and finds out within a
+// probe's bound.
+func TestPostgresStoppedIsNotReady(t *testing.T) {
+	dbURL := durabletest.Postgres(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	viaProxy := *u
+	viaProxy.Host = p.ln.Addr().String()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := openPostgresState(t, viaProxy.String(), Options{Now: clock})
+	defer s.Close()
+	if err := s.Ready(); err != nil {
+		t.Fatalf("not ready on a live database: %v", err)
+	}
+	p.close()
+	mu.Lock()
+	now = now.Add(readyTTL)
+	mu.Unlock()
+	start := time.Now()
+	err = s.Ready()
+	var nr *webhook.NotReadyError
+	if !errors.As(err, &nr) {
+		t.Fatalf("Ready with the database cut off = %v, want not ready", err)
+	}
+	if took := time.Since(start); took > readyTimeout+time.Second {
+		t.Errorf("the probe took %s, beyond its bound %s", took, readyTimeout)
 	}
 }
