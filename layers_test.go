@@ -131,6 +131,15 @@ var rules = []rule{
 		deps: true,
 	},
 	{
+		// The signing stack (sigstore, its KMS providers) is hundreds of
+		// packages; reading a policy or a delivery needs none of it, and
+		// a key's name is told from a file's by keyref alone.
+		why:  "the policy reader and the App's intake do not link the signing stack",
+		from: exactly("policy", "webhook"),
+		to:   and(under("publisher/sign", "publisher/publish"), not(exactly("publisher/sign/keyref"))),
+		deps: true,
+	},
+	{
 		why:  "the App's intake runs any Processor and knows nothing of the reconciler",
 		from: exactly("webhook"),
 		to:   under("webhook/reconcile"),
@@ -244,6 +253,10 @@ func TestLayerRules(t *testing.T) {
 		{"publisher/publish", "publisher/render", false, false},
 		{"policy", "owners", false, false},
 		{"policy", "policy/review", true, true},
+		{"policy", "publisher/sign", true, true},
+		{"webhook", "publisher/sign", true, true},
+		{"webhook", "publisher/sign/keyref", false, false},
+		{"policy/publishing", "publisher/sign", false, false},
 		{"policy/review", "policy/review/pipeline", false, false},
 		{"policy/review", "publisher/render", false, false},
 		{"policy/review", "cmd/catalogbot", false, true},

@@ -59,6 +59,10 @@ const (
 	WaitTransport   = "transport"    // the registry timed out, failed or could not be reached
 	WaitDeadline    = "deadline"     // the check ran out of time
 	WaitCancelled   = "cancelled"    // the check was stopped (the service shutting down)
+	// WaitUnreadable is a file the check needed whose git object is
+	// missing (a partial clone) or misread: it was never read, so it is
+	// neither valid nor invalid. Wait.Path and Wait.Object name it.
+	WaitUnreadable = "unreadable"
 )
 
 // Wait is one thing a pending check could not judge without.
@@ -70,6 +74,12 @@ type Wait struct {
 	Class string `json:"class"`
 	// Count is how many references wait on it; 0 when not counted.
 	Count int `json:"count,omitempty"`
+	// Path, Object and Commit name, for WaitUnreadable, the repository
+	// path, the git object that could not be read and the commit whose
+	// tree holds it.
+	Path   string `json:"path,omitempty"`
+	Object string `json:"object,omitempty"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // String says what w waits for in a sentence fragment. It is written
@@ -93,6 +103,8 @@ func (w Wait) String() string {
 		return what + " ran out of time before it could judge"
 	case WaitCancelled:
 		return what + " was stopped before it could judge"
+	case WaitUnreadable:
+		return fmt.Sprintf("%s could not read %s (git object %s)", what, w.Path, w.Object)
 	}
 	return what + ": " + w.Class
 }

@@ -48,7 +48,11 @@ func (fs Formats) Parse(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown output format %q (want %s)", s, fs)
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown output format %q (want %s)%s", s, fs, DidYouMean(s, names))
 }
 
 // Value returns a command-line flag value (a pflag.Value) that stores the

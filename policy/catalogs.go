@@ -2,16 +2,19 @@ package policy
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
+	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
 // NamePlaceholder stands for a catalog's name in a publish target, so that
@@ -52,28 +55,71 @@ type Target struct {
 	Image string
 }
 
+// CatalogError is a problem of the catalogs list that shows only against
+// a tree: a directory whose name is no catalog name, a target that is
+// not one, two catalogs in one directory or one image. Line is the line
+// of the catalogs entry in FileName.
+type CatalogError struct {
+	Line    int
+	Message string
+}
+
+func (e *CatalogError) Error() string {
+	if e.Line == 0 {
+		return FileName + ": " + e.Message
+	}
+	return fmt.Sprintf("%s:%d: %s", FileName, e.Line, e.Message)
+}
+
+// TargetsFinding is the finding for an error of Targets or Resolved,
+// at the line of the catalogs entry when it is known.
+func TargetsFinding(err error) checks.Finding {
+	f := checks.Finding{Rule: RuleValue, Severity: checks.SeverityError, File: FileName, Message: err.Error()}
+	var cerr *CatalogError
+	if errors.As(err, &cerr) {
+		f.Line, f.Message = cerr.Line, cerr.Message
+	}
+	return f
+}
+
 // Targets resolves the policy's catalogs against trees: a pattern matches
 // the directories of any of them, so that a catalog a change adds or
 // removes is one of the change's catalogs on both sides. A policy without a
 // catalogs list has one catalog, its catalog.roots. A catalog whose roots
-// match nothing is left out; a directory that two catalogs claim is an
-// error, since what one catalog validates would then be published in two.
+// match nothing is left out. The errors (*CatalogError) are what would
+// break a publish later: a directory that two catalogs claim (what one
+// catalog validates would be published in two), a directory whose name is
+// no catalog name (v4.20:evil), a target that is not one once the name is
+// filled in, and two catalogs published to one image (the last would
+// win, and each would report it published).
 func (p *Policy) Targets(trees ...fs.FS) ([]Target, error) {
 	if len(p.CatalogSets) == 0 {
 		return []Target{{Roots: slices.Clone(p.Catalog.Roots), Image: p.Publish.Image}}, nil
 	}
 	var out []Target
+	line := map[string]int{} // a catalog's entry's line, by name
 	owner := map[string]string{}
-	claim := func(t Target) error {
+	claim := func(t Target, at int) error {
 		for _, r := range t.Roots {
 			if other, ok := owner[r]; ok {
-				return fmt.Errorf("directory %s is a root of catalog %q and of catalog %q; a directory belongs to one catalog", r, other, t.Name)
+				return &CatalogError{at, fmt.Sprintf("directory %s is a root of catalog %q and of catalog %q; a directory belongs to one catalog", r, other, t.Name)}
 			}
 			owner[r] = t.Name
 		}
 		return nil
 	}
-	for _, set := range p.CatalogSets {
+	add := func(t Target, at int) error {
+		if err := claim(t, at); err != nil {
+			return err
+		}
+		if first, ok := line[t.Name]; ok {
+			return &CatalogError{at, fmt.Sprintf("two catalogs are named %q (the other at line %d); a catalog's name must be unique", t.Name, first)}
+		}
+		line[t.Name] = at
+		out = append(out, t)
+		return nil
+	}
+	for i, set := range p.CatalogSets {
 		image := cmp.Or(set.Image, p.Publish.Image)
 		if set.Each != "" {
 			dirs, err := matchDirs(set.Each, trees)
@@ -81,11 +127,13 @@ func (p *Policy) Targets(trees ...fs.FS) ([]Target, error) {
 				return nil, err
 			}
 			for _, d := range dirs {
-				t := Target{Name: path.Base(d), Roots: []string{d}, Image: fill(image, path.Base(d))}
-				if err := claim(t); err != nil {
+				name := path.Base(d)
+				if !validName(name) {
+					return nil, &CatalogError{set.Line, fmt.Sprintf("catalogs[%d].each matches directory %s, and %s; rename the directory or narrow the pattern", i, d, nameRule(name))}
+				}
+				if err := add(Target{Name: name, Roots: []string{d}, Image: fill(image, name)}, set.Line); err != nil {
 					return nil, err
 				}
-				out = append(out, t)
 			}
 			continue
 		}
@@ -102,18 +150,25 @@ func (p *Policy) Targets(trees ...fs.FS) ([]Target, error) {
 		if len(roots) == 0 {
 			continue
 		}
-		t := Target{Name: set.Name, Roots: roots, Image: fill(image, set.Name)}
-		if err := claim(t); err != nil {
+		if err := add(Target{Name: set.Name, Roots: roots, Image: fill(image, set.Name)}, set.Line); err != nil {
 			return nil, err
 		}
-		out = append(out, t)
 	}
-	for i, t := range out {
-		for _, u := range out[i+1:] {
-			if t.Name == u.Name {
-				return nil, fmt.Errorf("two catalogs are named %q; a catalog's name must be unique", t.Name)
-			}
+	// One image per catalog: compared as the publisher reads them, so
+	// that quay.io/a/b and quay.io/a/b:latest are one.
+	target := map[string]string{}
+	for _, t := range out {
+		if t.Image == "" {
+			continue
 		}
+		parsed, err := build.ParseTarget(t.Image)
+		if err != nil {
+			return nil, &CatalogError{line[t.Name], fmt.Sprintf("catalog %q publishes to %q: %v", t.Name, t.Image, err)}
+		}
+		if other, ok := target[parsed.String()]; ok {
+			return nil, &CatalogError{line[t.Name], fmt.Sprintf("catalogs %q and %q both publish to %s, and each would overwrite the other; put %s in the image to give each catalog its own", other, t.Name, t.Image, NamePlaceholder)}
+		}
+		target[parsed.String()] = t.Name
 	}
 	return out, nil
 }
@@ -224,7 +279,7 @@ func (p *parser) catalogs(v *yaml.Node, pol *Policy) {
 			"name": func(v *yaml.Node) {
 				s, good := p.Str(v, at+".name")
 				if good && !validName(s) {
-					p.errorf(v.Line, RuleValue, "%s.name %q: want letters, digits, '.', '-' and '_'", at, s)
+					p.errorf(v.Line, RuleValue, "%s.name: %s", at, nameRule(s))
 					good = false
 				}
 				set.Name, ok = s, ok && good
@@ -302,23 +357,23 @@ func (p *parser) pattern(line int, field, s string) (string, bool) {
 	return clean, true
 }
 
-// target checks a publish target, which may hold NamePlaceholder.
+// target checks a publish target, which may hold NamePlaceholder, by the
+// grammar the command line's --image is read with (build.ParseTarget).
 func (p *parser) target(line int, field, s string) bool {
-	if _, err := name.ParseReference(fill(s, "v1.0")); err != nil {
-		p.errorf(line, RuleValue, "%s %q is not a valid image reference (%s stands for the catalog's name)", field, s, NamePlaceholder)
+	if _, err := build.ParseTarget(fill(s, "v1.0")); err != nil {
+		p.errorf(line, RuleValue, "%s %q: %v", field, s, err)
 		return false
 	}
 	return true
 }
 
-func validName(s string) bool {
-	if s == "" || s == "." || s == ".." {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
+// validName says whether s may name a catalog. A name goes into the
+// catalog's publish target ({catalog}), mostly as its tag, so it is a
+// valid tag: a name that is not would pass every check and then break
+// every publish of the catalog.
+func validName(s string) bool { return reference.IsTag(s) }
+
+// nameRule says why s is no catalog name.
+func nameRule(s string) string {
+	return fmt.Sprintf("%q is no catalog name: want letters, digits, '.', '-' and '_', not starting with '.' or '-', at most 128 (a valid image tag)", s)
 }

@@ -68,6 +68,45 @@ func TestTargets(t *testing.T) {
 			err:    "directory catalogs/v4.17 is a root of catalog \"v4.17\" and of catalog \"old\"",
 		},
 		{
+			name:   "a directory whose name is no tag would break every publish of its catalog",
+			policy: "catalogs: [{each: catalogs/*}]\npublish: {image: \"quay.io/acme/index:{catalog}\"}\n",
+			trees:  []fstest.MapFS{{"catalogs/v4.20:evil/foo/catalog.yaml": file}},
+			err:    `.catalogbot.yaml:1: catalogs[0].each matches directory catalogs/v4.20:evil, and "v4.20:evil" is no catalog name`,
+		},
+		{
+			name:   "a directory named like a digest",
+			policy: "catalogs: [{each: catalogs/*}]\npublish: {image: \"quay.io/acme/index:{catalog}\"}\n",
+			trees:  []fstest.MapFS{{"catalogs/v4.20@sha256:0123/foo/catalog.yaml": file}},
+			err:    `"v4.20@sha256:0123" is no catalog name`,
+		},
+		{
+			name:   "a directory whose name starts with a dash",
+			policy: "catalogs: [{each: \"catalogs/-*\"}]\n",
+			trees:  []fstest.MapFS{{"catalogs/-v4/foo/catalog.yaml": file}},
+			err:    `"-v4" is no catalog name`,
+		},
+		{
+			name:   "several catalogs of one target: the last would win",
+			policy: "catalogs:\n  - each: catalogs/v4.*\npublish: {image: quay.io/acme/index:latest}\n",
+			trees:  []fstest.MapFS{base},
+			err:    `.catalogbot.yaml:2: catalogs "v4.17" and "v4.18" both publish to quay.io/acme/index:latest`,
+		},
+		{
+			name:   "one target written two ways",
+			policy: "catalogs:\n  - {name: a, roots: [catalog], image: quay.io/acme/index}\n  - {name: b, roots: [incubator/*], image: \"quay.io/acme/index:latest\"}\n",
+			trees:  []fstest.MapFS{base},
+			err:    `.catalogbot.yaml:3: catalogs "a" and "b" both publish to`,
+		},
+		{
+			name:   "an OCI layout per catalog",
+			policy: "catalogs: [{each: catalogs/v4.*}]\npublish: {image: \"oci:out/{catalog}\"}\n",
+			trees:  []fstest.MapFS{base},
+			want: []Target{
+				{Name: "v4.17", Roots: []string{"catalogs/v4.17"}, Image: "oci:out/v4.17"},
+				{Name: "v4.18", Roots: []string{"catalogs/v4.18"}, Image: "oci:out/v4.18"},
+			},
+		},
+		{
 			name:   "a name given twice through a pattern",
 			policy: "catalogs: [{each: catalogs/*}, {name: v4.18, roots: [catalog]}]\n",
 			trees:  []fstest.MapFS{base},
@@ -109,5 +148,19 @@ func TestTargets(t *testing.T) {
 				t.Errorf("Resolved roots %q; want %q", resolved.Catalog.Roots, roots)
 			}
 		})
+	}
+}
+
+// TestTargetsFinding: an error of the catalogs found against a tree is a
+// finding at the line of the catalogs entry, as a parse error is.
+func TestTargetsFinding(t *testing.T) {
+	pol, findings := Parse(FileName, []byte("publish: {image: quay.io/acme/index:latest}\ncatalogs:\n  - name: a\n    roots: [a]\n  - each: \"c/*\"\n"))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	_, err := pol.Targets(fstest.MapFS{"a/x": {}, "c/v1/x": {}})
+	f := TargetsFinding(err)
+	if f.File != FileName || f.Line != 5 || !strings.HasPrefix(f.Message, `catalogs "a" and "v1" both publish to quay.io/acme/index:latest`) {
+		t.Errorf("finding = %+v", f)
 	}
 }

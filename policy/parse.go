@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/platform"
+	"github.com/catalogbot/catalogbot/checks/reference"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
 	"github.com/catalogbot/catalogbot/owners"
 )
@@ -37,6 +38,7 @@ var Rules = []checks.Rule{
 	{ID: RuleType, Name: "PolicyType", Description: "A value of the wrong type."},
 	{ID: RuleYAML11, Name: "PolicyYAML11Boolean", Description: "An unquoted yes/no/on/off where a string is expected: YAML 1.1 tools read it as a boolean."},
 	{ID: RuleValue, Name: "PolicyValue", Description: "A value of the right type that is not allowed, such as an unknown merge method."},
+	{ID: RuleBlindSpot, Name: "PolicyBlindSpot", Description: "A note of policy show: what the policy cannot see, such as paths nobody can approve or roots that make one catalog with packages defined twice."},
 }
 
 // parser collects findings for one file.
@@ -403,9 +405,11 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 			if !ok {
 				return
 			}
+			// An image is read as the command line's --base is: with
+			// its registry host, never a short name Docker Hub takes.
 			if s != BaseOPM && s != BaseScratch {
-				if _, err := name.ParseReference(s); err != nil {
-					p.errorf(v.Line, RuleValue, "publish.base %q: want opm, scratch or an image reference", s)
+				if err := reference.CheckQualified(s); err != nil {
+					p.errorf(v.Line, RuleValue, "publish.base %q: want opm, scratch or a fully qualified image reference (%v)", s, err)
 					return
 				}
 			}
@@ -416,8 +420,8 @@ func (p *parser) publish(v *yaml.Node, pub *Publish) {
 			if !ok {
 				return
 			}
-			if _, err := name.ParseReference(s); err != nil {
-				p.errorf(v.Line, RuleValue, "publish.opmImage %q is not a valid image reference", s)
+			if err := reference.CheckQualified(s); err != nil {
+				p.errorf(v.Line, RuleValue, "publish.opmImage %q is not a fully qualified image reference (%v)", s, err)
 				return
 			}
 			pub.OPMImage = s

@@ -2,8 +2,11 @@
 // decides whether a checked pull request may be merged. It also holds what
 // the repository's layout means for everyone who reads it: which files
 // judge pull requests (JudgesChanges), which file is the catalog.yaml
-// reference list (Catalog.ReferenceListIn), and how the policy's publish
-// section becomes the publish flow's options (PublishInput).
+// reference list (Catalog.ReferenceListIn), the catalogs a tree holds and
+// the image each is published to (Targets), and which targets the
+// service's operator grants a repository (CheckTarget). How the publish
+// section becomes the publish flow's options is policy/publishing's, so
+// that reading a policy does not link the signing stack.
 //
 // Decide lists every reason against a merge as a Block: a Code from a
 // closed set (Codes) that machines read, and a sentence for people. The

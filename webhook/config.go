@@ -21,7 +21,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
-	signing "github.com/catalogbot/catalogbot/publisher/sign"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/publisher/sign/keyref"
 )
 
 // Config defaults.
@@ -148,6 +149,12 @@ type PublishConfig struct {
 	// sigstore's public log. An upload that fails fails the publish.
 	TlogUpload bool
 	RekorURL   string
+	// Targets say which repositories may publish to which images
+	// (publish.targets). A repository no grant names publishes only into
+	// its own namespace, REGISTRY/OWNER/NAME[/…] (policy.CheckTarget):
+	// the App's credentials reach every repository's images, so a
+	// repository's policy alone never decides where they are used.
+	Targets []policy.TargetGrant
 }
 
 // defaultConfig returns a Config with every default set and no identity or
@@ -201,7 +208,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		dir := filepath.Dir(path)
 		for _, f := range []*string{&c.PrivateKeyFile, &c.CacheDir, &c.StateDir, &c.Publish.AuthFile, &c.Publish.SignKey} {
 			// A KMS reference is no path, and stays as written.
-			if *f != "" && !filepath.IsAbs(*f) && (f != &c.Publish.SignKey || !signing.IsKMSRef(*f)) {
+			if *f != "" && !filepath.IsAbs(*f) && (f != &c.Publish.SignKey || !keyref.IsKMS(*f)) {
 				*f = filepath.Join(dir, *f)
 			}
 		}
@@ -526,6 +533,7 @@ func (p *configParser) parse(data []byte, c *Config) {
 						c.Publish.TlogUpload = b
 					}
 				},
+				"targets": func(v *yaml.Node) { p.targets(v, &c.Publish.Targets) },
 				"insecure": func(v *yaml.Node) {
 					list, ok := p.Strs(v, "publish.insecure")
 					for i, h := range list {
@@ -541,6 +549,82 @@ func (p *configParser) parse(data []byte, c *Config) {
 			})
 		},
 	})
+}
+
+// targets reads publish.targets: a list of {repositories, installations,
+// allow}, the repositories as OWNER/NAME or OWNER/*, the installations by
+// id, the targets they may publish to as prefixes (policy.CheckPrefix).
+func (p *configParser) targets(v *yaml.Node, dst *[]policy.TargetGrant) {
+	v = yamlnode.Resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, "publish.targets is %s; want a list of {repositories, installations, allow} mappings", p.Describe(v))
+		return
+	}
+	var out []policy.TargetGrant
+	good := true
+	for i, item := range v.Content {
+		at := fmt.Sprintf("publish.targets[%d]", i)
+		item = yamlnode.Resolve(item)
+		if item.Kind != yaml.MappingNode {
+			p.errorf(item.Line, "%s is %s; want a mapping of repositories or installations, and allow", at, p.Describe(item))
+			good = false
+			continue
+		}
+		g := policy.TargetGrant{Line: item.Line}
+		errs := len(p.errs)
+		p.Mapping(item, at+".", map[string]func(*yaml.Node){
+			"repositories": func(v *yaml.Node) {
+				list, ok := p.Strs(v, at+".repositories")
+				for j, r := range list {
+					owner, name, cut := strings.Cut(r, "/")
+					if !cut || owner == "" || name == "" || strings.Contains(name, "/") || strings.Contains(owner, "*") || strings.Contains(name, "*") && name != "*" {
+						p.errorf(yamlnode.Resolve(v).Content[j].Line, "%s.repositories[%d] %q: want OWNER/NAME or OWNER/*", at, j, r)
+						ok = false
+					}
+				}
+				if ok {
+					g.Repositories = list
+				}
+			},
+			"installations": func(v *yaml.Node) {
+				v = yamlnode.Resolve(v)
+				if v.Kind != yaml.SequenceNode {
+					p.errorf(v.Line, "%s.installations is %s; want a list of installation ids", at, p.Describe(v))
+					return
+				}
+				for j, n := range v.Content {
+					if id, ok := p.integer(n, fmt.Sprintf("%s.installations[%d]", at, j), 1, 1<<53-1); ok {
+						g.Installations = append(g.Installations, id)
+					}
+				}
+			},
+			"allow": func(v *yaml.Node) {
+				list, ok := p.Strs(v, at+".allow")
+				for j, s := range list {
+					if err := policy.CheckPrefix(s); err != nil {
+						p.errorf(yamlnode.Resolve(v).Content[j].Line, "%s.allow[%d] %q: %v", at, j, s, err)
+						ok = false
+					}
+				}
+				if ok {
+					g.Prefixes = list
+				}
+			},
+		})
+		if len(p.errs) > errs {
+			good = false
+			continue
+		}
+		if len(g.Repositories) == 0 && len(g.Installations) == 0 || len(g.Prefixes) == 0 {
+			p.errorf(item.Line, "%s: want repositories or installations, and allow, each a list of at least one", at)
+			good = false
+			continue
+		}
+		out = append(out, g)
+	}
+	if good {
+		*dst = out
+	}
 }
 
 // str sets *dst to a string field's value (see yamlnode.Reader.Str).

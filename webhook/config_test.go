@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/config")
@@ -83,6 +85,15 @@ func TestLoadConfigFull(t *testing.T) {
 			SignKey:   filepath.Join("testdata", "config", "keys", "cosign.key"),
 			FulcioURL: "https://fulcio.example.com",
 			RekorURL:  "https://rekor.example.com",
+			Targets: []policy.TargetGrant{{
+				Repositories: []string{"acme/catalog", "partners/*"},
+				Prefixes:     []string{"quay.io/acme/index", "oci:/srv/catalogs/"},
+				Line:         35,
+			}, {
+				Installations: []int64{1234},
+				Prefixes:      []string{"ghcr.io/acme-installation/"},
+				Line:          39,
+			}},
 		},
 	}
 	if !reflect.DeepEqual(c, want) {

@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // File statuses, spelled as GitHub's pull request files API spells them.
@@ -167,13 +169,33 @@ func commit(repo *git.Repository, rev string) (*object.Commit, error) {
 	}
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
-		return nil, fmt.Errorf("resolve revision %q: %w", rev, err)
+		return nil, fmt.Errorf("resolve revision %q: %w%s", rev, err, checks.DidYouMean(rev, refNames(repo)))
 	}
 	c, err := repo.CommitObject(*h)
 	if err != nil {
 		return nil, fmt.Errorf("revision %q: %w", rev, err)
 	}
 	return c, nil
+}
+
+// refNames are the short names of the repository's branches, remote
+// branches and tags, as a revision names them ("main", "origin/main"),
+// for the suggestion of a revision that does not resolve.
+func refNames(repo *git.Repository) []string {
+	refs, err := repo.References()
+	if err != nil {
+		return nil
+	}
+	defer refs.Close()
+	var out []string
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if n := r.Name(); n.IsBranch() || n.IsRemote() || n.IsTag() {
+			out = append(out, n.Short())
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
 }
 
 // diff lists the files that differ between two commits, with renames

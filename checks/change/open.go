@@ -5,13 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/catalogbot/catalogbot/checks/change/gitobj"
 )
@@ -38,13 +46,25 @@ var ErrCorruptObject = gitobj.ErrCorrupt
 // The repository is opened for reading; writes (a fetch) go through
 // go-git's storage, and objects they add are found on the next read.
 func Open(dir string) (*git.Repository, error) {
+	var st *filesystem.Storage
+	partial := false
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
-	if err != nil {
+	switch {
+	case err == nil:
+		var ok bool
+		if st, ok = repo.Storer.(*filesystem.Storage); !ok {
+			return nil, fmt.Errorf("open git repository %s: unexpected storage %T", dir, repo.Storer)
+		}
+	case hasPartialClone(dir) && (errors.Is(err, git.ErrUnknownExtension) || errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion)):
+		// go-git refuses extensions.partialClone, which git writes into
+		// a partial clone. Reading one needs nothing from it: an object
+		// it left out is missing, and says so (ObjectError).
+		if st, err = plainStorage(dir); err != nil {
+			return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+		}
+		partial = true
+	default:
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
-	}
-	st, ok := repo.Storer.(*filesystem.Storage)
-	if !ok {
-		return nil, fmt.Errorf("open git repository %s: unexpected storage %T", dir, repo.Storer)
 	}
 	objects, err := st.Filesystem().Chroot("objects")
 	if err != nil {
@@ -54,7 +74,8 @@ func Open(dir string) (*git.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: objects: %w", dir, err)
 	}
-	if repo, err = git.Open(&verifiedStorage{Storage: st, objects: store}, nil); err != nil {
+	vs := &verifiedStorage{Storage: st, objects: store, promisor: promisorRemote(st), dir: dir, hidePartialClone: partial}
+	if repo, err = git.Open(vs, nil); err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
 	return repo, nil
@@ -66,6 +87,99 @@ func Open(dir string) (*git.Repository, error) {
 type verifiedStorage struct {
 	*filesystem.Storage
 	objects *gitobj.Store
+	// promisor is the remote of a partial clone, "" for a complete
+	// repository; dir is where the repository was opened. An object
+	// missing names them (ObjectError).
+	promisor, dir string
+	// hidePartialClone leaves extensions.partialClone out of the
+	// configuration go-git reads, which refuses it.
+	hidePartialClone bool
+}
+
+// Config is the repository's configuration; see hidePartialClone.
+func (s *verifiedStorage) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || !s.hidePartialClone || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	sec := cfg.Raw.Section("extensions")
+	sec.Options = slices.DeleteFunc(sec.Options, func(o *format.Option) bool { return strings.EqualFold(o.Key, "partialClone") })
+	return cfg, nil
+}
+
+// hasPartialClone says whether the configuration of the repository at dir
+// names extensions.partialClone.
+func hasPartialClone(dir string) bool {
+	st, err := plainStorage(dir)
+	return err == nil && promisorExtension(st) != ""
+}
+
+func promisorExtension(st *filesystem.Storage) string {
+	cfg, err := st.Config()
+	if err != nil || cfg.Raw == nil {
+		return ""
+	}
+	return cfg.Raw.Section("extensions").Option("partialClone")
+}
+
+// plainStorage is go-git's storage of the repository at dir (a work tree,
+// a linked work tree or a bare repository), found as git finds it, without
+// the check of its extensions that opening it through go-git makes.
+func plainStorage(dir string) (*filesystem.Storage, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var dot billy.Filesystem = osfs.New(abs)
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
+		if fi.IsDir() {
+			dot = osfs.New(filepath.Join(abs, ".git"))
+		} else {
+			// A linked work tree: ".git" is a file naming its directory.
+			b, err := os.ReadFile(filepath.Join(abs, ".git"))
+			if err != nil {
+				return nil, err
+			}
+			target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if !ok {
+				return nil, fmt.Errorf("%s: not a gitdir file", filepath.Join(abs, ".git"))
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(abs, target)
+			}
+			dot = osfs.New(target)
+		}
+	}
+	// A linked work tree's own directory keeps HEAD and the index; the
+	// common directory it names keeps objects, refs and configuration.
+	if b, err := os.ReadFile(filepath.Join(dot.Root(), "commondir")); err == nil {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dot.Root(), common)
+		}
+		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(common))
+	}
+	return filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), nil
+}
+
+// promisorRemote names the remote that a partial clone may leave objects
+// with, as git finds it: extensions.partialClone, else the first remote
+// with promisor = true. "" for a repository that is no partial clone, or
+// whose configuration cannot be read.
+func promisorRemote(st *filesystem.Storage) string {
+	if r := promisorExtension(st); r != "" {
+		return r
+	}
+	cfg, err := st.Config()
+	if err != nil || cfg.Raw == nil {
+		return ""
+	}
+	for _, sub := range cfg.Raw.Section("remote").Subsections {
+		if strings.EqualFold(sub.Option("promisor"), "true") {
+			return sub.Name
+		}
+	}
+	return ""
 }
 
 // EncodedObject returns h if it is of type t (or t is AnyObject). The
@@ -198,4 +312,23 @@ func sharedStore(objects billy.Filesystem) (*gitobj.Store, error) {
 	}
 	stores.m[key] = s
 	return s, nil
+}
+
+// Bare says whether dir is a bare git repository, as git tells one: a
+// directory holding HEAD, objects and refs, with no work tree. Its files
+// are only in its commits; read as a directory it holds none of them.
+func Bare(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return false
+	}
+	head, err := os.Stat(filepath.Join(dir, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }

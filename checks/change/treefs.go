@@ -50,6 +50,10 @@ func commitFS(repo *git.Repository, c *object.Commit) (fs.FS, error) {
 		objects: objectStore(repo),
 		modTime: c.Committer.When,
 		dirs:    make(map[string]*dirNode),
+		commit:  c.Hash.String(),
+	}
+	if s, ok := repo.Storer.(*verifiedStorage); ok {
+		t.promisor, t.repoDir = s.promisor, s.dir
 	}
 	root, err := t.loadDir(c.TreeHash)
 	if err != nil {
@@ -73,6 +77,9 @@ type treeFS struct {
 	modTime time.Time
 	dirs    map[string]*dirNode
 	misread atomic.Pointer[fs.PathError]
+	// commit, promisor and repoDir go into the *ObjectError of an object
+	// that cannot be read.
+	commit, promisor, repoDir string
 }
 
 // dirNode is one directory of the tree, its entries sorted by name as
@@ -122,13 +129,13 @@ func (t *treeFS) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 	if t.objects == nil {
 		tree, err := object.GetTree(t.s, h)
 		if err != nil {
-			return nil, err
+			return nil, t.objectError(h, err)
 		}
 		return tree.Entries, nil
 	}
 	typ, b, err := t.objects.Read(h)
 	if err != nil {
-		return nil, err
+		return nil, t.objectError(h, err)
 	}
 	if typ != plumbing.TreeObject {
 		return nil, plumbing.ErrObjectNotFound
@@ -280,6 +287,11 @@ func (t *treeFS) dir(p string) (*dirNode, error) {
 // buffer while reading would hold up to twice a large file at once), and
 // verifies that it hashes to h. The caller holds mu.
 func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := t.readBlob(h)
+	return b, t.objectError(h, err)
+}
+
+func (t *treeFS) readBlob(h plumbing.Hash) ([]byte, error) {
 	if t.objects != nil {
 		_, b, err := t.objects.Read(h)
 		return b, err
@@ -304,6 +316,11 @@ func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 // returns an error wrapping ErrCorruptObject instead of io.EOF if the
 // bytes are not h's. The caller holds mu.
 func (t *treeFS) blobReader(h plumbing.Hash) (io.ReadCloser, error) {
+	r, err := t.openBlob(h)
+	return r, t.objectError(h, err)
+}
+
+func (t *treeFS) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 	if t.objects != nil {
 		r, _, _, err := t.objects.Open(h)
 		return r, err
@@ -338,7 +355,7 @@ func (t *treeFS) info(n node) (*fileInfo, error) {
 	if fi.mode&fs.ModeDir == 0 {
 		size, err := t.s.EncodedObjectSize(n.entry.Hash)
 		if err != nil {
-			return nil, err
+			return nil, t.objectError(n.entry.Hash, err)
 		}
 		fi.size = size
 	}
@@ -348,6 +365,9 @@ func (t *treeFS) info(n node) (*fileInfo, error) {
 // pathError wraps err with the operation and path, and keeps the first
 // misread (an object that does not hash to its id) for Misread.
 func (t *treeFS) pathError(op, name string, err error) error {
+	if oe, ok := Unreadable(err); ok && oe.Path == "" {
+		oe.Path = name
+	}
 	if errors.Is(err, gitobj.ErrCorrupt) {
 		t.misread.CompareAndSwap(nil, &fs.PathError{Op: op, Path: name, Err: err})
 	}
@@ -636,7 +656,7 @@ func (f *blobFile) Read(p []byte) (int, error) {
 	f.off += int64(n)
 	if err != nil && err != io.EOF {
 		// A misread object says which one; the path says where it was.
-		err = f.fs.pathError("read", f.path, err)
+		err = f.fs.pathError("read", f.path, f.fs.objectError(f.info.hash, err))
 	}
 	return n, err
 }
@@ -653,6 +673,7 @@ func (f *blobFile) Bytes() ([]byte, error) {
 	var err error
 	if f.fs.objects != nil {
 		_, b, err = f.fs.objects.ReadShared(f.info.hash)
+		err = f.fs.objectError(f.info.hash, err)
 	} else {
 		f.fs.mu.Lock()
 		b, err = f.fs.blob(f.info.hash)

@@ -98,7 +98,8 @@ func (r *Result) Valid() bool { return r.OPMMessage == "" }
 
 // Validate loads the catalog rooted at fsys and validates it. The returned
 // error is reserved for problems that prevent any verdict (a cancelled
-// context); problems inside the tree, unreadable files included, are findings.
+// context, a git object missing or misread); problems inside the tree,
+// files the file system refuses to read included, are findings.
 func Validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	return validate(ctx, fsys, opts)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/catalogbot/catalogbot/checks/change/gitobj"
@@ -210,25 +211,31 @@ feed:
 	return cat, nil
 }
 
-// misread returns the first failure to read a file or list a directory
-// because the bytes read are not the repository's (a git object that does
-// not hash to its id). Such a catalog has no verdict: judging it would
-// judge other bytes than the ones under review, so it is an error, not a
-// finding.
+// misread returns the first failure, in path order, to read a file or
+// list a directory because the bytes read are not the repository's (a git
+// object that does not hash to its id) or there were none (a git object
+// missing, as in a partial clone). Such a catalog has no verdict: judging
+// it would judge other bytes than the ones under review, or take a file
+// nobody read for one that failed to load (and, on both sides of a
+// change, for a failure already there), so it is an error, not a finding.
 func misread(cat *catalog) error {
 	for _, e := range cat.walkErrs {
-		if errors.Is(e.err, gitobj.ErrCorrupt) {
+		if unread(e.err) {
 			return e.err
 		}
 	}
 	for _, f := range cat.files {
 		for _, e := range f.errs {
-			if errors.Is(e.err, gitobj.ErrCorrupt) {
+			if unread(e.err) {
 				return e.err
 			}
 		}
 	}
 	return nil
+}
+
+func unread(err error) bool {
+	return errors.Is(err, gitobj.ErrCorrupt) || errors.Is(err, plumbing.ErrObjectNotFound)
 }
 
 // loadFile decodes the file p of fsys. With a cache, a file whose bytes

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // dist is the output of `go tool dist list`: the GOOS/GOARCH pairs Go
@@ -105,40 +107,9 @@ func keys(m map[string][]string) []string {
 // suggest names the closest candidate when s is one or two edits away:
 // "amd46" is "amd64" with two letters swapped.
 func suggest(s string, candidates []string, prefix string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := distance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
+	best := checks.Closest(s, candidates)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s%s?)", prefix, best)
-}
-
-// distance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of neighbours each cost one.
-func distance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

@@ -85,3 +85,7 @@ func CheckQualified(s string) error {
 	_, err := ParseCanonical(ref)
 	return err
 }
+
+// IsTag says whether s is a valid tag: a letter, digit or '_', then at
+// most 127 of those, '.' or '-'.
+func IsTag(s string) bool { return isTag(s) }

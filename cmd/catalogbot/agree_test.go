@@ -640,6 +640,10 @@ func appVerdict(t *testing.T, gh *githubtest.Server, repo *githubtest.Repo, pr *
 			if !ok {
 				break
 			}
+			// Each reason follows its code: "- `code`: reason".
+			if _, text, coded := strings.Cut(r, "`: "); coded && strings.HasPrefix(r, "`") {
+				r = text
+			}
 			v.Reasons = append(v.Reasons, r)
 		}
 	}

@@ -63,16 +63,24 @@ func newCheckCmd(a *app) *cobra.Command {
 the git repository --repo, and say whether it could merge. The policy
 (.catalogbot.yaml) and OWNERS are read from --base only.
 
-Checks: owners (every changed path approved by its owners: --author, and
-each --approve LOGIN[@REV], default REV --head); fbc (the catalog is valid
-where the change can affect it; errors already on --base are warnings);
-references (the catalog.yaml entries the change adds or changes render,
-from registries only, and the catalog the whole list assembles is valid;
-an entry's owners approve only the packages it held or that are its own;
---render=false skips); images (the
-images the change adds or changes exist and meet the policy; --all-images
-checks every one, --images=false none; registries are asked anonymously
-unless --registry-credentials).
+Checks:
+  owners      every changed path approved by its owners: --author, and
+              each --approve LOGIN[@REV], default REV --head
+  fbc         the catalog is valid where the change can affect it; errors
+              already on --base are warnings
+  references  the catalog.yaml entries the change adds or changes render,
+              from registries only, and the catalog the whole list
+              assembles is valid; an entry's owners approve only the
+              packages it held or that are its own; --render=false skips
+  images      the images the change adds or changes exist and meet the
+              policy; --all-images checks every one, --images=false none;
+              registries are asked anonymously unless
+              --registry-credentials
+  templates   only when the policy maps templates (catalog.templates):
+              each template and output the change touches agree
+  release     the release guard: no bundle, channel entry or channel taken
+              away from a base channel, no installed version stranded,
+              unless the channel is prunable or a root approver approves
 
 Registries, token realms and redirects named by the change are not
 contacted when they resolve to loopback, private, link-local, unique-local
@@ -101,9 +109,10 @@ the job summary and, as data, under "graphs" in -o json; the text output
 sums each channel up and gives the catalogbot graph command that draws it.
 
 A check that could not judge (a registry rate limited, timed out or could
-not be reached) concludes pending, with the registries it waits for in
-"waits"; the change is not mergeable, and in -o github the output valid
-is left unset.
+not be reached, or a file it needed whose git object is missing from the
+repository, as in a partial clone) concludes pending, with what it waits
+for in "waits"; the change is not mergeable, and in -o github the output
+valid is left unset.
 
 Inside GitHub Actions (GITHUB_ACTIONS=true) the pull request event in
 $GITHUB_EVENT_PATH supplies the defaults of --base, --head, --author,

@@ -21,8 +21,9 @@ var checkExitCodes = []exitCode{
 	{exitOK, "the pull request could merge at the checked head"},
 	{exitInvalid, "it could not merge yet: a check failed, an approval is missing, a hold or " +
 		"a draft stands in the way, the policy is invalid, or a check could not judge " +
-		"(a registry rate limited, timed out or could not be reached, or the check " +
-		"ran out of time; the output valid is then left unset)"},
+		"(a registry rate limited, timed out or could not be reached, a file it needed " +
+		"is missing from a partial clone, or the check ran out of time; the output " +
+		"valid is then left unset)"},
 	{exitError, "no verdict: a usage error (an unknown flag, a missing --base or --head) or " +
 		"an I/O error (a commit not in the repository, an unreadable event file)"},
 	{exitInterrupted, "interrupted by SIGINT or SIGTERM"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/publisher/dockerfile"
 )
 
@@ -14,7 +15,7 @@ func newGenerateCmd(a *app) *cobra.Command {
 		Short: "Generate files for building a File-Based Catalog",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "unknown generator %q: want dockerfile", args[0])
+				return usageErrorf(cmd.CommandPath(), "unknown generator %q: want dockerfile%s", args[0], checks.DidYouMean(args[0], []string{"dockerfile"}))
 			}
 			return usageErrorf(cmd.CommandPath(), "generate needs a generator: dockerfile")
 		},

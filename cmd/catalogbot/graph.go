@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 )
@@ -46,7 +47,10 @@ load (catalogbot validate says why).`,
 			}
 			if len(cat.Unread) > 0 {
 				at := cat.Unread[0]
-				return fmt.Errorf("%s/%s:%d: does not load; catalogbot validate %s says why", dir, at.File, at.Line, dir)
+				// The file's name is the catalog's, and may hold
+				// anything a terminal obeys.
+				return fmt.Errorf("%s:%d: does not load; catalogbot validate %s says why",
+					checks.VisibleLine(dir+"/"+at.File), at.Line, checks.VisibleLine(dir))
 			}
 			opts.MaxNodes = -1
 			return graph.Mermaid(a.stdout, &cat.Config, opts)

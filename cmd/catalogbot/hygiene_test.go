@@ -198,3 +198,41 @@ func TestRenderRegistryFailureMessage(t *testing.T) {
 		t.Errorf("the debug log lacks the library's text:\n%s", strings.Join(logged, "\n"))
 	}
 }
+
+// TestTerminalLinesSpellOutHidden: the names a repository gives its files
+// and directories reach the terminal spelled out in graph's load error and
+// in policy show's catalogs, never as escapes a terminal obeys.
+func TestTerminalLinesSpellOutHidden(t *testing.T) {
+	const hidden = "x\x1b[2K\r\u202e"
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, hidden+".yaml"), []byte("---\nschema: olm.package\nname: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for _, f := range []string{".catalogbot.yaml", "catalogs/" + hidden + "/foo/catalog.yaml"} {
+		data := "catalogs:\n  - name: main\n    roots: [\"catalogs/*\"]\n"
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, f), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, args := range map[string][]string{
+		"graph":       {"graph", broken},
+		"policy show": {"policy", "show", "--repo", repo},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := cli(t, nil, args...)
+			text := r.stdout + r.stderr
+			if !strings.Contains(text, `x\x1b[2K\r\u202e`) {
+				t.Errorf("the name is not spelled out:\n%q", text)
+			}
+			for i, c := range text {
+				if c != '\n' && c != '\t' && checks.Hidden(c) {
+					t.Fatalf("raw %U at byte %d:\n%q", c, i, text)
+				}
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ func newImagesCmd(a *app) *cobra.Command {
 		// exits 0, which would pass a CI step that checked nothing.
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "unknown command %q for %q", args[0], cmd.CommandPath())
+				return unknownSubcommand(cmd, args[0])
 			}
 			return nil
 		},

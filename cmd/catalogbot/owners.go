@@ -28,7 +28,7 @@ func newOwnersCmd(a *app) *cobra.Command {
 		// exits 0, which would pass a CI step that checked nothing.
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "unknown command %q for %q", args[0], cmd.CommandPath())
+				return unknownSubcommand(cmd, args[0])
 			}
 			return nil
 		},
@@ -116,7 +116,8 @@ func (f *sourcesFlags) register(cmd *cobra.Command) {
 func (f *sourcesFlags) loadOptions(cmdPath string) (owners.LoadOptions, error) {
 	for _, s := range f.sources {
 		if s != owners.SourceOwners && s != owners.SourceCIYAML {
-			return owners.LoadOptions{}, usageErrorf(cmdPath, "invalid --source %q: want %s or %s", s, owners.SourceOwners, owners.SourceCIYAML)
+			return owners.LoadOptions{}, usageErrorf(cmdPath, "invalid --source %q: want %s or %s%s", s, owners.SourceOwners, owners.SourceCIYAML,
+				checks.DidYouMean(s, []string{owners.SourceOwners, owners.SourceCIYAML}))
 		}
 	}
 	roots := make([]string, len(f.roots))
@@ -137,7 +138,7 @@ func (a *app) policyLoadOptions(dir string, fsys fs.FS) (owners.LoadOptions, err
 		return owners.LoadOptions{}, err
 	}
 	if pol, _, err = pol.Resolved(fsys); err != nil {
-		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(dir, policy.FileName), err)
+		fmt.Fprintln(a.stderr, policyError(dir, err))
 		return owners.LoadOptions{}, errInvalid
 	}
 	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers}, nil
@@ -258,8 +259,10 @@ func (a *app) runOwnersExplain(cmdPath, dir, rev string, args []string, format c
 }
 
 // openTree returns the tree to read OWNERS from: the directory itself, or
-// the tree of commit rev of the git repository there.
+// the tree of commit rev of the git repository there. A bare repository
+// has no files but its commits': without rev its HEAD is read.
 func openTree(dir, rev string) (fs.FS, error) {
+	rev = treeRev(dir, rev)
 	if rev == "" {
 		// Stat first: os.DirFS does not fail on a missing directory, and
 		// a tree that is not there must not pass as one without owners.
@@ -277,6 +280,15 @@ func openTree(dir, rev string) (fs.FS, error) {
 		return nil, err
 	}
 	return change.TreeFS(repo, rev)
+}
+
+// treeRev is the commit openTree reads of dir: rev, or HEAD for a bare
+// repository when rev is empty; "" reads the directory as it is.
+func treeRev(dir, rev string) string {
+	if rev == "" && change.Bare(dir) {
+		return "HEAD"
+	}
+	return rev
 }
 
 // ownersCheckFlags are the command line of owners check.

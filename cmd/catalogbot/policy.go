@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -20,7 +23,7 @@ func newPolicyCmd(a *app) *cobra.Command {
 		Short: "Work with the repository policy file, " + policy.FileName,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf(cmd.CommandPath(), "unknown policy subcommand %q", args[0])
+				return unknownSubcommand(cmd, args[0])
 			}
 			return nil
 		},
@@ -62,11 +65,16 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 		Long: `Print the policy a pull request against the repository would be judged by:
 every value, and where it came from (the policy file and line, the files a
 conventions line reads, or the default), then the catalogs the policy finds
-in the tree with their publish targets, and notes about files the conventions
-read.
+in the tree with their publish targets, and notes: about files the conventions
+read, and about what the policy cannot see (paths nobody can approve, roots
+that make one catalog of packages defined twice).
 
 The policy is read from the commit --rev names (the base of the next pull
-request), or from the directory as it is when --rev is not given.
+request), or from the directory as it is when --rev is not given; a bare
+repository has no files but its commits', so there HEAD is read. The first
+line says what was read, or that there was no policy file, in which case
+every value is the default. With -o json, every template mapping (template,
+type, outputs) and every catalog's roots are listed too.
 
 Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 		Example: `  catalogbot policy show --repo . --rev origin/main
@@ -86,18 +94,47 @@ Exit status: 0 valid, 1 invalid, 2 usage or I/O error.`,
 
 // shownPolicy is policy show's JSON output.
 type shownPolicy struct {
-	Valid    bool             `json:"valid"`
-	Findings []checks.Finding `json:"findings,omitempty"`
-	Settings []policy.Setting `json:"settings,omitempty"`
-	Catalogs []policy.Target  `json:"catalogs,omitempty"`
-	Notes    []checks.Finding `json:"notes,omitempty"`
+	// Read says which policy file was read, and from where; NoPolicyFile
+	// says there was none, so that every value is a default.
+	Read         string           `json:"read"`
+	NoPolicyFile bool             `json:"noPolicyFile,omitempty"`
+	Valid        bool             `json:"valid"`
+	Findings     []checks.Finding `json:"findings,omitempty"`
+	Settings     []policy.Setting `json:"settings,omitempty"`
+	// Templates and Catalogs are what the settings count or name by
+	// pattern, listed one by one.
+	Templates []shownTemplate  `json:"templates,omitempty"`
+	Catalogs  []shownCatalog   `json:"catalogs,omitempty"`
+	Notes     []checks.Finding `json:"notes,omitempty"`
+}
+
+// shownTemplate is one template with the outputs it renders to.
+type shownTemplate struct {
+	Template string   `json:"template"`
+	Type     string   `json:"type,omitempty"`
+	Outputs  []string `json:"outputs"`
+}
+
+// shownCatalog is one catalog the policy finds in the tree.
+type shownCatalog struct {
+	Name  string   `json:"name,omitempty"`
+	Roots []string `json:"roots"`
+	Image string   `json:"image,omitempty"`
 }
 
 func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
+	where := "the directory " + dir
+	switch {
+	case rev != "":
+		where = "commit " + rev + " of " + dir
+	case treeRev(dir, rev) != "":
+		where = "HEAD of the bare repository " + dir
+	}
 	tree, err := openTree(dir, rev)
 	if err != nil {
 		return err
 	}
+	out := shownPolicy{Read: policy.FileName + " of " + where}
 	var pol *policy.Policy
 	var findings []checks.Finding
 	if file != "" {
@@ -105,17 +142,28 @@ func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 		if err != nil {
 			return err
 		}
+		out.Read = file + ", with the files its conventions name read from " + where
 		pol, findings = policy.LoadWith(tree, file, data)
-	} else if pol, findings, err = policy.Load(tree); err != nil {
-		return err
+	} else {
+		if _, err := fs.Stat(tree, policy.FileName); errors.Is(err, fs.ErrNotExist) {
+			out.Read, out.NoPolicyFile = "no "+policy.FileName+" in "+where+": every value is the default", true
+		}
+		if pol, findings, err = policy.Load(tree); err != nil {
+			return err
+		}
 	}
-	out := shownPolicy{Valid: len(findings) == 0, Findings: findings}
+	out.Valid, out.Findings = len(findings) == 0, findings
 	if out.Valid {
 		out.Settings = pol.Settings()
-		out.Notes = pol.Notes
-		if out.Catalogs, err = pol.Targets(tree); err != nil {
+		out.Notes = append(slices.Clone(pol.Notes), pol.BlindSpots(tree)...)
+		out.Templates = templatesOf(pol.Catalog.Templates)
+		targets, err := pol.Targets(tree)
+		if err != nil {
 			out.Valid = false
-			out.Findings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+			out.Findings = []checks.Finding{policy.TargetsFinding(err)}
+		}
+		for _, t := range targets {
+			out.Catalogs = append(out.Catalogs, shownCatalog{Name: t.Name, Roots: t.Roots, Image: t.Image})
 		}
 	}
 	if format == checks.FormatJSON {
@@ -133,9 +181,29 @@ func (a *app) runPolicyShow(dir, rev, file string, format checks.Format) error {
 	return nil
 }
 
-// writePolicy prints policy show's text: a table of settings, the
-// catalogs, and the notes.
+// templatesOf lists the template mappings by template, in the policy's
+// order, each with every output it renders to.
+func templatesOf(mappings []policy.Template) []shownTemplate {
+	var out []shownTemplate
+	at := map[string]int{}
+	for _, m := range mappings {
+		i, ok := at[m.Template]
+		if !ok {
+			i = len(out)
+			at[m.Template] = i
+			out = append(out, shownTemplate{Template: m.Template, Type: m.Type, Outputs: []string{}})
+		}
+		if !slices.Contains(out[i].Outputs, m.Output) {
+			out[i].Outputs = append(out[i].Outputs, m.Output)
+		}
+	}
+	return out
+}
+
+// writePolicy prints policy show's text: what was read, a table of
+// settings, the catalogs, and the notes.
 func writePolicy(w io.Writer, p shownPolicy) {
+	fmt.Fprintf(w, "policy: %s\n\n", checks.VisibleLine(p.Read))
 	if !p.Valid {
 		for _, f := range p.Findings {
 			fmt.Fprintf(w, "%s\n", checks.Visible(formatFinding(f)))
@@ -160,7 +228,7 @@ func writePolicy(w io.Writer, p shownPolicy) {
 		if image == "" {
 			image = "(not published)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.Visible(name), strings.Join(c.Roots, ", "), checks.Visible(image))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", checks.VisibleLine(name), checks.VisibleLine(strings.Join(c.Roots, ", ")), checks.VisibleLine(image))
 	}
 	tw.Flush()
 	if len(p.Notes) > 0 {

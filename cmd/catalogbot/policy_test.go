@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5"
+
+	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/policy/review/pipeline"
 )
 
 func TestPolicyValidate(t *testing.T) {
@@ -37,7 +41,7 @@ func TestPolicyValidate(t *testing.T) {
 		{name: "no file", args: []string{"policy", "validate"}, code: exitError, stderr: "exactly one file, got 0"},
 		{name: "two files", args: []string{"policy", "validate", valid, invalid}, code: exitError, stderr: "exactly one file, got 2"},
 		{name: "no subcommand", args: []string{"policy"}, code: exitError, stderr: "needs a subcommand"},
-		{name: "unknown subcommand", args: []string{"policy", "check"}, code: exitError, stderr: `unknown policy subcommand "check"`},
+		{name: "unknown subcommand", args: []string{"policy", "check"}, code: exitError, stderr: `unknown command "check" for "catalogbot policy"`},
 		{name: "unknown flag", args: []string{"policy", "validate", "--strict", valid}, code: exitError, stderr: "unknown flag"},
 	}
 	for _, c := range cases {
@@ -71,6 +75,7 @@ func TestPolicyShow(t *testing.T) {
 	checkstest.Golden(t, filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "policy", "show.golden"), []byte(res.stdout))
 
 	js := cli(t, nil, "policy", "show", "--repo", dir, "-o", "json")
+	checkstest.Golden(t, filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "policy", "show.json.golden"), []byte(js.stdout))
 	var out struct {
 		Valid    bool
 		Settings []struct{ Key, Value, Origin string }
@@ -111,5 +116,99 @@ func TestOwnersExplainReadsPolicy(t *testing.T) {
 	flags := cli(t, nil, "owners", "explain", "--repo", dir, "--source", "owners", "config.yaml")
 	if flags.code != exitOK || !strings.Contains(flags.stdout, "nobody can approve it") {
 		t.Errorf("with --source owners: exit %d\n%s%s", flags.code, flags.stdout, flags.stderr)
+	}
+}
+
+// TestPolicyShowBare: a bare repository has no files but its commits', so
+// policy show without --rev reads HEAD, never the empty directory's
+// defaults; -o json lists every template mapping and catalog's roots.
+func TestPolicyShowBare(t *testing.T) {
+	r := changetest.NewRepo(t)
+	r.Commit("policy", map[string]string{
+		".catalogbot.yaml": "catalogs:\n  - each: catalogs/v*\n    image: quay.io/example/index:{catalog}\n" +
+			"catalog:\n  templates:\n    - {template: templates/etcd.yaml, output: catalogs/v4.17/etcd}\n" +
+			"    - {template: templates/etcd.yaml, output: catalogs/v4.18/etcd}\n" +
+			"    - {template: templates/foo.yaml, output: catalogs/v4.18/foo}\n",
+		"catalogs/v4.17/etcd/catalog.yaml": "schema: olm.package\nname: etcd\n",
+		"catalogs/v4.18/etcd/catalog.yaml": "schema: olm.package\nname: etcd\n",
+		"catalogs/v4.18/foo/catalog.yaml":  "schema: olm.package\nname: foo\n",
+	})
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	if _, err := git.PlainClone(bare, true, &git.CloneOptions{URL: r.Dir}); err != nil {
+		t.Fatal(err)
+	}
+	golden := func(name, out string) {
+		t.Helper()
+		out = strings.ReplaceAll(out, bare, "BARE")
+		checkstest.Golden(t, filepath.Join(repoRoot, "cmd", "catalogbot", "testdata", "policy", name), []byte(out))
+	}
+	res := cli(t, nil, "policy", "show", "--repo", bare)
+	if res.code != exitOK || res.stderr != "" {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	golden("show-bare.golden", res.stdout)
+	js := cli(t, nil, "policy", "show", "--repo", bare, "-o", "json")
+	if js.code != exitOK {
+		t.Fatalf("exit %d\n%s%s", js.code, js.stdout, js.stderr)
+	}
+	golden("show-bare.json.golden", js.stdout)
+}
+
+// TestPolicyShowNoFile: a tree without a policy file is shown as such, not
+// as a policy that was read and happens to be the defaults.
+func TestPolicyShowNoFile(t *testing.T) {
+	dir := t.TempDir()
+	res := cli(t, nil, "policy", "show", "--repo", dir)
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	first, _, _ := strings.Cut(res.stdout, "\n")
+	if want := "policy: no .catalogbot.yaml in the directory " + dir + ": every value is the default"; first != want {
+		t.Errorf("first line %q, want %q", first, want)
+	}
+	js := cli(t, nil, "policy", "show", "--repo", dir, "-o", "json")
+	var out struct{ NoPolicyFile bool }
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || !out.NoPolicyFile {
+		t.Errorf("json: %v, noPolicyFile %v\n%s", err, out.NoPolicyFile, js.stdout)
+	}
+}
+
+// TestFlagValueSuggestions: a mistyped value of a flag whose values are a
+// closed set, or a mistyped subcommand, is refused with what it is a typo
+// of.
+func TestFlagValueSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--base", "HEAD~1", "--head", "HEAD", "-o", "jsno"}, `did you mean "json"?`},
+		{[]string{"policy", "show", "-o", "txet"}, `did you mean "text"?`},
+		{[]string{"--log-level", "debgu", "version"}, `did you mean "debug"?`},
+		{[]string{"owners", "explain", "--source", "ci.yml", "catalog"}, `did you mean "ci.yaml"?`},
+		{[]string{"render-template", "semvr", "x.yaml"}, `did you mean "semver"?`},
+		{[]string{"version", "-o", "jsn"}, `did you mean "json"?`},
+		// Subcommands of commands that have them, as cobra does for
+		// the root's.
+		{[]string{"policy", "shwo"}, `did you mean show?`},
+		{[]string{"owners", "chekc"}, `did you mean check?`},
+	} {
+		res := cli(t, nil, tc.args...)
+		if res.code != exitError || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, res.code, res.stderr, exitError, tc.want)
+		}
+	}
+}
+
+// TestCheckHelpNamesEveryCheck: check --help says what each check of the
+// review judges, by the names the report gives them.
+func TestCheckHelpNamesEveryCheck(t *testing.T) {
+	res := cli(t, nil, "check", "--help")
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	for _, name := range []string{pipeline.OwnersName, pipeline.FBCName, pipeline.ReferencesName, pipeline.ImagesName, pipeline.TemplatesName, pipeline.ReleaseName} {
+		if !strings.Contains(res.stdout, "\n  "+name+" ") {
+			t.Errorf("check --help does not name the %s check:\n%s", name, res.stdout)
+		}
 	}
 }

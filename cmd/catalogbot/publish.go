@@ -18,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbcreport"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
@@ -228,7 +229,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 	opts.UserAgent = a.userAgent()
 	opts.Validate = a.validate
 	opts.Progress = assemble.LogProgress(a.stderr)
-	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, &opts); err != nil {
+	if err := a.signOptions(ctx, f.sign, mode, pol, src.Tree, dir, "", &opts); err != nil {
 		return err
 	}
 	opts.Deadline = f.timeout
@@ -241,7 +242,7 @@ func (a *app) runPublish(ctx context.Context, cmdPath string, f publishFlags) er
 
 // publishRepo publishes the catalogs of the repository f.repo as its
 // policy says, translated as the App translates it
-// (policy.Policy.PublishInputs), one after another. Every catalog is
+// (publishing.Inputs), one after another. Every catalog is
 // tried; the outcome is the worst of them.
 func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, epoch time.Time) error {
 	pol, tree, inputs, err := a.repoPublishInputs(cmdPath, f)
@@ -267,7 +268,7 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 		opts.Validate = a.validate
 		opts.Progress = assemble.LogProgress(a.stderr)
 		opts.Deadline = f.timeout
-		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, &opts); err != nil {
+		if err := a.signOptions(ctx, f.sign, mode, pol, tree, f.repo, f.rev, &opts); err != nil {
 			return err
 		}
 		if in.Catalog != "" {
@@ -291,9 +292,9 @@ func (a *app) publishRepo(ctx context.Context, cmdPath string, f publishFlags, e
 
 // repoPublishInputs reads the policy of the repository f.repo, at f.rev
 // or as its work tree is, and translates it as the App does
-// (policy.Policy.PublishInputs); the build flags given on the command
+// (publishing.Inputs); the build flags given on the command
 // line take the place of the policy's.
-func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy, fs.FS, []policy.PublishTarget, error) {
+func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy, fs.FS, []publishing.PublishTarget, error) {
 	tree, err := openTree(f.repo, f.rev)
 	if err != nil {
 		return nil, nil, nil, err
@@ -302,12 +303,12 @@ func (a *app) repoPublishInputs(cmdPath string, f publishFlags) (*policy.Policy,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	all, err := pol.PublishInputs(tree)
+	all, err := publishing.Inputs(pol, tree)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "%s: %v\n", filepath.Join(f.repo, policy.FileName), err)
+		fmt.Fprintln(a.stderr, policyError(f.repo, err))
 		return nil, nil, nil, errInvalid
 	}
-	var inputs []policy.PublishTarget
+	var inputs []publishing.PublishTarget
 	var names []string
 	for _, in := range all {
 		names = append(names, in.Catalog)

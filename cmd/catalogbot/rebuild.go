@@ -142,7 +142,7 @@ func (a *app) runRebuild(ctx context.Context, cmdPath string, f rebuildFlags) er
 		Progress:           assemble.LogProgress(a.stderr),
 		Deadline:           f.timeout,
 	}
-	if err := a.signOptions(ctx, f.sign, f.sign.mode(), nil, nil, f.config, &opts); err != nil {
+	if err := a.signOptions(ctx, f.sign, f.sign.mode(), nil, nil, f.config, "", &opts); err != nil {
 		return err
 	}
 	res, err := publish.Publish(ctx, publish.Source{List: file}, opts)

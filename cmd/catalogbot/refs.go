@@ -3,12 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/platform"
 	"github.com/catalogbot/catalogbot/checks/reference"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/build"
 )
 
@@ -28,17 +32,19 @@ func hintFor(err error) string {
 	return "write a reference such as quay.io/example/catalog:v1 (lowercase repository, tag or @sha256:digest)"
 }
 
-// checkImageFlag checks an --image target: an OCI layout (oci:DIR[:TAG]) or
-// a fully qualified image reference.
+// checkImageFlag checks an --image target by the grammar the policy's
+// publish targets are read with (build.ParseTarget): an OCI layout
+// (oci:DIR[:TAG]) or a fully qualified image reference.
 func checkImageFlag(cmdPath, flag, s string) error {
-	if s == "" || strings.HasPrefix(s, "oci:") {
-		if s == "oci:" || strings.HasPrefix(s, "oci::") {
-			return usageErrorf(cmdPath, "invalid %s %q: an OCI layout target needs a directory, oci:DIR[:TAG]", flag, s)
-		}
+	if s == "" {
 		return nil
 	}
-	if err := reference.CheckQualified(s); err != nil {
-		return usageErrorf(cmdPath, "invalid %s %q: %v; %s, or oci:DIR[:TAG] for an OCI image layout", flag, s, err, hintFor(err))
+	if _, err := build.ParseTarget(s); err != nil {
+		hint := ""
+		if !strings.HasPrefix(s, build.LayoutPrefix) {
+			hint = ", or oci:DIR[:TAG] for an OCI image layout"
+		}
+		return usageErrorf(cmdPath, "invalid %s %q: %v%s", flag, s, err, hint)
 	}
 	return nil
 }
@@ -120,4 +126,16 @@ func checkBuildFlags(cmdPath, image, base, opmImage string, platforms, insecure 
 		checkRefFlag(cmdPath, "--opm-image", opmImage),
 		checkPlatformFlags(cmdPath, platforms),
 		checkInsecureFlags(cmdPath, insecure))
+}
+
+// policyError is the line that says what is wrong with the catalogs of the
+// policy in the repository dir: the file, the line when known, the
+// message.
+func policyError(dir string, err error) string {
+	f := policy.TargetsFinding(err)
+	at := filepath.Join(dir, f.File)
+	if f.Line > 0 {
+		at += ":" + strconv.Itoa(f.Line)
+	}
+	return at + ": " + checks.VisibleLine(f.Message)
 }

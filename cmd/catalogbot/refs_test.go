@@ -32,7 +32,7 @@ func TestFlagChecks(t *testing.T) {
 		want string
 	}{
 		{"publish short --image", []string{"publish", "--catalog", validDir, "--base", base, "--image", "foo:v1"},
-			`invalid --image "foo:v1": repository name must be canonical; write the registry host too`},
+			`invalid --image "foo:v1": no registry host: it would be pushed to Docker Hub; write the registry host too`},
 		{"publish misspelt --base", []string{"publish", "--catalog", validDir, "--base", "scrach", "--image", "oci:out"},
 			`invalid --base "scrach": not opm, scratch or an image reference`},
 		{"publish short --opm-image", []string{"publish", "--catalog", validDir, "--opm-image", "opm:latest", "--image", "oci:out"},
@@ -44,7 +44,7 @@ func TestFlagChecks(t *testing.T) {
 		{"publish unknown platform", []string{"publish", "--catalog", validDir, "--base", base, "--image", reg.Ref("t/c:v1"), "--platform", "linux/amd46"},
 			`invalid --platform: platform "linux/amd46": unknown architecture "amd46" for linux (did you mean linux/amd64?)`},
 		{"rebuild short --image", []string{"rebuild", yamlPath, "--image", "foo:v1"},
-			`invalid --image "foo:v1": repository name must be canonical`},
+			`invalid --image "foo:v1": no registry host`},
 		{"rebuild misspelt --base", []string{"rebuild", yamlPath, "--base", "scrach", "--image", "oci:out"},
 			`invalid --base "scrach"`},
 		{"rebuild unknown platform", []string{"rebuild", yamlPath, "--platform", "linux/arm/v9", "--image", "oci:out"},

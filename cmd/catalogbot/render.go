@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -56,7 +57,7 @@ Exit status: 0 rendered, 1 a reference could not be rendered, 2 usage error.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "json" && output != "yaml" {
-				return usageErrorf(cmd.CommandPath(), "invalid --output value %q, expected (json|yaml)", output)
+				return usageErrorf(cmd.CommandPath(), "invalid --output value %q, expected (json|yaml)%s", output, checks.DidYouMean(output, []string{"json", "yaml"}))
 			}
 			opts.MigrateLevel = level
 			if migrateAll {

@@ -82,14 +82,14 @@ render, 2 usage error.`,
 				return usageErrorf(cmd.CommandPath(), "render-template takes a type and a file, got %d arguments", len(args))
 			}
 			if len(args) == 2 && !slices.Contains(template.Types, args[0]) {
-				return usageErrorf(cmd.CommandPath(), "invalid template type %q, must be one of: %s", args[0], strings.Join(template.Types, ", "))
+				return usageErrorf(cmd.CommandPath(), "invalid template type %q, must be one of: %s%s", args[0], strings.Join(template.Types, ", "), checks.DidYouMean(args[0], template.Types))
 			}
 			return checkInsecureFlags(cmd.CommandPath(), opts.InsecureRegistries)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, ok := templateWriters[output]
 			if !ok {
-				return usageErrorf(cmd.CommandPath(), "invalid --output value %q, expected (%s)", output, templateFormats())
+				return usageErrorf(cmd.CommandPath(), "invalid --output value %q, expected (%s)%s", output, templateFormats(), checks.DidYouMean(output, strings.Split(templateFormats(), "|")))
 			}
 			if concurrency < 1 {
 				return usageErrorf(cmd.CommandPath(), "invalid --concurrency %d: want 1 or more", concurrency)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 )
@@ -53,7 +56,8 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return usageErrorf(cmd.CommandPath(), "invalid --log-level %q: want debug, info, warn or error", logLevel)
+				return usageErrorf(cmd.CommandPath(), "invalid --log-level %q: want debug, info, warn or error%s", logLevel,
+					checks.DidYouMean(logLevel, []string{"debug", "info", "warn", "error"}))
 			}
 			// Logs go to stderr so stdout carries only the requested
 			// output, which scripts parse.
@@ -87,4 +91,19 @@ The same review core runs as a GitHub App (serve), as a GitHub Action step
 	cmd.AddCommand(newServeCmd(a))
 	cmd.AddCommand(newVersionCmd(a))
 	return cmd
+}
+
+// unknownSubcommand is the usage error of a command that has
+// subcommands, called with another word: it names the subcommands the
+// word is a typo of, as cobra does for the root's.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		// Cobra's default, which it sets on the root alone.
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return usageErrorf(cmd.CommandPath(), "%s", msg)
 }

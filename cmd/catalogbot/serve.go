@@ -81,7 +81,7 @@ in the state.`,
 				return usageErrorf(cmd.CommandPath(), "serve takes no arguments, got %q", args)
 			}
 			if f.logFormat != "json" && f.logFormat != "text" {
-				return usageErrorf(cmd.CommandPath(), "invalid --log-format %q: want json or text", f.logFormat)
+				return usageErrorf(cmd.CommandPath(), "invalid --log-format %q: want json or text%s", f.logFormat, checks.DidYouMean(f.logFormat, []string{"json", "text"}))
 			}
 			return nil
 		},

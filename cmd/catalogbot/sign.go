@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/sign"
 )
@@ -53,11 +56,11 @@ func (s signFlags) mode() string {
 
 // signer is the signer for mode, from what the flags hold.
 func (s signFlags) signer(ctx context.Context, mode string) (*sign.Signer, error) {
-	w := policy.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}}
+	w := publishing.SignWith{Key: s.key, Keyless: sign.KeylessOptions{FulcioURL: s.fulcio}}
 	if s.tlog {
 		w.Log = &sign.Rekor{URL: s.rekor}
 	}
-	return policy.NewSigner(ctx, mode, w)
+	return publishing.NewSigner(ctx, mode, w)
 }
 
 // builder is catalogbot, this version, as provenance names the builder.
@@ -66,16 +69,27 @@ func (a *app) builder() sign.Builder {
 }
 
 // gitSource is the repository (its origin's URL, else its directory), the
-// commit checked out and the root of the work tree that holds dir; empty
-// when dir is in none, and the attestations then record no commit.
-func gitSource(dir string) (repository, commit, root string) {
+// commit and the root of the work tree that holds dir; empty when dir is
+// in none, and the attestations then record no commit. The commit is rev
+// resolved, as change.TreeFS resolves it for the tree that is published,
+// or, with no rev, the one checked out: what is recorded is what was
+// built, whatever the work tree holds.
+func gitSource(dir, rev string) (repository, commit, root string, err error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
-		return "", "", ""
+		if rev != "" {
+			return "", "", "", fmt.Errorf("%s: %w", dir, err)
+		}
+		return "", "", "", nil
 	}
-	head, err := repo.Head()
-	if err != nil {
-		return "", "", ""
+	if rev != "" {
+		if commit, err = change.Resolve(repo, rev); err != nil {
+			return "", "", "", err
+		}
+	} else if head, err := repo.Head(); err == nil {
+		commit = head.Hash().String()
+	} else {
+		return "", "", "", nil
 	}
 	if wt, err := repo.Worktree(); err == nil {
 		root, _ = filepath.Abs(wt.Filesystem.Root())
@@ -84,15 +98,16 @@ func gitSource(dir string) (repository, commit, root string) {
 	if r, err := repo.Remote("origin"); err == nil && len(r.Config().URLs) > 0 {
 		repository = r.Config().URLs[0]
 	}
-	return repository, head.Hash().String(), root
+	return repository, commit, root, nil
 }
 
 // signOptions sets what a signed publish needs in opts: the signer for
 // mode, the builder, and the source: the git commit of path (the
 // repository, catalog directory or catalog.yaml published) and, for a
 // repository tree, the approval record with the policy's revision; the
-// approvals themselves are not known here.
-func (a *app) signOptions(ctx context.Context, s signFlags, mode string, pol *policy.Policy, tree fs.FS, path string, opts *publish.Options) error {
+// approvals themselves are not known here. rev is the revision the tree
+// was read at, "" for the work tree.
+func (a *app) signOptions(ctx context.Context, s signFlags, mode string, pol *policy.Policy, tree fs.FS, path, rev string, opts *publish.Options) error {
 	signer, err := s.signer(ctx, mode)
 	if err != nil {
 		return err
@@ -105,9 +120,12 @@ func (a *app) signOptions(ctx context.Context, s signFlags, mode string, pol *po
 	if info, err := os.Stat(path); err == nil && !info.IsDir() {
 		dir = filepath.Dir(path)
 	}
-	repository, commit, root := gitSource(dir)
+	repository, commit, root, err := gitSource(dir, rev)
+	if err != nil {
+		return err
+	}
 	if pol != nil {
-		opts.Source, opts.Approval = pol.Provenance(tree, repository, commit)
+		opts.Source, opts.Approval = publishing.Provenance(pol, tree, repository, commit)
 		return nil
 	}
 	// The path is recorded from the root of the repository, where a

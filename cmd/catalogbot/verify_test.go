@@ -285,3 +285,213 @@ func TestPublishKeylessAndVerify(t *testing.T) {
 		t.Fatalf("verify another identity: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestPublishRevRecordsRev: publish --repo DIR --rev REV builds REV, and its
+// attestations record REV, not the commit DIR has checked out, so that
+// verify --rebuild rebuilds what was published.
+func TestPublishRevRecordsRev(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	target := reg.Ref("team/catalog:latest")
+	priv, pub := keyPair(t, t.TempDir(), "cosign")
+	repo, published := catalogRepo(t, target)
+	file := "catalog/cert-rotator/catalog.yaml"
+	was, err := os.ReadFile(filepath.Join(repo.Dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The release branch's tip is the commit published; main, checked
+	// out, moves on.
+	repo.Branch("release", published)
+	repo.Checkout("main")
+	head := repo.Commit("later", map[string]string{file: string(was) + "# later\n"})
+
+	r := cli(t, nil, "publish", "--repo", repo.Dir, "--rev", published, "--insecure-registry", reg.Host, "--sign-key", priv, "--tlog-upload=false")
+	if r.code != exitOK {
+		t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, nil, "verify", target, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host, "--rebuild", "--repo", repo.Dir, "--branch", "release")
+	for _, want := range []string{
+		"approval: commit " + published,
+		"provenance: commit " + published,
+		"rebuild: " + change.ShortSHA(published) + " of " + repo.Dir,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify stdout does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, head) || r.code != exitOK {
+		t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestVerifyProvesTheTag: a tag that serves a signed image is verified only
+// when the image is that tag's newest publication: another catalog's
+// signed image under the tag, or an older publication of the same catalog,
+// is refused; and the repository and catalog asked for are checked. A
+// change reverted, published again, verifies.
+func TestVerifyProvesTheTag(t *testing.T) {
+	isolateCredentials(t)
+	reg := registrytest.New(t)
+	priv, pub := keyPair(t, t.TempDir(), "cosign")
+	files, err := changetest.ReadFiles(filepath.Join(repoRoot, validDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]string{".catalogbot.yaml": "catalogs:\n  - each: catalogs/*\npublish:\n  image: \"" + reg.Ref("team/index:{catalog}") + "\"\n  base: scratch\n  sign: key\n"}
+	for p, data := range files {
+		edits["catalogs/v1/"+p] = data
+		if strings.HasPrefix(p, "cert-rotator/") {
+			edits["catalogs/v2/"+p] = data
+		}
+	}
+	repo := changetest.NewRepo(t)
+	first := repo.Commit("catalogs", edits)
+	publishAll := func() {
+		t.Helper()
+		r := cli(t, nil, "publish", "--repo", repo.Dir, "--insecure-registry", reg.Host, "--sign-key", priv, "--tlog-upload=false")
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	publishAll()
+	v1, v2 := reg.Ref("team/index:v1"), reg.Ref("team/index:v2")
+	verify := func(image string, args ...string) result {
+		t.Helper()
+		return cli(t, nil, append([]string{"verify", image, "--key", pub, "--insecure-ignore-tlog", "--insecure-registry", reg.Host}, args...)...)
+	}
+
+	r := verify(v1, "--repository", repo.Dir, "--catalog", "v1", "--rebuild", "--repo", repo.Dir)
+	for _, want := range []string{
+		"catalog: catalog v1 of " + repo.Dir + ", published to " + v1,
+		"newest: no later signed publication of " + v1,
+		"rebuild: " + change.ShortSHA(first) + " of " + repo.Dir + ", catalog v1 from catalogs/v1, gives sha256:",
+		"branch: " + change.ShortSHA(first) + " is the tip of main",
+		"verified\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify stdout does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != exitOK {
+		t.Fatalf("verify: exit %d, stderr %q", r.code, r.stderr)
+	}
+	firstV1 := headOf(t, v1)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another repository", []string{"--repository", "example/other"}, "was published from " + repo.Dir + ", not from example/other"},
+		{"another catalog", []string{"--catalog", "v2"}, "is catalog v1, not v2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := verify(v1, tc.args...)
+			if r.code != exitInvalid || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+
+	t.Run("another catalog's image under the tag", func(t *testing.T) {
+		moveTag(t, v1, headOf(t, v2))
+		defer moveTag(t, v1, firstV1)
+		r := verify(v1)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "was published to "+v2+" (catalog v2), not under the tag v1: another catalog's image") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	// A change to v1, published: the tag moves on.
+	file := "catalogs/v1/cert-rotator/catalog.yaml"
+	second := repo.Commit("change v1", map[string]string{file: edits[file] + "# changed\n"})
+	publishAll()
+	secondV1 := headOf(t, v1)
+	if secondV1 == firstV1 {
+		t.Fatal("the change did not change the image")
+	}
+
+	t.Run("rolled back", func(t *testing.T) {
+		moveTag(t, v1, firstV1)
+		defer moveTag(t, v1, secondV1)
+		r := verify(v1)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "the tag was moved back to an older publication") ||
+			!strings.Contains(r.stderr, "serves "+firstV1+" (commit "+first) || !strings.Contains(r.stderr, secondV1+" (commit "+second) {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("behind the branch", func(t *testing.T) {
+		// The registry's newer publication is gone too: the branch's tip
+		// still tells.
+		moveTag(t, v1, firstV1)
+		defer moveTag(t, v1, secondV1)
+		deleteTag(t, reg.Ref("team/index:"+strings.Replace(secondV1, ":", "-", 1)+".att"))
+		r := verify(v1, "--rebuild", "--repo", repo.Dir)
+		if r.code != exitInvalid || !strings.Contains(r.stderr, "the tip "+change.ShortSHA(second)+" of main publishes "+secondV1+", not "+firstV1) {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	// The change reverted and published: the first image is the newest
+	// again, and verifies.
+	third := repo.Commit("revert v1", map[string]string{file: edits[file]})
+	publishAll()
+	if got := headOf(t, v1); got != firstV1 {
+		t.Fatalf("the revert published %s, want %s", got, firstV1)
+	}
+	r = verify(v1, "--rebuild", "--repo", repo.Dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, "approval: commit "+third) {
+		t.Fatalf("verify after the revert: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// v2 never changed: its commit is behind the tip, which publishes it
+	// unchanged.
+	r = verify(v2, "--rebuild", "--repo", repo.Dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, "branch: the tip "+change.ShortSHA(third)+" of main publishes the same image") {
+		t.Fatalf("verify v2: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// headOf is the digest the tag ref names.
+func headOf(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	return d.Digest.String()
+}
+
+// moveTag points the tag ref at digest, as anyone who can write to the
+// registry can.
+func moveTag(t *testing.T, ref, digest string) {
+	t.Helper()
+	tag, err := name.NewTag(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Get(tag.Context().Digest(digest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Tag(tag, desc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteTag deletes the tag ref from the registry.
+func deleteTag(t *testing.T, ref string) {
+	t.Helper()
+	tag, err := name.NewTag(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Delete(tag); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // keyModules are the dependencies whose versions decide what catalogbot
@@ -133,7 +135,7 @@ The first line is what catalogbot --version prints.`,
 				return usageErrorf(cmd.CommandPath(), "version takes no arguments, got %q", args[0])
 			}
 			if output != "text" && output != "json" {
-				return usageErrorf(cmd.CommandPath(), "invalid --output value %q: want text or json", output)
+				return usageErrorf(cmd.CommandPath(), "invalid --output value %q: want text or json%s", output, checks.DidYouMean(output, []string{"text", "json"}))
 			}
 			return nil
 		},

@@ -97,6 +97,18 @@ func (o *Outcome) CouldNotJudge() string {
 	return "Could not judge yet: " + what + "."
 }
 
+// again says what to do about a verdict that is pending: wait for the
+// registries, or, when a git object was missing, fetch it first, since no
+// later run reads an object the repository does not have.
+func (o *Outcome) again() string {
+	for _, w := range o.Waits() {
+		if w.Class == checks.WaitUnreadable {
+			return "Fetch the git objects it could not read (the checks say how) and run the check again."
+		}
+	}
+	return "Run the check again later."
+}
+
 // Retry is what the App knows of its tries of a pending verdict.
 type Retry struct {
 	// Try is the try that could not judge (1 for the first) of Tries in
@@ -343,10 +355,10 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 	}
 	b.WriteString(o.graphs())
 	if len(d.Blocks) > 0 {
+		// Each reason after its code, as the check run lists them, so
+		// that the code a script or a search finds is in sight here too.
 		b.WriteString("\n**Not merging yet:**\n")
-		for _, r := range d.Reasons() {
-			fmt.Fprintf(&b, "- %s\n", r)
-		}
+		b.WriteString(blockLines(d.Blocks))
 	}
 	switch {
 	case q == nil:
@@ -535,7 +547,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 	}
 	o.writeGraphsText(&b)
 	if cnj := o.CouldNotJudge(); cnj != "" {
-		fmt.Fprintf(&b, "%s Run the check again later.\n", cnj)
+		fmt.Fprintf(&b, "%s %s\n", cnj, o.again())
 	}
 	if d.Merge {
 		fmt.Fprintf(&b, "mergeable at %s\n", o.HeadSHA)
@@ -621,7 +633,7 @@ func (o *Outcome) intro(d policy.Decision) string {
 		if what != "" {
 			b.WriteString(": " + what)
 		}
-		b.WriteString(". Run the check again later. Not mergeable:\n")
+		b.WriteString(". " + o.again() + " Not mergeable:\n")
 		for _, r := range d.Reasons() {
 			fmt.Fprintf(&b, "\n- %s", r)
 		}
@@ -681,6 +693,14 @@ func BlockedText(blocks []policy.Block) string {
 	blocks = policy.OrUnexplained(blocks)
 	var b strings.Builder
 	b.WriteString(BlockedByPrefix + policy.JoinCodes(policy.CodesOf(blocks)) + "\n\n")
+	b.WriteString(blockLines(blocks))
+	return b.String()
+}
+
+// blockLines lists blocks, each reason after its code: the check run's
+// text and the status comment say them alike.
+func blockLines(blocks []policy.Block) string {
+	var b strings.Builder
 	for _, bl := range blocks {
 		fmt.Fprintf(&b, "- `%s`: %s\n", bl.Code, checks.VisibleLine(bl.Text))
 	}

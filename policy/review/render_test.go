@@ -40,3 +40,36 @@ func TestStatusCommentQuotesNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCommentCodes: the status comment lists each reason against
+// merging after its code, as the check run's text does, so that the two
+// say the same things the same way.
+func TestStatusCommentCodes(t *testing.T) {
+	base, head := repo(), repo()
+	head["catalog/foo/catalog.yaml"] = &fstest.MapFile{Data: []byte(fbctest.Foo + "\n")}
+	c := &change.Change{Number: 7, Author: "mallory", BaseSHA: baseSHA, HeadSHA: headSHA,
+		Files: []change.File{{Path: "catalog/foo/catalog.yaml", Status: change.Modified}}}
+	o, err := Evaluate(context.Background(), &PR{Change: c, Base: base, Head: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.Decide(Forge{Local: true})
+	if len(d.Blocks) == 0 {
+		t.Fatal("a change by a non-owner is mergeable")
+	}
+	text := o.StatusComment(d)
+	_, list, ok := strings.Cut(text, "**Not merging yet:**\n")
+	if !ok {
+		t.Fatalf("no reasons in the status comment:\n%s", text)
+	}
+	run := BlockedText(d.Blocks)
+	for _, bl := range d.Blocks {
+		line := "- `" + string(bl.Code) + "`: " + bl.Text + "\n"
+		if !strings.Contains(list, line) {
+			t.Errorf("the status comment lacks %q:\n%s", line, list)
+		}
+		if !strings.Contains(run, line) {
+			t.Errorf("the check run's text lacks %q:\n%s", line, run)
+		}
+	}
+}

@@ -313,7 +313,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 	// the change adds or removes is judged as a catalog on both sides.
 	pol, targets, err := pol.Resolved(pr.Base, pr.Head)
 	if err != nil {
-		o.PolicyFindings = []checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}
+		o.PolicyFindings = []checks.Finding{policy.TargetsFinding(err)}
 		return o, nil, nil
 	}
 	o.Policy = pol

@@ -9,6 +9,9 @@
 // same catalog on the same base digest therefore always gives the same
 // image digest, so a publish that changes nothing pushes nothing and a
 // digest can be rebuilt and checked by anyone.
+//
+// Where an image goes is a Target, read by ParseTarget: the one grammar of
+// publish targets, for the policy and the command line alike.
 package build
 
 import (

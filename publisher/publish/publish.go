@@ -50,6 +50,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/catalogyaml"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
@@ -94,6 +95,9 @@ func (s Source) check() error {
 type Options struct {
 	// Image is the target: a registry reference or oci:DIR[:TAG].
 	Image string
+	// Catalog is the catalog's name in its repository, recorded in the
+	// attestations with Image; "" for a repository's one catalog.
+	Catalog string
 	// Build configures the build (Base, OPMImage, Platforms, Epoch and
 	// whatever else build.Options offers) and is passed to build.Build
 	// whole. Publish sets its Insecure and Remote from the fields below,
@@ -426,7 +430,12 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 	if err != nil {
 		return fmt.Errorf("read the signatures of %s: %w", digest, err)
 	}
-	if signed {
+	// The tag moved back to an image signed before (a change reverted):
+	// the image keeps its signature, and gets an approval of this
+	// publication, so that the newest attestation of the target is this
+	// one and a verifier takes the tag for current, not rolled back.
+	moved := res.Previous != "" && res.Previous != res.Digest
+	if signed && !moved {
 		res.Signature = AlreadySigned
 		return nil
 	}
@@ -448,6 +457,8 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 		}
 		approval.Previous = &prev
 	}
+	approval.Catalog, approval.Image = o.Catalog, o.Image
+	approval.Published = o.Now().UTC().Format(time.RFC3339Nano)
 	// The publish validated the catalog before building it.
 	approval.Checks = append(slices.Clone(approval.Checks), sign.Check{Name: "catalog validation", Conclusion: "success"})
 	for _, s := range []struct {
@@ -465,6 +476,10 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 			return err
 		}
 	}
+	if signed {
+		res.Signature = AlreadySigned
+		return nil
+	}
 	// The signature goes last: a verifier that finds it finds the
 	// attestations beside it.
 	if err := sign.SignImage(ctx, o.Signer, digest, ropts...); err != nil {
@@ -480,6 +495,7 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 func provenance(res *Result, o Options, started time.Time) sign.Provenance {
 	params := sign.ProvenanceParameters{
 		Source:     o.Source,
+		Catalog:    o.Catalog,
 		Image:      o.Image,
 		Base:       o.Build.Base,
 		BaseName:   res.BaseName,
@@ -567,6 +583,9 @@ func gatherRoots(fsys fs.FS, roots []string, dir string) error {
 		return err
 	}
 	files, err := catalogfs.Files(catalog)
+	if oe, ok := change.Unreadable(err); ok {
+		return fmt.Errorf("read the catalog: %w", oe)
+	}
 	if err != nil {
 		return fmt.Errorf("read the catalog: %w", err)
 	}
@@ -575,6 +594,11 @@ func gatherRoots(fsys fs.FS, roots []string, dir string) error {
 	}
 	for _, p := range files {
 		data, err := fs.ReadFile(catalog, p)
+		if oe, ok := change.Unreadable(err); ok {
+			// Its path in the catalog (p) finds nothing in the
+			// repository: the object is named where git names it.
+			return fmt.Errorf("read the catalog: %w", oe)
+		}
 		if err != nil {
 			return err
 		}

@@ -35,7 +35,9 @@ func TestPublishSigned(t *testing.T) {
 	o.Signer = signer
 	o.Source = sign.Source{Repository: "example/catalog", Commit: "0123456789abcdef0123456789abcdef01234567", Path: "catalog"}
 	o.Builder = sign.Builder{ID: "https://github.com/catalogbot/catalogbot", Version: map[string]string{"catalogbot": "test"}}
-	o.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	o.Now = func() time.Time { return now }
+	o.Catalog = "v4.20"
 	dir := filepath.Join("..", "..", "testdata", "catalogs", "valid")
 
 	first, err := publish.Publish(ctx, publish.Source{Dir: dir}, o)
@@ -74,6 +76,10 @@ func TestPublishSigned(t *testing.T) {
 	if appr.ApprovalsRecorded || appr.Commit != o.Source.Commit || !strings.Contains(appr.Note, "approvals are not known") || appr.Packages == nil {
 		t.Errorf("approval = %+v", appr)
 	}
+	// What the tag is for, and when: what verify compares.
+	if appr.Catalog != "v4.20" || appr.Image != target || appr.Published != "2026-01-02T03:04:05Z" || p.Catalog != "v4.20" {
+		t.Errorf("approval catalog %q, image %q, published %q; provenance catalog %q", appr.Catalog, appr.Image, appr.Published, p.Catalog)
+	}
 
 	// The same catalog: the digest is unchanged and signed already.
 	second, err := publish.Publish(ctx, publish.Source{Dir: dir}, o)
@@ -104,6 +110,32 @@ func TestPublishSigned(t *testing.T) {
 	}
 	if appr.Previous == nil || appr.Previous.Digest != first.Digest {
 		t.Errorf("approval of the third run records previous %+v, want %s", appr.Previous, first.Digest)
+	}
+
+	// The change reverted: the tag moves back to the first image, which
+	// keeps its one signature and gets the approval of this publication,
+	// the newest of the target.
+	now = now.Add(time.Hour)
+	fourth, err := publish.Publish(ctx, publish.Source{Dir: dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fourth.Status != publish.Published || fourth.Signature != publish.AlreadySigned || fourth.Digest != first.Digest {
+		t.Fatalf("fourth: %s %s, signature %q", fourth.Status, fourth.Digest, fourth.Signature)
+	}
+	if n := layers(t, sign.Tag(v.Digest, "sig")); n != 1 {
+		t.Errorf("after a revert the digest has %d signatures, want 1", n)
+	}
+	v4, err := sign.Verify(ctx, ref, sign.VerifyOptions{IgnoreLog: true, Key: signer.PublicKey(), PredicateTypes: []string{sign.ApprovalPredicateType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appr = sign.Approval{}
+	if err := json.Unmarshal(v4.Attestations[sign.ApprovalPredicateType].Predicate, &appr); err != nil {
+		t.Fatal(err)
+	}
+	if appr.Published != "2026-01-02T04:04:05Z" || appr.Previous == nil || appr.Previous.Digest != third.Digest {
+		t.Errorf("approval after the revert: published %q, previous %+v; want a new one after %s", appr.Published, appr.Previous, third.Digest)
 	}
 }
 

@@ -71,3 +71,39 @@ func TestKeylessErrors(t *testing.T) {
 		t.Fatalf("a wrong Fulcio: %v", err)
 	}
 }
+
+// TestKeylessSignedByForeignCA: a registry writer who signs the digest
+// first, with a certificate from a CA of their own that names the same
+// identity and issuer, does not make the publisher's "already signed"
+// true; a signature by the publisher's own Fulcio does.
+func TestKeylessSignedByForeignCA(t *testing.T) {
+	ctx := context.Background()
+	ours := signtest.NewFulcio(t)
+	signer, err := sign.Keyless(ctx, sign.KeylessOptions{FulcioURL: ours.URL, Getenv: signtest.ActionsEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := sign.Keyless(ctx, sign.KeylessOptions{FulcioURL: signtest.NewFulcio(t).URL, Getenv: signtest.ActionsEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := publishSigned(t, theirs)
+	if ok, err := sign.SignedBy(ctx, img.digest, signer); err != nil || ok {
+		t.Fatalf("SignedBy with the foreign CA's signature alone = %v, %v; want false", ok, err)
+	}
+	if err := sign.SignImage(ctx, signer, img.digest); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := sign.SignedBy(ctx, img.digest, signer); err != nil || !ok {
+		t.Fatalf("SignedBy with the publisher's own signature = %v, %v; want true", ok, err)
+	}
+	// Another certificate of the same Fulcio, for the same identity, is
+	// the same signer's: a publish run again does not sign again.
+	again, err := sign.Keyless(ctx, sign.KeylessOptions{FulcioURL: ours.URL, Getenv: signtest.ActionsEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := sign.SignedBy(ctx, img.digest, again); err != nil || !ok {
+		t.Fatalf("SignedBy with a new certificate of the same Fulcio = %v, %v; want true", ok, err)
+	}
+}

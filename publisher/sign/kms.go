@@ -5,23 +5,20 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/sigstore/sigstore/pkg/signature/kms"
 	"github.com/sigstore/sigstore/pkg/signature/kms/cliplugin"
 	"github.com/sigstore/sigstore/pkg/signature/options"
-)
 
-// kmsRef is a key reference as cosign takes one for --key: an RFC 3986
-// scheme, "://", and the key's name at the provider.
-var kmsRef = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://.`)
+	"github.com/catalogbot/catalogbot/publisher/sign/keyref"
+)
 
 // IsKMSRef says whether key names a key held by a key management service
 // (scheme://…, as cosign names them: hashivault://KEY, awskms:///ARN, …)
-// rather than a key file.
-func IsKMSRef(key string) bool { return kmsRef.MatchString(key) }
+// rather than a key file (keyref.IsKMS).
+func IsKMSRef(key string) bool { return keyref.IsKMS(key) }
 
 // KMSPluginPrefix begins the name of the executable that serves a scheme
 // no provider is compiled in for, as sigstore's KMS plugins are named:

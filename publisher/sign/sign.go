@@ -28,7 +28,11 @@
 // identity, and its log entries with the log's key, and returns its
 // verified attestations; each failure says what is wrong (no signature,
 // another key, an altered attestation or log entry, a tag that now names
-// another digest).
+// another digest). A signature does not say a tag should serve the image:
+// CheckPublication holds what the approval records (the repository, the
+// catalog, the target) against what was asked, and NewerPublications finds
+// a later signed publication of the same target, which makes the tag a
+// rollback.
 //
 // The predicates catalogbot attests are here too: Approval (who approved
 // what went into the catalog, predicate type ApprovalPredicateType) and

@@ -62,6 +62,18 @@ type Approval struct {
 	// Commit the commit published.
 	Repository string `json:"repository,omitempty"`
 	Commit     string `json:"commit,omitempty"`
+	// Catalog is the catalog's name in the repository ("" for the one
+	// catalog of a policy without a catalogs list) and Image the target
+	// it was published to: what a verifier compares with the image it
+	// asked about, so that another catalog's signed image under this
+	// tag is not taken for this one's.
+	Catalog string `json:"catalog,omitempty"`
+	Image   string `json:"image,omitempty"`
+	// Published is when the publication was attested (RFC 3339, UTC, to
+	// the nanosecond): of the signed publications of one target, the
+	// latest is the one its tag must serve, and an older one under the
+	// tag is a rollback.
+	Published string `json:"published,omitempty"`
 	// Previous is the commit and digest of the previous publication,
 	// when known: the packages below changed since then.
 	Previous *Publication `json:"previous,omitempty"`
@@ -140,7 +152,10 @@ type BuildDefinition struct {
 // the created time, and the references of an assembled catalog.
 type ProvenanceParameters struct {
 	Source Source `json:"source"`
-	Image  string `json:"image"`
+	// Catalog is the catalog's name in the repository, "" for the one
+	// catalog of a policy without a catalogs list.
+	Catalog string `json:"catalog,omitempty"`
+	Image   string `json:"image"`
 	// Base is the base as configured (opm, scratch or a reference) and
 	// OPMImage the image opm stands for; BaseName and BaseDigest are
 	// what the base resolved to, empty for scratch.

@@ -366,10 +366,16 @@ func CertificateIssuer(cert *x509.Certificate) string {
 }
 
 // SignedBy says whether digest already carries a signature by s: one that
-// verifies with s's key, or for a keyless s, one whose certificate names
-// the same identity and issuer as s's (a new certificate every run, the
-// identity is what stays). It decides only whether to sign again; Verify
-// is what checks a signature.
+// verifies with s's key, or for a keyless s, one whose certificate chains
+// to the root of the Fulcio that issued s's and names the same identity
+// and issuer (a new certificate every run, the identity is what stays).
+// Anyone who can write to the registry can put a signature beside the
+// predictable digest before the publisher does, with a certificate from a
+// CA of their own naming the same identity; one that does not chain is
+// not s's, and s signs again. When s's chain holds no root, SignedBy
+// cannot tell, and says false: signing twice costs a signature, trusting
+// a stranger's costs the image's. It decides only whether to sign again;
+// Verify is what checks a signature.
 func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remote.Option) (bool, error) {
 	layers, err := readLayers(Tag(digest, SignatureSuffix), append(slices.Clone(ropts), remote.WithContext(ctx)))
 	if err != nil {
@@ -381,12 +387,16 @@ func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remot
 	o := VerifyOptions{Key: s.PublicKey(), IgnoreLog: true}
 	var ids []string
 	var issuer string
+	var roots, inter *x509.CertPool
 	if s.Keyless() {
 		certs, err := cryptoutils.UnmarshalCertificatesFromPEM(s.cert)
 		if err != nil || len(certs) == 0 {
 			return false, errors.New("sign: the signer's certificate does not parse")
 		}
 		ids, issuer = CertificateIdentities(certs[0]), CertificateIssuer(certs[0])
+		if roots, inter = s.chainPools(); roots == nil {
+			return false, nil
+		}
 	}
 	for _, l := range layers {
 		if s.log != nil && l.annotations[AnnBundle] == "" {
@@ -397,6 +407,9 @@ func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remot
 			if err != nil || len(certs) != 1 || !slices.Equal(CertificateIdentities(certs[0]), ids) || CertificateIssuer(certs[0]) != issuer {
 				continue
 			}
+			if !chains(certs[0], l, roots, inter) {
+				continue
+			}
 			o.Key = certs[0].PublicKey
 		}
 		if verifySignature(l, digest, o) == nil {
@@ -404,4 +417,44 @@ func SignedBy(ctx context.Context, digest name.Digest, s *Signer, ropts ...remot
 		}
 	}
 	return false, nil
+}
+
+// chainPools are the roots and intermediates of the chain Fulcio gave s
+// with its certificate: the self-signed certificates are roots, the rest
+// intermediates. roots is nil when the chain holds no root.
+func (s *Signer) chainPools() (roots, inter *x509.CertPool) {
+	chain, err := cryptoutils.UnmarshalCertificatesFromPEM(s.chain)
+	if err != nil {
+		return nil, nil
+	}
+	inter = x509.NewCertPool()
+	for _, c := range chain {
+		if c.CheckSignatureFrom(c) == nil && bytes.Equal(c.RawIssuer, c.RawSubject) {
+			if roots == nil {
+				roots = x509.NewCertPool()
+			}
+			roots.AddCert(c)
+			continue
+		}
+		inter.AddCert(c)
+	}
+	return roots, inter
+}
+
+// chains says whether cert, a signature layer l's, chains to roots for
+// code signing, through inter or the intermediates l carries, at the time
+// it was issued: an older publication's certificate has expired since, and
+// still was Fulcio's.
+func chains(cert *x509.Certificate, l layerEntry, roots, inter *x509.CertPool) bool {
+	pool := inter.Clone()
+	if chain, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(l.annotations[AnnChain])); err == nil {
+		for _, c := range chain {
+			pool.AddCert(c)
+		}
+	}
+	_, err := cert.Verify(x509.VerifyOptions{
+		Roots: roots, Intermediates: pool, CurrentTime: cert.NotBefore,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
+	})
+	return err == nil
 }

@@ -60,8 +60,8 @@ type AppOptions struct {
 	// LeaseTTL, or 30 seconds.
 	MergeTurnTTL time.Duration
 	// MergeTurnRetry is how soon a pull request that found the merge
-	// turn taken asks again, plus up to as much jitter; 0 is two
-	// seconds.
+	// turn taken asks again, plus up to as much jitter, unless the
+	// holder hands the turn on sooner; 0 is five seconds.
 	MergeTurnRetry time.Duration
 	// Facts, when set, keep what deliveries told the App (comment
 	// editors, head push times, pending retries) beyond the process and
@@ -340,8 +340,8 @@ func (a *App) Process(ctx context.Context, job webhook.Job) (webhook.Result, err
 	switch job.Key.Kind {
 	case webhook.KindPR:
 		a.Observe(job)
-		retryAt, err := a.reconcile(ctx, job)
-		return webhook.Result{RetryAt: retryAt}, err
+		retryAt, next, err := a.reconcile(ctx, job)
+		return webhook.Result{RetryAt: retryAt, Jobs: next}, err
 	case webhook.KindPush:
 		jobs, err := a.publish(ctx, job)
 		return webhook.Result{Jobs: jobs}, err

@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/publishing"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/assemble"
 	"github.com/catalogbot/catalogbot/publisher/publish"
@@ -119,9 +120,9 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
 		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
-	inputs, err := pol.PublishInputs(tree)
+	inputs, err := publishing.Inputs(pol, tree)
 	if err != nil {
-		out := invalidPolicyOutput([]checks.Finding{{Rule: policy.RuleValue, Severity: checks.SeverityError, File: policy.FileName, Message: err.Error()}}, review.ForPublish)
+		out := invalidPolicyOutput([]checks.Finding{policy.TargetsFinding(err)}, review.ForPublish)
 		a.metrics.Publishes.WithLabelValues(PublishFailed).Inc()
 		return rechecks, a.reportPublish(ctx, gh, owner, name, ev.After, PublishCheckRunName, out)
 	}
@@ -135,7 +136,10 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 			continue
 		}
 		start := time.Now()
-		out, result := a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
+		out, result := a.granted(full, inst, ev.After, in)
+		if result == "" {
+			out, result = a.buildAndPush(ctx, tree, pol, in, job.Key.Repo, ev.Before, ev.After)
+		}
 		a.metrics.Publishes.WithLabelValues(result).Inc()
 		log.Info("publish", "catalog", in.Catalog, "result", result, "image", in.Options.Image, "title", out.Title, "took", time.Since(start).Round(time.Millisecond))
 		if err := a.reportPublish(ctx, gh, owner, name, ev.After, PublishRunName(in.Catalog), out); err != nil {
@@ -168,16 +172,35 @@ func (a *App) reportPublish(ctx context.Context, gh *github.Client, owner, name,
 	return nil
 }
 
+// granted refuses, before anything is built, pushed or signed, a target
+// the service's configuration does not give the repository
+// (policy.CheckTarget): the App's credentials and signature must never
+// land on another repository's image. The result is "" when the target is
+// granted.
+func (a *App) granted(repo string, installation int64, sha string, in publishing.PublishTarget) (checkOutput, string) {
+	err := policy.CheckTarget(a.cfg.Publish.Targets, repo, installation, in.Options.Image)
+	if err == nil {
+		return checkOutput{}, ""
+	}
+	a.log.Warn("publish target refused", "repo", repo, "sha", sha, "catalog", in.Catalog, "image", in.Options.Image, "error", err)
+	return checkOutput{
+		Conclusion: checks.Failure,
+		Title:      "The publish target is not this repository's",
+		Summary: fmt.Sprintf("The policy at %s publishes to %s, and this service does not let %s publish there:\n\n%s\n\nNothing was built, pushed or signed. Publish under the repository's own namespace, or ask the service's operator to grant the target (publish.targets in the App's configuration).\n",
+			sha, checks.Code(in.Options.Image), repo, checks.Code(err.Error())),
+	}, PublishFailed
+}
+
 // buildAndPush publishes one catalog through the one publish flow, with the
-// source and options the policy translates to (Policy.PublishInputs),
+// source and options the policy translates to (publishing.Inputs),
 // signed and attested when the policy asks for it, and reports the outcome
 // as a check run output and a Publishes result.
-func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, in policy.PublishTarget, repo, before, sha string) (checkOutput, string) {
+func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, in publishing.PublishTarget, repo, before, sha string) (checkOutput, string) {
 	failed := func(title, summary string, findings []checks.Finding) (checkOutput, string) {
 		return checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary, Findings: findings}, PublishFailed
 	}
 	src, opts, image := in.Source, in.Options, in.Options.Image
-	signer, err := pol.Signer(ctx, a.signWith())
+	signer, err := publishing.Signer(ctx, pol, a.signWith())
 	if err != nil {
 		return failed("Could not sign the catalog image", fmt.Sprintf("The policy at %s asks for a signed catalog image (`publish.sign: %s`), and the App cannot sign it:\n\n%s\n\nNothing was published.\n",
 			sha, pol.Publish.Sign, checks.Code(err.Error())), nil)
@@ -185,7 +208,7 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	if signer != nil {
 		opts.Signer = signer
 		opts.Builder = sign.Builder{ID: sign.BuilderID, Version: map[string]string{"catalogbot": strings.TrimPrefix(a.userAgent, "catalogbot/")}}
-		opts.Source, opts.Approval = pol.Provenance(tree, repo, sha)
+		opts.Source, opts.Approval = publishing.Provenance(pol, tree, repo, sha)
 		a.recordApprovals(opts.Approval, repo, before, sha)
 	}
 	// Repository directories are owner/name.git, and no owner starts
@@ -282,8 +305,8 @@ func repoOf(ref string) string {
 
 // signWith is what the App signs with: its key, its Fulcio and its
 // transparency log, from its configuration.
-func (a *App) signWith() policy.SignWith {
-	w := policy.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}}
+func (a *App) signWith() publishing.SignWith {
+	w := publishing.SignWith{Key: a.cfg.Publish.SignKey, Keyless: sign.KeylessOptions{FulcioURL: a.cfg.Publish.FulcioURL}}
 	if a.cfg.Publish.TlogUpload {
 		w.Log = &sign.Rekor{URL: a.cfg.Publish.RekorURL}
 		if w.Log.URL == "" {

@@ -75,32 +75,39 @@ type prRun struct {
 // reconcile checks a pull request at its current head, reports the result
 // and merges it when the policy says so. A check that could not judge is
 // tried again at retryAt (see pending.go); zero means no retry.
-func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time, err error) {
+func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time, next []webhook.Job, err error) {
 	start := time.Now()
 	defer a.observe(start)
 	owner, name, err := splitRepo(job.Key.Repo)
 	if err != nil {
-		return time.Time{}, a.fail("job", err)
+		return time.Time{}, nil, a.fail("job", err)
 	}
 	log := a.log.With("delivery", job.Delivery, "repo", job.Key.Repo, "pr", job.Key.PR)
+	if job.Event == "retry" {
+		// A pull request waiting for the merge turn while another
+		// holds it has nothing to do yet: no GitHub read, no check.
+		if wait, err := a.turns.waits(ctx, job.Key.Repo, job.Key.PR, a.now()); err == nil && wait {
+			return a.turns.retryAt(a.now()), nil, nil
+		}
+	}
 	inst, err := a.installationOf(ctx, job, owner, name)
 	if err != nil {
-		return time.Time{}, a.fail("github", err)
+		return time.Time{}, nil, a.fail("github", err)
 	}
 	gh, err := a.gh.Installation(inst)
 	if err != nil {
-		return time.Time{}, a.fail("github", err)
+		return time.Time{}, nil, a.fail("github", err)
 	}
 	r := &prRun{a: a, job: job, gh: gh, inst: inst, owner: owner, name: name, number: job.Key.PR, log: log}
 	r.rerequest = r.rerequested()
 	r.holder = fmt.Sprintf("%s/%s/%d", a.instance, job.Delivery, start.UnixNano())
-	defer r.leaveTurn()
+	defer func() { next = r.leaveTurn() }()
 	// However the job ends, the pull request says why it waits.
 	for pass := 1; ; pass++ {
 		again, err := r.pass(ctx)
 		if err != nil {
 			r.explain(ctx, err)
-			return time.Time{}, err
+			return time.Time{}, nil, err
 		}
 		if !again {
 			break
@@ -112,7 +119,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 			log.Warn("the pull request or its base kept moving; trying again shortly", "passes", pass, "next", r.retryAt)
 			r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: "the pull request or its base branch kept moving during the check; it is checked again in a few seconds"}}
 			r.explain(ctx, nil)
-			return r.retryAt, nil
+			return r.retryAt, nil, nil
 		}
 	}
 	if !r.explain(ctx, nil) {
@@ -127,7 +134,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 		log.Info("could not judge; trying again later", "next", r.retryAt)
 	}
 	log.Info("reconciled", "took", time.Since(start).Round(time.Millisecond))
-	return r.retryAt, nil
+	return r.retryAt, nil, nil
 }
 
 // pass is one read-check-report-merge round. again asks for another round:
@@ -307,21 +314,29 @@ func (r *prRun) mergeResult(snap *gitcache.Snapshot, repo, branch string) (fs.FS
 }
 
 // leaveTurn gives up the job's merge turn, and its place in line unless
-// it comes back for it.
-func (r *prRun) leaveTurn() {
+// it comes back for it. Giving up the turn hands it on: the job of the
+// first in line, to run at once.
+func (r *prRun) leaveTurn() []webhook.Job {
 	if r.beat != nil {
 		r.beat()
 	}
 	if r.waitTurn {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := r.a.turns.leave(ctx, r.job.Key.Repo, r.holder, r.number); err != nil {
+	next, err := r.a.turns.leave(ctx, r.job.Key.Repo, r.holder, r.number, r.a.now())
+	if err != nil {
 		// The lease expires by itself; the line forgets a waiter that
 		// stops asking.
 		r.log.Warn("could not give up the merge turn", "err", r.a.fail("state", err))
+		return nil
 	}
+	if next == 0 {
+		return nil
+	}
+	r.log.Info("the merge turn goes to the next in line", "next", next)
+	return []webhook.Job{{Key: webhook.Key{Repo: r.job.Key.Repo, PR: next, Kind: webhook.KindPR}, Event: "retry", Installation: r.inst}}
 }
 
 // keepTurn renews the job's merge turn every third of its lease until the

@@ -76,6 +76,10 @@ func TestMergesArePublishedSigned(t *testing.T) {
 		if appr.Commit != merged || appr.Policy.Path != ".catalogbot.yaml" || appr.Policy.Blob == "" {
 			t.Errorf("approval of %s: commit %s, policy %+v", merged, appr.Commit, appr.Policy)
 		}
+		// Whose publication of which target: what verify checks.
+		if appr.Repository != "acme/catalog" || appr.Image != image || appr.Catalog != "" || appr.Published == "" {
+			t.Errorf("approval of %s: repository %q, image %q, catalog %q, published %q", merged, appr.Repository, appr.Image, appr.Catalog, appr.Published)
+		}
 		if len(appr.Packages) != 1 || appr.Packages[0].Name != "foo" || len(appr.Packages[0].PullRequests) != 1 {
 			t.Fatalf("approval packages = %+v", appr.Packages)
 		}

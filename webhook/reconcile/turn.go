@@ -22,19 +22,25 @@ import (
 // one. The job that holds it renews it every third of its lease while it
 // works, so that a holder that dies loses it after one lease (the
 // service's leaseTTL, as for jobs) however long a check takes, and a
-// decision that outlived its lease finds out before it merges. Pull requests that find
-// the turn taken wait in line, first come first served, and are tried
-// again within turnRetry: none is left to a resync because another merged
-// first.
+// decision that outlived its lease finds out before it merges.
+//
+// Pull requests that find the turn taken wait in line, first come first
+// served: none is left to a resync because another merged first. Waiting
+// costs nothing but a read of the state: a waiter's retry that finds the
+// turn still taken asks again later without reading GitHub or judging
+// anything, and the holder, when it leaves, hands the turn on by queueing
+// the job of the first in line at once. The waiters' own retries
+// (turnRetry) are the fallback when that job is lost.
 const (
 	// turnTTL bounds how long a dead holder keeps the turn, when the
 	// service's configuration names no lease.
 	turnTTL = 30 * time.Second
-	// turnRetry is how soon a pull request that found the turn taken is
-	// tried again (plus up to as much jitter).
-	turnRetry = 2 * time.Second
-	// turnStale drops a waiter that stopped asking: closed, or its
-	// approval withdrawn.
+	// turnRetry is how soon a pull request that found the turn taken
+	// asks again (plus up to as much jitter), unless handed the turn
+	// sooner.
+	turnRetry = 5 * time.Second
+	// turnStale drops a waiter that stopped asking (closed, its approval
+	// withdrawn): several of its retries.
 	turnStale = 30 * time.Second
 )
 
@@ -146,15 +152,43 @@ func (t *turns) lease() time.Duration {
 	return turnTTL
 }
 
-// leave gives up holder's turn of repo, if it has it, and its place in the
-// line.
-func (t *turns) leave(ctx context.Context, repo, holder string, pr int) error {
-	return t.update(ctx, repo, func(cur *turn) {
-		if cur.Holder == holder {
-			cur.Holder, cur.PR, cur.Until = "", 0, time.Time{}
+// waits says whether pull request pr is in line for repo's turn while
+// another holds it, and keeps its place if so: its retry has nothing to do
+// yet.
+func (t *turns) waits(ctx context.Context, repo string, pr int, now time.Time) (wait bool, err error) {
+	err = t.update(ctx, repo, func(cur *turn) {
+		me, ok := cur.Line[pr]
+		wait = ok && cur.Holder != "" && cur.PR != pr && now.Before(cur.Until) && now.Sub(me.Seen) <= turnStale
+		if wait {
+			me.Seen = now
+			cur.Line[pr] = me
 		}
-		delete(cur.Line, pr)
 	})
+	return wait, err
+}
+
+// leave gives up holder's turn of repo, if it has it, and pull request
+// pr's place in the line. next is the first in line when the turn was
+// given up, 0 when none waits or holder did not have it.
+func (t *turns) leave(ctx context.Context, repo, holder string, pr int, now time.Time) (next int, err error) {
+	err = t.update(ctx, repo, func(cur *turn) {
+		next = 0
+		delete(cur.Line, pr)
+		if cur.Holder != holder {
+			return
+		}
+		cur.Holder, cur.PR, cur.Until = "", 0, time.Time{}
+		var first waiter
+		for n, w := range cur.Line {
+			if now.Sub(w.Seen) > turnStale {
+				continue
+			}
+			if next == 0 || w.Since.Before(first.Since) || w.Since.Equal(first.Since) && n < next {
+				next, first = n, w
+			}
+		}
+	})
+	return next, err
 }
 
 // retryAt is when a pull request that found the turn taken asks again.

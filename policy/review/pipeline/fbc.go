@@ -76,6 +76,9 @@ func (FBC) Run(ctx context.Context, in *Input) checks.Result {
 			// Ended by the check's deadline or its caller: not a verdict.
 			return checks.Result{Conclusion: checks.Neutral, Summary: fmt.Sprintf("Validation of %s stopped: %v.", where, context.Cause(ctx))}
 		}
+		if r, ok := unreadable(err); ok {
+			return r
+		}
 		if err != nil {
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not validate %s: %v", where, err)}
 		}

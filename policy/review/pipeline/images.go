@@ -30,6 +30,9 @@ func (Images) Run(ctx context.Context, in *Input) checks.Result {
 		return checks.Result{Conclusion: checks.Neutral, Summary: "Image verification is off; no registry was contacted."}
 	}
 	uses, err := newImageUses(ctx, in)
+	if r, ok := unreadable(err); ok {
+		return r
+	}
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not list the image references: %v", err)}
 	}

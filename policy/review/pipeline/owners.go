@@ -30,6 +30,9 @@ func (Owners) Run(ctx context.Context, in *Input) checks.Result {
 			// The OWNERS files, or the changed files whose blobs say
 			// which packages' owners must approve (one over a limit,
 			// say), could not be read: no approval can be judged.
+			if r, ok := unreadable(err); ok {
+				return r
+			}
 			return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not evaluate the approvals: %v", err)}
 		}
 	}

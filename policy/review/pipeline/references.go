@@ -45,10 +45,16 @@ func (References) Run(ctx context.Context, in *Input) checks.Result {
 		return checks.Result{Conclusion: checks.Success, Summary: "The repository has no reference list."}
 	}
 	head, err := readOptional(in.Head, file)
+	if r, ok := unreadable(err); ok {
+		return r
+	}
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read %s: %v", file, err)}
 	}
 	base, err := readOptional(in.Base, file)
+	if r, ok := unreadable(err); ok {
+		return r
+	}
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read %s on the base: %v", file, err)}
 	}

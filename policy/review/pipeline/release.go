@@ -36,6 +36,9 @@ func (Release) Name() string { return ReleaseName }
 
 func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	cats, err := in.touched.load(ctx, in)
+	if r, ok := unreadable(err); ok {
+		return r
+	}
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not read the touched packages: %v", err)}
 	}
@@ -56,6 +59,9 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	// directories are: each changed or removed entry's base rendering
 	// against the head's, in the catalogs the list assembles.
 	listed, n, err := in.list(ctx).release(ctx, in)
+	if r, ok := unreadable(err); ok {
+		return r
+	}
 	if err != nil {
 		return checks.Result{Conclusion: checks.Failure, Summary: fmt.Sprintf("Could not compare the reference list's renderings: %v", err)}
 	}

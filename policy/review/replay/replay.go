@@ -13,8 +13,13 @@
 // reported unreadable, never invalid: a verdict on a tree that could not be
 // read says nothing about the commit.
 //
-// view.go holds the tree wrapper that notices missing objects and puts a
-// policy under trial in place of the base's; text.go renders a Report.
+// A commit is unreadable exactly when `catalogbot check` of it would not
+// judge for want of an object: a read the review tolerates, or one it does
+// not make (a catalog the commit does not touch, a directory whose
+// packages are known by its tree id), leaves the verdict standing.
+//
+// view.go holds the tree wrapper that puts a policy under trial in place
+// of the base's; text.go renders a Report.
 package replay
 
 import (
@@ -140,11 +145,20 @@ type Commit struct {
 	Millis int64 `json:"millis"`
 }
 
-// Unreadable names what a review could not read.
+// Unreadable names what a review could not read: the first read, in the
+// review's own order (its checks by name, each in path order), that the
+// review needed and that found no object, or other bytes than the
+// object's. A read the review tolerates does not make a commit unreadable,
+// as it does not stop `catalogbot check`.
 type Unreadable struct {
 	// Path is "base:PATH" or "head:PATH", or "" when the commit itself
 	// or its tree is missing.
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Object is the git object that could not be read, when known.
+	Object string `json:"object,omitempty"`
+	// Check is the check that needed it; "" when the review itself did
+	// (the policy, say).
+	Check  string `json:"check,omitempty"`
 	Reason string `json:"reason"`
 }
 
@@ -293,9 +307,11 @@ func Run(ctx context.Context, repoDir string, o Options) (*Report, error) {
 		now = time.Now
 	}
 
-	repo, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	// Opened as every check opens a repository, so that objects kept in
+	// alternates (a clone made with --shared or --reference) are found.
+	repo, err := change.Open(repoDir)
 	if err != nil {
-		return nil, fmt.Errorf("open git repository %s: %w", repoDir, err)
+		return nil, err
 	}
 	head := o.Head
 	if head == "" {
@@ -406,10 +422,10 @@ func pick(repo *git.Repository, head, since string, last int, trials []trial) ([
 		}
 		roots, err := touchedRoots(repo, c, parent, trials)
 		switch {
-		case errors.Is(err, plumbing.ErrObjectNotFound):
+		case unreadable(err):
 			// Which roots it touched is unknown; it is listed so that
 			// the gap shows rather than being skipped silently.
-			cm.Unreadable = &Unreadable{Reason: err.Error()}
+			cm.Unreadable = unreadableOf(&cm, nil, err)
 			cm.Roots = []string{}
 			out = append(out, cm)
 		case err != nil:
@@ -537,29 +553,26 @@ func reviewCommit(ctx context.Context, repoDir string, c *Commit, trials []trial
 		}
 	}
 	for _, t := range runs {
-		m := &missing{}
-		base := view{fsys: baseFS, side: "base", m: m}
+		head := headFS
+		base := baseFS
 		name := "base"
 		if t != nil {
-			base.policy, name = t.data, t.name
+			base, name = view{fsys: baseFS, policy: t.data}, t.name
 		}
 		pr := &review.PR{
 			Change:       ch,
 			Base:         base,
-			Head:         view{fsys: headFS, side: "head", m: m},
+			Head:         head,
 			ImageOptions: o.ImageOptions,
 			AllImages:    o.AllImages,
 			Renderer:     o.Renderer,
 		}
 		out, err := review.Evaluate(ctx, pr)
-		if p, merr := m.first(); merr != nil {
-			c.Unreadable, c.Reviews = &Unreadable{Path: p, Reason: merr.Error()}, nil
-			return nil
-		}
-		if unreadable(err) {
-			// An object missing, or one whose bytes are not the ones git
-			// named (change.Misread): no verdict, as the App gives none.
-			c.Unreadable, c.Reviews = &Unreadable{Reason: err.Error()}, nil
+		// An object missing, or one whose bytes are not the ones git
+		// named, that the review needed: no verdict, as `catalogbot
+		// check` and the App give none.
+		if u := unreadableOf(c, out, err); u != nil {
+			c.Unreadable, c.Reviews = u, nil
 			return nil
 		}
 		if err != nil {
@@ -574,6 +587,49 @@ func reviewCommit(ctx context.Context, repoDir string, c *Commit, trials []trial
 // bytes, or other bytes than the object's: a commit that cannot be judged.
 func unreadable(err error) bool {
 	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, change.ErrCorruptObject)
+}
+
+// unreadableOf says what of c the review could not read and needed: the
+// error of a review that gave no outcome, or else the first check, by
+// name, that could not judge for want of an object. Nil when the review
+// judged c.
+func unreadableOf(c *Commit, out *review.Outcome, err error) *Unreadable {
+	if err != nil {
+		if !unreadable(err) {
+			return nil
+		}
+		u := &Unreadable{Reason: err.Error()}
+		if oe, ok := change.Unreadable(err); ok {
+			u.Path, u.Object = sidePath(c, oe.Commit, oe.Path), oe.Object
+		}
+		return u
+	}
+	if out == nil {
+		return nil
+	}
+	for _, res := range out.Report.Results {
+		if res.Conclusion != checks.Pending {
+			continue
+		}
+		for _, w := range res.Waits {
+			if w.Class == checks.WaitUnreadable {
+				return &Unreadable{Path: sidePath(c, w.Commit, w.Path), Object: w.Object, Check: res.Name, Reason: strings.TrimSpace(res.Summary)}
+			}
+		}
+	}
+	return nil
+}
+
+// sidePath is "base:PATH" or "head:PATH" for a path of the tree of
+// commit, c's parent or c; the path alone for any other commit.
+func sidePath(c *Commit, commit, p string) string {
+	switch commit {
+	case c.SHA:
+		return "head:" + p
+	case c.Parent:
+		return "base:" + p
+	}
+	return p
 }
 
 func reviewOf(name string, out *review.Outcome) Review {

@@ -1,55 +1,23 @@
 package replay
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"path"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// missing records the first read of a tree that failed because a git object
-// is absent from the repository (a partial or shallow clone). A review that
-// hit one judged a tree it could not read, so its verdict is not the
-// commit's: the commit is reported unreadable instead.
-type missing struct {
-	mu   sync.Mutex
-	path string
-	err  error
-}
-
-func (m *missing) note(side, name string, err error) error {
-	if err != nil && errors.Is(err, plumbing.ErrObjectNotFound) {
-		m.mu.Lock()
-		if m.err == nil {
-			m.path, m.err = side+":"+name, err
-		}
-		m.mu.Unlock()
-	}
-	return err
-}
-
-func (m *missing) first() (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.path, m.err
-}
-
-// view is a commit's tree as the review reads it: every read that misses
-// an object is noted, and on the base side the policy file may be replaced
-// by the one under trial. File infos are the tree's own, so the review's
-// caches keyed by git object ids keep working.
+// view is a base commit's tree with the policy file replaced by the one
+// under trial. File infos are the tree's own, so the review's caches
+// keyed by git object ids keep working, and errors are the tree's own, so
+// that the review judges a read it cannot make as it would without the
+// wrapper.
 type view struct {
 	fsys fs.FS
-	side string
-	m    *missing
-	// policy, when not nil, is read as the policy file at the root.
+	// policy is read as the policy file at the root.
 	policy []byte
 }
 
@@ -68,7 +36,7 @@ func (v view) Open(name string) (fs.File, error) {
 	}
 	f, err := v.fsys.Open(name)
 	if err != nil {
-		return nil, v.m.note(v.side, name, err)
+		return nil, err
 	}
 	if v.policy != nil && name == "." {
 		// The root lists the policy file under trial, as ReadDir does.
@@ -79,7 +47,7 @@ func (v view) Open(name string) (fs.File, error) {
 		}
 		return &rootDir{File: f, entries: entries}, nil
 	}
-	return file{File: f, name: name, v: v}, nil
+	return f, nil
 }
 
 // rootDir is the root directory opened with a policy file under trial.
@@ -107,14 +75,13 @@ func (v view) ReadFile(name string) ([]byte, error) {
 	if v.isPolicy(name) {
 		return slices.Clone(v.policy), nil
 	}
-	b, err := fs.ReadFile(v.fsys, name)
-	return b, v.m.note(v.side, name, err)
+	return fs.ReadFile(v.fsys, name)
 }
 
 func (v view) ReadDir(name string) ([]fs.DirEntry, error) {
 	entries, err := fs.ReadDir(v.fsys, name)
 	if err != nil {
-		return nil, v.m.note(v.side, name, err)
+		return nil, err
 	}
 	if v.policy == nil || name != "." {
 		return entries, nil
@@ -137,8 +104,7 @@ func (v view) Stat(name string) (fs.FileInfo, error) {
 	if v.isPolicy(name) {
 		return policyInfo(len(v.policy)), nil
 	}
-	fi, err := fs.Stat(v.fsys, name)
-	return fi, v.m.note(v.side, name, err)
+	return fs.Stat(v.fsys, name)
 }
 
 // ReadLink and Lstat keep the tree's symbolic links visible to the
@@ -147,37 +113,14 @@ func (v view) ReadLink(name string) (string, error) {
 	if v.isPolicy(name) {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
-	target, err := fs.ReadLink(v.fsys, name)
-	return target, v.m.note(v.side, name, err)
+	return fs.ReadLink(v.fsys, name)
 }
 
 func (v view) Lstat(name string) (fs.FileInfo, error) {
 	if v.isPolicy(name) {
 		return policyInfo(len(v.policy)), nil
 	}
-	fi, err := fs.Lstat(v.fsys, name)
-	return fi, v.m.note(v.side, name, err)
-}
-
-// file notes the missing objects a streamed read runs into.
-type file struct {
-	fs.File
-	name string
-	v    view
-}
-
-func (f file) Read(p []byte) (int, error) {
-	n, err := f.File.Read(p)
-	return n, f.v.m.note(f.v.side, f.name, err)
-}
-
-func (f file) ReadDir(n int) ([]fs.DirEntry, error) {
-	d, ok := f.File.(fs.ReadDirFile)
-	if !ok {
-		return nil, &fs.PathError{Op: "readdir", Path: f.name, Err: errors.New("not a directory")}
-	}
-	entries, err := d.ReadDir(n)
-	return entries, f.v.m.note(f.v.side, f.name, err)
+	return fs.Lstat(v.fsys, name)
 }
 
 // policyInfo describes the policy file under trial.

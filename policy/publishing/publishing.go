@@ -1,4 +1,9 @@
-package policy
+// Package publishing translates a repository's policy into what the
+// publish flow takes: the source and options of each catalog, the signer
+// the policy asks for and what the attestations record. It lives apart
+// from the policy reader so that reading a policy (the App's intake, the
+// review core) does not link the signing stack.
+package publishing
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/publish"
 	"github.com/catalogbot/catalogbot/publisher/sign"
@@ -27,25 +33,26 @@ type PublishTarget struct {
 	Options publish.Options
 }
 
-// PublishInputs translates the policy into what the publish flow takes for
+// Inputs translates the policy into what the publish flow takes for
 // the repository tree at one commit, one entry per catalog: the reference
 // list when the repository has one (one catalog, assembled from it), else
 // each catalog's roots with its publish target. The roots are the ones the
-// pull request check validated as that catalog (see Targets), so what is
+// pull request check validated as that catalog (see policy.Policy.Targets), so what is
 // published is what was checked. The App on a push and `catalogbot publish
 // --repo` both use it, so that one commit gives the same images whichever
 // publishes them.
-func (p *Policy) PublishInputs(tree fs.FS) ([]PublishTarget, error) {
-	opts := func(image string) publish.Options {
+func Inputs(p *policy.Policy, tree fs.FS) ([]PublishTarget, error) {
+	opts := func(catalog, image string) publish.Options {
 		return publish.Options{
-			Image: image,
-			Build: build.Options{Base: p.Publish.Base, OPMImage: p.Publish.OPMImage, Platforms: p.Publish.Platforms},
+			Image:   image,
+			Catalog: catalog,
+			Build:   build.Options{Base: p.Publish.Base, OPMImage: p.Publish.OPMImage, Platforms: p.Publish.Platforms},
 		}
 	}
 	if list := p.Catalog.ReferenceListIn(tree); list != "" {
 		return []PublishTarget{{
 			Source:  publish.Source{Tree: tree, ReferenceList: list},
-			Options: opts(p.Publish.Image),
+			Options: opts("", p.Publish.Image),
 		}}, nil
 	}
 	targets, err := p.Targets(tree)
@@ -57,7 +64,7 @@ func (p *Policy) PublishInputs(tree fs.FS) ([]PublishTarget, error) {
 		out = append(out, PublishTarget{
 			Catalog: t.Name,
 			Source:  publish.Source{Tree: tree, Roots: t.Roots},
-			Options: opts(t.Image),
+			Options: opts(t.Name, t.Image),
 		})
 	}
 	return out, nil
@@ -81,7 +88,7 @@ type SignWith struct {
 
 // Signer is the signer the policy's publish.sign asks for (nil for
 // SignNone), made from what the publisher holds.
-func (p *Policy) Signer(ctx context.Context, w SignWith) (*sign.Signer, error) {
+func Signer(ctx context.Context, p *policy.Policy, w SignWith) (*sign.Signer, error) {
 	return NewSigner(ctx, p.Publish.Sign, w)
 }
 
@@ -99,9 +106,9 @@ func NewSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, erro
 
 func newSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, error) {
 	switch mode {
-	case "", SignNone:
+	case "", policy.SignNone:
 		return nil, nil
-	case SignKey:
+	case policy.SignKey:
 		if w.Key == "" {
 			return nil, errors.New("publish.sign is key, and the publisher has no signing key (the App's publish.signKey, the CLI's --sign-key)")
 		}
@@ -109,7 +116,7 @@ func newSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, erro
 			return sign.LoadKMS(ctx, w.Key)
 		}
 		return sign.LoadKeyFile(w.Key)
-	case SignKeyless:
+	case policy.SignKeyless:
 		return sign.Keyless(ctx, w.Keyless)
 	}
 	return nil, fmt.Errorf("publish.sign %q: want none, key or keyless", mode)
@@ -120,9 +127,9 @@ func newSigner(ctx context.Context, mode string, w SignWith) (*sign.Signer, erro
 // policy's revision (FileName and the git id of its content at commit).
 // Approvals are left to the caller that knows them (ApprovalsRecorded
 // false until then).
-func (p *Policy) Provenance(tree fs.FS, repository, commit string) (sign.Source, *sign.Approval) {
-	rev := sign.Revision{Path: FileName, Commit: commit}
-	if data, err := fs.ReadFile(tree, FileName); err == nil {
+func Provenance(p *policy.Policy, tree fs.FS, repository, commit string) (sign.Source, *sign.Approval) {
+	rev := sign.Revision{Path: policy.FileName, Commit: commit}
+	if data, err := fs.ReadFile(tree, policy.FileName); err == nil {
 		rev.Blob = gitBlobID(data)
 	}
 	return sign.Source{Repository: repository, Commit: commit, Path: "."}, &sign.Approval{
@@ -153,25 +160,28 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 	var src publish.Source
 	var opts publish.Options
 	if p.Source.Path == "" || p.Source.Path == "." {
-		pol, findings, err := Load(tree)
+		pol, findings, err := policy.Load(tree)
 		if err != nil {
 			return src, opts, err
 		}
 		if len(findings) > 0 {
 			return src, opts, fmt.Errorf("%s:%d: %s", findings[0].File, findings[0].Line, findings[0].Message)
 		}
-		inputs, err := pol.PublishInputs(tree)
+		inputs, err := Inputs(pol, tree)
 		if err != nil {
 			return src, opts, err
 		}
-		// A repository of several catalogs published the one whose
-		// target is the recorded image.
+		// A repository of several catalogs published the one recorded:
+		// by its name, or for an older record by its target.
 		found := false
 		for _, in := range inputs {
-			if len(inputs) == 1 || in.Options.Image == p.Image {
+			if len(inputs) == 1 && p.Catalog == "" || p.Catalog != "" && in.Catalog == p.Catalog || p.Catalog == "" && in.Options.Image == p.Image {
 				src, opts, found = in.Source, in.Options, true
 				break
 			}
+		}
+		if !found && p.Catalog != "" {
+			return src, opts, fmt.Errorf("the policy at the recorded commit has no catalog %q", p.Catalog)
 		}
 		if !found {
 			return src, opts, fmt.Errorf("no catalog of the policy at the recorded commit publishes %s", p.Image)
@@ -188,7 +198,7 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 			src.ReferenceList = p.Source.Path
 		}
 	}
-	opts.Image = p.Image
+	opts.Image, opts.Catalog = p.Image, p.Catalog
 	opts.BuildOnly = true
 	opts.Build = build.Options{
 		Base:       p.Base,

@@ -1,4 +1,4 @@
-package policy
+package publishing
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/sign"
 	"github.com/catalogbot/catalogbot/publisher/sign/signtest"
@@ -18,8 +19,8 @@ import (
 func TestPublishInputs(t *testing.T) {
 	roots := fstest.MapFS{"catalog/foo/index.yaml": &fstest.MapFile{}}
 	withList := fstest.MapFS{"catalog.yaml": &fstest.MapFile{}, "catalog/foo/index.yaml": &fstest.MapFile{}}
-	ready := func() *Policy {
-		p := Default()
+	ready := func() *policy.Policy {
+		p := policy.Default()
 		p.Publish.Image = "quay.io/example/catalog:latest"
 		return p
 	}
@@ -28,24 +29,24 @@ func TestPublishInputs(t *testing.T) {
 		roots       []string
 		build       build.Options
 	}
-	base := want{image: "quay.io/example/catalog:latest", roots: []string{"catalog"}, build: build.Options{Base: BaseOPM}}
+	base := want{image: "quay.io/example/catalog:latest", roots: []string{"catalog"}, build: build.Options{Base: policy.BaseOPM}}
 	for _, tc := range []struct {
 		name   string
 		tree   fstest.MapFS
-		change func(*Policy)
+		change func(*policy.Policy)
 		want   func(*want)
 	}{
-		{"the catalog roots", roots, func(*Policy) {}, func(*want) {}},
-		{"catalog.yaml at the root", withList, func(*Policy) {}, func(w *want) { w.list, w.roots = "catalog.yaml", nil }},
-		{"the policy's reference list", roots, func(p *Policy) { p.Catalog.ReferenceList = "lists/catalog.yaml" },
+		{"the catalog roots", roots, func(*policy.Policy) {}, func(*want) {}},
+		{"catalog.yaml at the root", withList, func(*policy.Policy) {}, func(w *want) { w.list, w.roots = "catalog.yaml", nil }},
+		{"the policy's reference list", roots, func(p *policy.Policy) { p.Catalog.ReferenceList = "lists/catalog.yaml" },
 			func(w *want) { w.list, w.roots = "lists/catalog.yaml", nil }},
-		{"other roots", roots, func(p *Policy) { p.Catalog.Roots = []string{"v4.16", "v4.17"} },
+		{"other roots", roots, func(p *policy.Policy) { p.Catalog.Roots = []string{"v4.16", "v4.17"} },
 			func(w *want) { w.roots = []string{"v4.16", "v4.17"} }},
-		{"no image", roots, func(p *Policy) { p.Publish.Image = "" }, func(w *want) { w.image = "" }},
-		{"scratch", roots, func(p *Policy) { p.Publish.Base = BaseScratch }, func(w *want) { w.build.Base = BaseScratch }},
-		{"a pinned opm image", roots, func(p *Policy) { p.Publish.OPMImage = "quay.io/operator-framework/opm@sha256:0" },
+		{"no image", roots, func(p *policy.Policy) { p.Publish.Image = "" }, func(w *want) { w.image = "" }},
+		{"scratch", roots, func(p *policy.Policy) { p.Publish.Base = policy.BaseScratch }, func(w *want) { w.build.Base = policy.BaseScratch }},
+		{"a pinned opm image", roots, func(p *policy.Policy) { p.Publish.OPMImage = "quay.io/operator-framework/opm@sha256:0" },
 			func(w *want) { w.build.OPMImage = "quay.io/operator-framework/opm@sha256:0" }},
-		{"platforms", roots, func(p *Policy) { p.Publish.Platforms = []string{"linux/amd64", "linux/arm64"} },
+		{"platforms", roots, func(p *policy.Policy) { p.Publish.Platforms = []string{"linux/amd64", "linux/arm64"} },
 			func(w *want) { w.build.Platforms = []string{"linux/amd64", "linux/arm64"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestPublishInputs(t *testing.T) {
 			w.roots = append([]string(nil), base.roots...)
 			// A reference list is the catalog; the roots play no part.
 			tc.want(&w)
-			inputs, err := p.PublishInputs(tc.tree)
+			inputs, err := Inputs(p, tc.tree)
 			if err != nil || len(inputs) != 1 {
 				t.Fatalf("PublishInputs: %+v, %v; want one catalog", inputs, err)
 			}
@@ -81,7 +82,7 @@ func TestPublishInputsCatalogs(t *testing.T) {
 		"catalogs/v4.18/foo/index.yaml": &fstest.MapFile{},
 		"incubator/bar/index.yaml":      &fstest.MapFile{},
 	}
-	p, findings := Parse(FileName, []byte(`catalogs:
+	p, findings := policy.Parse(policy.FileName, []byte(`catalogs:
   - each: catalogs/v4.*
   - name: incubator
     roots: [incubator]
@@ -93,18 +94,19 @@ publish:
 	if len(findings) > 0 {
 		t.Fatal(findings)
 	}
-	inputs, err := p.PublishInputs(tree)
+	inputs, err := Inputs(p, tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, in := range inputs {
-		got = append(got, fmt.Sprintf("%s %v %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base))
+		// The attestations record the catalog's name: Options.Catalog.
+		got = append(got, fmt.Sprintf("%s %v %s %s %s", in.Catalog, in.Source.Roots, in.Options.Image, in.Options.Build.Base, in.Options.Catalog))
 	}
 	want := []string{
-		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch",
-		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch",
-		"incubator [incubator] quay.io/acme/incubator:latest scratch",
+		"v4.17 [catalogs/v4.17] quay.io/acme/index:v4.17 scratch v4.17",
+		"v4.18 [catalogs/v4.18] quay.io/acme/index:v4.18 scratch v4.18",
+		"incubator [incubator] quay.io/acme/incubator:latest scratch incubator",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("PublishInputs:\n got %q\nwant %q", got, want)
@@ -130,17 +132,17 @@ func TestNewSigner(t *testing.T) {
 		signer               bool
 		want                 string
 	}{
-		{"key with a log", SignKey, "pw", SignWith{Key: keyFile, Log: log}, true, ""},
-		{"a KMS key with a log", SignKey, "", SignWith{Key: "hashivault://catalog", Log: log}, true, ""},
-		{"none", SignNone, "", SignWith{Key: keyFile}, false, ""},
+		{"key with a log", policy.SignKey, "pw", SignWith{Key: keyFile, Log: log}, true, ""},
+		{"a KMS key with a log", policy.SignKey, "", SignWith{Key: "hashivault://catalog", Log: log}, true, ""},
+		{"none", policy.SignNone, "", SignWith{Key: keyFile}, false, ""},
 		{"unset", "", "", SignWith{Key: keyFile}, false, ""},
-		{"key", SignKey, "pw", SignWith{Key: keyFile}, true, ""},
-		{"key without one", SignKey, "pw", SignWith{}, false, "publish.sign is key, and the publisher has no signing key"},
-		{"key with the wrong password", SignKey, "nope", SignWith{Key: keyFile}, false, "cannot decrypt the key (is COSIGN_PASSWORD its password?)"},
-		{"a KMS key", SignKey, "", SignWith{Key: "hashivault://catalog"}, true, ""},
-		{"a KMS key that is not there", SignKey, "", SignWith{Key: "hashivault://gone"}, false, "signing key hashivault://gone: reading its public key"},
-		{"a KMS scheme no provider serves", SignKey, "", SignWith{Key: "nosuchkms://k"}, false, "an executable named sigstore-kms-nosuchkms on $PATH"},
-		{"keyless outside Actions", SignKeyless, "", SignWith{Keyless: noActions}, false, "permissions: id-token: write"},
+		{"key", policy.SignKey, "pw", SignWith{Key: keyFile}, true, ""},
+		{"key without one", policy.SignKey, "pw", SignWith{}, false, "publish.sign is key, and the publisher has no signing key"},
+		{"key with the wrong password", policy.SignKey, "nope", SignWith{Key: keyFile}, false, "cannot decrypt the key (is COSIGN_PASSWORD its password?)"},
+		{"a KMS key", policy.SignKey, "", SignWith{Key: "hashivault://catalog"}, true, ""},
+		{"a KMS key that is not there", policy.SignKey, "", SignWith{Key: "hashivault://gone"}, false, "signing key hashivault://gone: reading its public key"},
+		{"a KMS scheme no provider serves", policy.SignKey, "", SignWith{Key: "nosuchkms://k"}, false, "an executable named sigstore-kms-nosuchkms on $PATH"},
+		{"keyless outside Actions", policy.SignKeyless, "", SignWith{Keyless: noActions}, false, "permissions: id-token: write"},
 		{"unknown", "cosign", "", SignWith{}, false, `publish.sign "cosign": want none, key or keyless`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,14 +164,14 @@ func TestNewSigner(t *testing.T) {
 
 func TestProvenance(t *testing.T) {
 	policyFile := []byte("publish:\n  sign: key\n")
-	tree := fstest.MapFS{FileName: &fstest.MapFile{Data: policyFile}}
-	src, appr := Default().Provenance(tree, "example/catalog", "abc")
+	tree := fstest.MapFS{policy.FileName: &fstest.MapFile{Data: policyFile}}
+	src, appr := Provenance(policy.Default(), tree, "example/catalog", "abc")
 	if src != (sign.Source{Repository: "example/catalog", Commit: "abc", Path: "."}) {
 		t.Errorf("source = %+v", src)
 	}
 	// What git hash-object says of the same bytes.
 	const blob = "9bbc1487ca98d57d2fee5ffce7bf0283368274ee"
-	if appr.Policy != (sign.Revision{Path: FileName, Blob: blob, Commit: "abc"}) || appr.ApprovalsRecorded || appr.Note == "" {
+	if appr.Policy != (sign.Revision{Path: policy.FileName, Blob: blob, Commit: "abc"}) || appr.ApprovalsRecorded || appr.Note == "" {
 		t.Errorf("approval = %+v", appr)
 	}
 }

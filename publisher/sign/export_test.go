@@ -1,0 +1,4 @@
+package sign
+
+// SameTargetForTest is sameTarget, for the external tests.
+var SameTargetForTest = sameTarget
