@@ -38,6 +38,9 @@ type Metrics struct {
 	// that stopped (webhook/durable); label: why (lease: its lease
 	// lapsed; fetched: it died between River's fetch and the lease).
 	Takeovers *prometheus.CounterVec
+	// Retries counts the failed jobs held to be tried again, by the
+	// failure's class (webhook.RetryClass: transient, unauthorized).
+	Retries *prometheus.CounterVec
 	// InvalidBranches counts the repositories whose published branch's
 	// catalog does not validate, as the publish job last judged it
 	// (SetBranchInvalid): main holds a tree the merge decisions never
@@ -119,6 +122,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, w := range []string{"lease", "fetched"} {
 		m.Takeovers.WithLabelValues(w)
 	}
+	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalogbot_job_retries_total",
+		Help: "Failed jobs held to be tried again, by the class of the failure.",
+	}, []string{"class"})
+	for _, c := range []RetryClass{Transient, Unauthorized} {
+		m.Retries.WithLabelValues(c.String())
+	}
 	m.InvalidBranches = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "catalogbot_invalid_branches",
 		Help: "Repositories whose published branch's catalog does not validate, as last published.",
@@ -127,7 +137,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Blocked = newBlockedWaits()
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.InvalidBranches, m.Blocked)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.InvalidBranches, m.Blocked)
 	}
 	return m
 }

@@ -92,6 +92,8 @@ type QueueOptions struct {
 	// AfterFunc calls f after d and returns what stops it, for tests; nil
 	// is time.AfterFunc. It times jobs held back by Job.NotBefore.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Retry is how a failed job is tried again; see RetryPolicy.
+	Retry RetryPolicy
 }
 
 // Queue runs jobs on a bounded pool of workers. Work for one Key runs one at
@@ -465,10 +467,24 @@ func (q *Queue) run(ctx context.Context, job Job) (failed bool) {
 		q.m.Errors.WithLabelValues("process").Inc()
 		log.Error("job failed", "error", err, "duration", q.o.Now().Sub(start))
 		q.forget(job.Delivery)
+		q.retry(log, job, err)
 	default:
 		log.Debug("job done", "duration", q.o.Now().Sub(start))
 	}
 	return panicked || err != nil
+}
+
+// retry holds a retry of a failed job, by its error's class. A panic is
+// not retried: it would panic again.
+func (q *Queue) retry(log *slog.Logger, job Job, err error) {
+	next, class, ok := q.o.Retry.Retry(job, err, q.o.Now())
+	if !ok {
+		log.Warn("job not tried again", "class", class, "attempt", job.Attempt+1)
+		return
+	}
+	q.m.Retries.WithLabelValues(class.String()).Inc()
+	log.Info("job tried again later", "class", class, "attempt", next.Attempt+1, "at", next.NotBefore)
+	q.Enqueue(next)
 }
 
 func (q *Queue) call(ctx context.Context, job Job) (err error, panicked bool) {

@@ -65,6 +65,9 @@ type Job struct {
 	// key or without a Delivery (resync's, or one a processor's Result asks for)
 	// is never taken for a replay.
 	Replay ReplayKey
+	// Attempt counts the failed tries of the work this job tries again
+	// (RetryPolicy.Retry); 0 for a job that is not a retry.
+	Attempt int
 }
 
 // ReplayKey identifies a delivery's body: its verified HMAC-SHA256. A
@@ -78,9 +81,9 @@ type ReplayKey [32]byte
 // IsZero reports whether k is the zero key.
 func (k ReplayKey) IsZero() bool { return k == ReplayKey{} }
 
-// Processor does the work of a job. An error is logged and counted; the
-// job is not retried for it, because resync reconciles whatever a failure
-// left. What more the job calls for it returns as a Result, which the
+// Processor does the work of a job. An error is logged and counted, and
+// the job is tried again by the error's class (RetryPolicy.Retry): a
+// failure never waits for the periodic resync. What more the job calls for it returns as a Result, which the
 // queue acts on (even beside an error: a resync that could not list one
 // repository still found the others' work), as a controller-runtime
 // Reconciler returns its Result: the processor never holds the queue, and

@@ -237,9 +237,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.ready != nil {
 		if err := s.ready(); err != nil {
-			// The reason goes to the log, not to whoever can reach the port.
+			// The detail goes to the log, not to whoever can reach the
+			// port; the body names what is wrong in a few words.
 			s.log.Warn("not ready", "error", err)
-			replyText(w, http.StatusServiceUnavailable, "not ready")
+			body := "not ready"
+			var nr *NotReadyError
+			if errors.As(err, &nr) {
+				body += ": " + nr.Reason
+			}
+			replyText(w, http.StatusServiceUnavailable, body)
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -406,6 +407,19 @@ func TestServerReadyz(t *testing.T) {
 	notReady.Store(true)
 	if c, b := get(); c != 503 || strings.Contains(b, "token") {
 		t.Fatalf("not ready: %d %q (the reason stays in the log)", c, b)
+	}
+	// A NotReadyError's reason is said; its detail stays in the log.
+	s.srv.ready = AllReady(nil, func() error {
+		return NotReady("the state store cannot be written", errors.New("dial tcp 10.0.0.7:5432: connection refused"))
+	})
+	if c, b := get(); c != 503 || b != "not ready: the state store cannot be written\n" {
+		t.Fatalf("not ready with a reason: %d %q", c, b)
+	}
+	s.srv.ready = func() error {
+		if notReady.Load() {
+			return fmt.Errorf("no installation token yet")
+		}
+		return nil
 	}
 	notReady.Store(false)
 	if err := s.q.Drain(context.Background()); err != nil {

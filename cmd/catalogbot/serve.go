@@ -59,9 +59,11 @@ CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
 refuses to start without a webhook secret.
 
-Besides /webhook it serves GET /healthz and /readyz; /readyz says ready
-once GitHub has accepted the App's credentials (an installation token was
-minted), so a replica that cannot reach GitHub takes no deliveries. Prometheus /metrics
+Besides /webhook it serves GET /healthz (liveness) and /readyz; /readyz
+says ready once GitHub has accepted the App's credentials, and answers 503
+with the reason while the state cannot be written, no installation token
+can be minted or the git cache is broken beyond repair, so a replica that
+cannot do the work takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
@@ -164,7 +166,10 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	srv, err := webhook.NewServer(webhook.ServerOptions{
-		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log, Ready: bot.Ready,
+		Secrets: cfg.Secrets(), Queue: queue, Metrics: metrics, Gatherer: reg, Logger: log,
+		// Not ready while the state cannot be written or the App cannot
+		// work: GitHub gives no token, the git cache is broken.
+		Ready:   webhook.AllReady(state.Ready, bot.Ready),
 		Observe: bot.Observe, MetricsToken: cfg.MetricsToken,
 	})
 	if err != nil {

@@ -55,6 +55,8 @@ type Options struct {
 	Metrics *webhook.Metrics
 	// Now is the clock, for tests; nil is time.Now.
 	Now func() time.Time
+	// Retry is how a failed job is tried again; see webhook.RetryPolicy.
+	Retry webhook.RetryPolicy
 }
 
 // State is an open state: the database, its Facts, and the Queue made on
@@ -64,6 +66,11 @@ type State struct {
 	db     db
 	facts  *Facts
 	sqlite bool
+
+	// The last readiness probe (Ready).
+	readyMu  sync.Mutex
+	readyAt  time.Time
+	readyErr error
 }
 
 // Open opens the state Options name, creating or migrating it.
@@ -216,11 +223,12 @@ type jobRecord struct {
 	Received     time.Time   `json:"received"`
 	NotBefore    time.Time   `json:"notBefore,omitzero"`
 	Replay       string      `json:"replay,omitempty"`
+	Attempt      int         `json:"attempt,omitempty"`
 }
 
 func encodeJob(j webhook.Job) string {
 	r := jobRecord{Key: j.Key, Event: j.Event, Action: j.Action, Delivery: j.Delivery, Installation: j.Installation,
-		Payload: j.Payload, Received: j.Received, NotBefore: j.NotBefore}
+		Payload: j.Payload, Received: j.Received, NotBefore: j.NotBefore, Attempt: j.Attempt}
 	if !j.Replay.IsZero() {
 		r.Replay = hex.EncodeToString(j.Replay[:])
 	}
@@ -234,7 +242,7 @@ func decodeJob(s string) (webhook.Job, error) {
 		return webhook.Job{}, fmt.Errorf("state: a queued job does not decode: %w", err)
 	}
 	j := webhook.Job{Key: r.Key, Event: r.Event, Action: r.Action, Delivery: r.Delivery, Installation: r.Installation,
-		Payload: r.Payload, Received: r.Received, NotBefore: r.NotBefore}
+		Payload: r.Payload, Received: r.Received, NotBefore: r.NotBefore, Attempt: r.Attempt}
 	if r.Replay != "" {
 		if b, err := hex.DecodeString(r.Replay); err == nil && len(b) == len(j.Replay) {
 			copy(j.Replay[:], b)
@@ -463,6 +471,11 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 			}
 		}
 	}
+	if queued && !held {
+		// The key's work has been due since the queued job's time; the
+		// newer job does not postpone it (reapFetched goes by it).
+		at = time.Unix(0, min(due, at.UnixNano()))
+	}
 	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4 WHERE key = $1`,
 		key, encodeJob(j), at.UnixNano(), j.Received.UnixNano()); err != nil {
 		return 0, err
@@ -553,15 +566,22 @@ func (q *Queue) reapLoop(ctx context.Context) {
 // its epoch gone and ends without work.
 func (q *Queue) reap(ctx context.Context, all bool) error {
 	now := q.o.Now()
-	cutoff := now.UnixNano()
-	if all {
-		cutoff = 1<<63 - 1
-	}
 	for {
 		var key string
 		var due int64
 		err := inTx(ctx, q.s.db, func(t tx) error {
-			err := t.queryRow(ctx, `SELECT key, due FROM catalogbot_key WHERE owner <> '' AND lease_until < $1 LIMIT 1`+q.s.db.forUpdate(), cutoff).Scan(&key, &due)
+			// A lease lapses by the database's clock, the one it was
+			// granted by: a replica whose clock runs ahead takes no live
+			// lease.
+			leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+			if err != nil {
+				return err
+			}
+			cutoff := leaseNow.UnixNano()
+			if all {
+				cutoff = 1<<63 - 1
+			}
+			err = t.queryRow(ctx, `SELECT key, due FROM catalogbot_key WHERE owner <> '' AND lease_until < $1 LIMIT 1`+q.s.db.forUpdate(), cutoff).Scan(&key, &due)
 			if err != nil {
 				return err
 			}
@@ -584,7 +604,7 @@ func (q *Queue) reap(ctx context.Context, all bool) error {
 			return err
 		}
 	}
-	return q.reapFetched(ctx, now)
+	return q.reapFetched(ctx, now, all)
 }
 
 // maxReapScan bounds the queued keys reapFetched looks at in a round.
@@ -602,10 +622,18 @@ func (q *Queue) requeue(ctx context.Context, t tx, key string, epoch int64, at t
 
 // reapFetched takes over the keys whose River job a replica fetched and
 // then died before it took the key's lease: their work waits, queued,
-// behind a River job that stays running. Only keys queued for longer than
-// LeaseTTL are looked at, a few at a time, so a backlog costs little.
-func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
+// behind a River job that stays running. Only keys due for longer than
+// LeaseTTL are looked at, a few at a time, so a backlog costs little; a
+// key's due is when its work first became due, which newer work for it
+// does not postpone (put), so a pull request poked often is still found.
+// River's fetch time is told by the database's clock. With all (a SQLite
+// state at start, which no other process may hold) every River job left
+// running is a dead process's, however recent.
+func (q *Queue) reapFetched(ctx context.Context, now time.Time, all bool) error {
 	cutoff := now.Add(-q.o.LeaseTTL)
+	if all {
+		cutoff = time.Unix(0, 1<<63-1)
+	}
 	// One row per query, since tx reads single rows; at most
 	// maxReapScan of the oldest queued keys per round.
 	var keys []string
@@ -636,7 +664,15 @@ func (q *Queue) reapFetched(ctx context.Context, now time.Time) error {
 			if err != nil || owner != "" || job == nil {
 				return err
 			}
-			stuck, err := q.eng.stuck(ctx, t, id, cutoff)
+			fetched := cutoff
+			if !all {
+				leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+				if err != nil {
+					return err
+				}
+				fetched = leaseNow.Add(-q.o.LeaseTTL)
+			}
+			stuck, err := q.eng.stuck(ctx, t, id, fetched)
 			if err != nil || !stuck {
 				return err
 			}

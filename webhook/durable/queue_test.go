@@ -223,8 +223,10 @@ func TestCrashMidJob(t *testing.T) {
 	s = openSQLiteState(t, dir, Options{})
 	defer s.Close()
 	r := newRecorder()
+	start := time.Now()
 	q = startQueue(t, s, r)
 	defer stopQueue(t, q)
+	defer func() { t.Logf("both ran %s after the start", time.Since(start).Round(10*time.Millisecond)) }()
 	seen := map[int]bool{}
 	// The takeover is at once (the state's lock is free); the bound is
 	// how long a busy machine may take to show it, not a measure.

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,6 +34,11 @@ type db interface {
 	// transaction ends: PostgreSQL's FOR UPDATE. SQLite needs none, since
 	// its transactions begin IMMEDIATE and so run one at a time.
 	forUpdate() string
+	// clock is the time leases are told by: the database's own clock
+	// (PostgreSQL's clock_timestamp()), one for every replica, so that a
+	// replica whose clock runs ahead cannot find a live lease lapsed. A
+	// SQLite state belongs to one process, whose clock (local) is the one.
+	clock(ctx context.Context, t tx, local func() time.Time) (time.Time, error)
 	close()
 }
 
@@ -58,6 +66,10 @@ type sqliteDB struct {
 }
 
 func (d *sqliteDB) forUpdate() string { return "" }
+
+func (d *sqliteDB) clock(_ context.Context, _ tx, local func() time.Time) (time.Time, error) {
+	return local(), nil
+}
 
 func (d *sqliteDB) close() {
 	d.pool.Close()
@@ -120,6 +132,10 @@ func openSQLite(dir string) (*sqliteDB, error) {
 		lock.Close()
 		return nil, fmt.Errorf("state %s is in use by another catalogbot serve (%v); several replicas need a PostgreSQL database", path, err)
 	}
+	if err := checkStateFile(path); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	// WAL lets readers go on beside the writer; IMMEDIATE transactions
 	// take the write lock at BEGIN, so that two never both read and then
 	// both write; the busy timeout waits out River's own writers.
@@ -140,11 +156,54 @@ func openSQLite(dir string) (*sqliteDB, error) {
 	return &sqliteDB{pool: pool, lock: lock}, nil
 }
 
+// sqliteMagic begins every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// checkStateFile refuses a state file that is there but is no SQLite
+// database: SQLite would take a zero-length file for a new, empty
+// database and start without the queue and facts the file should hold
+// (a disk that filled, a copy that went wrong), and another file it would
+// refuse only at the first query, with a message that names no file. A
+// zero-length file beside a write-ahead log that holds data is a state
+// never checkpointed, and is SQLite's to read.
+func checkStateFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	switch {
+	case n == 0 && (err == io.EOF):
+		if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+			return nil
+		}
+		return fmt.Errorf("state %s is empty (0 bytes), not a state catalogbot wrote; move it away to start with an empty state, or restore it", path)
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("state %s: %w", path, err)
+	case string(head[:n]) != sqliteMagic:
+		return fmt.Errorf("state %s is not a SQLite database (it begins %q); move it away to start with an empty state, or restore it", path, head[:n])
+	}
+	return nil
+}
+
 // pgDB is a pgx pool.
 type pgDB struct{ pool *pgxpool.Pool }
 
 func (d *pgDB) forUpdate() string { return " FOR UPDATE" }
-func (d *pgDB) close()            { d.pool.Close() }
+
+func (d *pgDB) clock(ctx context.Context, t tx, _ func() time.Time) (time.Time, error) {
+	var us int64
+	if err := t.queryRow(ctx, `SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint`).Scan(&us); err != nil {
+		return time.Time{}, fmt.Errorf("state: reading the database's clock: %w", err)
+	}
+	return time.UnixMicro(us), nil
+}
+func (d *pgDB) close() { d.pool.Close() }
 
 func (d *pgDB) begin(ctx context.Context) (tx, error) {
 	t, err := d.pool.Begin(ctx)

@@ -56,8 +56,14 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 		case err != nil:
 			return err
 		}
-		if owner != "" && owner != q.o.ID && lease > now.UnixNano() {
-			wait = time.Unix(0, lease).Sub(now) + time.Second
+		// Leases are told by the database's clock; due by the clock of
+		// whoever queued the work.
+		leaseNow, err := q.s.db.clock(ctx, t, q.o.Now)
+		if err != nil {
+			return err
+		}
+		if owner != "" && owner != q.o.ID && lease > leaseNow.UnixNano() {
+			wait = time.Unix(0, lease).Sub(leaseNow) + time.Second
 			return nil
 		}
 		if enc == nil {
@@ -87,7 +93,7 @@ func (q *Queue) take(ctx context.Context, args workArgs, complete func(context.C
 			return err
 		}
 		_, err = t.exec(ctx, `UPDATE catalogbot_key SET running = job, job = NULL, due = 0, owner = $2, lease_until = $3 WHERE key = $1`,
-			args.Key, q.o.ID, now.Add(q.o.LeaseTTL).UnixNano())
+			args.Key, q.o.ID, leaseNow.Add(q.o.LeaseTTL).UnixNano())
 		if err == nil {
 			q.m.QueueAge.Observe(now.Sub(job.Received).Seconds())
 		}
@@ -126,9 +132,12 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 			// them: a renewal gets a third of the lease.
 			rctx, rcancel := context.WithTimeout(jctx, q.o.LeaseTTL/3)
 			err := inTx(rctx, q.s.db, func(t tx) error {
-				var err error
+				leaseNow, err := q.s.db.clock(rctx, t, q.o.Now)
+				if err != nil {
+					return err
+				}
 				n, err = t.exec(rctx, `UPDATE catalogbot_key SET lease_until = $4 WHERE key = $1 AND owner = $2 AND epoch = $3`,
-					args.Key, q.o.ID, args.Epoch, q.o.Now().Add(q.o.LeaseTTL).UnixNano())
+					args.Key, q.o.ID, args.Epoch, leaseNow.Add(q.o.LeaseTTL).UnixNano())
 				return err
 			})
 			rcancel()
@@ -156,6 +165,15 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 	case err != nil:
 		q.m.Errors.WithLabelValues("process").Inc()
 		log.Error("job failed", "error", err, "duration", q.o.Now().Sub(start))
+		// Held in the key's row like any later work: a newer job of the
+		// key replaces it, and a replica that dies leaves it queued.
+		if next, class, ok := q.o.Retry.Retry(job, err, q.o.Now()); ok {
+			q.m.Retries.WithLabelValues(class.String()).Inc()
+			log.Info("job tried again later", "class", class, "attempt", next.Attempt+1, "at", next.NotBefore)
+			q.enqueue(next)
+		} else {
+			log.Warn("job not tried again", "class", class, "attempt", job.Attempt+1)
+		}
 	default:
 		log.Debug("job done", "duration", q.o.Now().Sub(start))
 	}
@@ -171,6 +189,16 @@ func (q *Queue) run(ctx context.Context, args workArgs, job webhook.Job) {
 			}
 		}
 		if err := q.finishReplay(ctx, t, job.Replay, now, failed); err != nil {
+			return err
+		}
+		if class, _ := webhook.Classify(err, now); failed && class == webhook.Canceled {
+			// Stopped, not failed (a drain, a shutdown): the work goes
+			// back in the key's row, unless newer work is there, for
+			// the next start or another replica. A lease lost meanwhile
+			// matches no row; the takeover queued it already.
+			_, err := t.exec(ctx, `UPDATE catalogbot_key SET job = COALESCE(job, running),
+				due = CASE WHEN job IS NULL THEN $4 ELSE due END, running = NULL
+				WHERE key = $1 AND owner = $2 AND epoch = $3`, args.Key, q.o.ID, args.Epoch, now.UnixNano())
 			return err
 		}
 		_, err := t.exec(ctx, `UPDATE catalogbot_key SET running = NULL WHERE key = $1 AND owner = $2 AND epoch = $3`, args.Key, q.o.ID, args.Epoch)

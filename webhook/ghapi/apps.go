@@ -26,13 +26,23 @@ type Apps struct {
 	atr     *ghinstallation.AppsTransport
 	app     *github.Client
 
-	mu   sync.Mutex
-	inst map[int64]*installation
+	mu      sync.Mutex
+	inst    map[int64]*installation
+	mintErr error // the last mint's; see TokenError
 }
 
+// installation is the client of one installation. Its token transport is
+// replaced when GitHub rejects the token it holds (401): ghinstallation
+// renews a token only by our clock, so a token GitHub revoked, or one
+// GitHub's clock, ahead of ours, finds expired, would otherwise be sent
+// until our clock says it expired, every request failing meanwhile.
 type installation struct {
-	tr     *ghinstallation.Transport
+	apps   *Apps
+	id     int64
 	client *github.Client
+
+	mu sync.Mutex
+	tr *ghinstallation.Transport
 }
 
 // NewApps parses the App's private key (PEM) and prepares its clients.
@@ -102,11 +112,19 @@ func (a *Apps) InstallationToken(ctx context.Context, id int64) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	tok, err := in.tr.Token(ctx)
+	tok, err := in.token(ctx, in.transport())
 	if err != nil {
 		return "", fmt.Errorf("installation %d: token: %w", id, err)
 	}
 	return tok, nil
+}
+
+// TokenError is why the last attempt to mint an installation token
+// failed, nil when it succeeded (or none was made yet): readiness.
+func (a *Apps) TokenError() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mintErr
 }
 
 func (a *Apps) installation(id int64) (*installation, error) {
@@ -118,9 +136,78 @@ func (a *Apps) installation(id int64) (*installation, error) {
 	if in, ok := a.inst[id]; ok {
 		return in, nil
 	}
-	tr := ghinstallation.NewFromAppsTransport(a.atr, id)
-	tr.BaseURL = a.atr.BaseURL
-	in := &installation{tr: tr, client: a.newClient(tr)}
+	in := &installation{apps: a, id: id}
+	in.tr = in.newTransport()
+	in.client = a.newClient(in)
 	a.inst[id] = in
 	return in, nil
+}
+
+func (in *installation) newTransport() *ghinstallation.Transport {
+	tr := ghinstallation.NewFromAppsTransport(in.apps.atr, in.id)
+	tr.BaseURL = in.apps.atr.BaseURL
+	return tr
+}
+
+func (in *installation) transport() *ghinstallation.Transport {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.tr
+}
+
+// drop forgets tr's token, if tr is still the current transport: of many
+// requests that met the same 401 at once, one makes the next mint.
+func (in *installation) drop(tr *ghinstallation.Transport) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.tr == tr {
+		in.tr = in.newTransport()
+	}
+}
+
+// token is tr's token, minting one when it has none or it is near its
+// expiry; the outcome of a mint is kept for TokenError.
+func (in *installation) token(ctx context.Context, tr *ghinstallation.Transport) (string, error) {
+	tok, err := tr.Token(ctx)
+	if err != nil && ctx.Err() != nil {
+		return "", err // ours, not GitHub's: says nothing of readiness
+	}
+	in.apps.mu.Lock()
+	in.apps.mintErr = err
+	in.apps.mu.Unlock()
+	return tok, err
+}
+
+// RoundTrip sends req with the installation's token. A 401 drops the token
+// and the request is sent once more with a newly minted one; a second 401
+// is the caller's (webhook.Unauthorized: the job is tried again later).
+func (in *installation) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr := in.transport()
+	if _, err := in.token(req.Context(), tr); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("installation %d: token: %w", in.id, err)
+	}
+	again := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	resp, err := tr.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || !again {
+		return resp, err
+	}
+	drain(resp)
+	in.drop(tr)
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	tr = in.transport()
+	if _, err := in.token(req.Context(), tr); err != nil {
+		if retry.Body != nil {
+			retry.Body.Close()
+		}
+		return nil, fmt.Errorf("installation %d: token: %w", in.id, err)
+	}
+	return tr.RoundTrip(retry)
 }

@@ -199,10 +199,11 @@ func (t *Transport) finish(req *http.Request, key string, cached *etagEntry, res
 			ContentLength: int64(len(cached.body)),
 			Request:       req,
 		}
-		// The rate limit headers of the 304 are current; those
-		// stored with the body are not.
+		// The rate limit headers and the Date of the 304 are current;
+		// those stored with the body are not. The Date says when the
+		// body was still GitHub's answer (freshness is decided on it).
 		for k, v := range resp.Header {
-			if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Ratelimit-") {
+			if k := http.CanonicalHeaderKey(k); strings.HasPrefix(k, "X-Ratelimit-") || k == "Date" {
 				out.Header[k] = v
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -73,17 +74,32 @@ type Source struct {
 // Cache is a directory of bare repositories, one per GitHub repository.
 type Cache struct {
 	dir string
+	log *slog.Logger
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	err   error // see Err
+}
+
+// Options configure a Cache; the zero value is usable.
+type Options struct {
+	// Logger is told of the repositories rebuilt (repair.go); nil
+	// discards it.
+	Logger *slog.Logger
 }
 
 // New returns a cache in dir, creating it if needed.
-func New(dir string) (*Cache, error) {
+func New(dir string) (*Cache, error) { return NewWithOptions(dir, Options{}) }
+
+// NewWithOptions is New with o.
+func NewWithOptions(dir string, o Options) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("git cache: %w", err)
 	}
-	return &Cache{dir: dir, locks: make(map[string]*sync.Mutex)}, nil
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Cache{dir: dir, log: o.Logger, locks: make(map[string]*sync.Mutex)}, nil
 }
 
 // Dir is the cache's directory.
@@ -123,7 +139,8 @@ func open(dir string) (*git.Repository, error) {
 
 // fetch brings each ref of refs (remote name -> local name) into the
 // repository of src, creating it on first use, and returns the commit each
-// local ref points at afterwards.
+// local ref points at afterwards. A repository found broken, before the
+// fetch or by a fetch that failed, is rebuilt from scratch (repair.go).
 func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (map[string]string, error) {
 	dir, err := c.path(src.Repo)
 	if err != nil {
@@ -132,16 +149,45 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 	unlock := c.lock(dir)
 	defer unlock()
 
+	locals := slices.Sorted(maps.Values(refs))
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		if _, err := git.PlainInit(dir, true); err != nil {
 			return nil, fmt.Errorf("git cache: init %s: %w", src.Repo, err)
 		}
+	} else if why := check(dir, locals); why != nil {
+		if err := c.rebuild(dir, src.Repo, why); err != nil {
+			c.setErr(err)
+			return nil, err
+		}
 	}
+	out, err := c.fetchInto(ctx, dir, src, refs)
+	if err != nil && ctx.Err() == nil {
+		// A fetch may find what the check does not look for (an object
+		// missing below a ref): once, from scratch.
+		why := check(dir, locals)
+		if why == nil && errors.Is(err, plumbing.ErrObjectNotFound) {
+			why = err
+		}
+		if why != nil {
+			if rerr := c.rebuild(dir, src.Repo, why); rerr != nil {
+				c.setErr(rerr)
+				return nil, rerr
+			}
+			out, err = c.fetchInto(ctx, dir, src, refs)
+		}
+	}
+	if err == nil {
+		c.setErr(nil)
+	}
+	return out, err
+}
+
+func (c *Cache) fetchInto(ctx context.Context, dir string, src Source, refs map[string]string) (map[string]string, error) {
 	repo, err := open(dir)
 	if err != nil {
 		return nil, err
 	}
-	remote := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{src.URL}})
+	remote := git.NewRemote(atomicRefs{Storer: repo.Storer, dir: dir}, &config.RemoteConfig{Name: "origin", URLs: []string{src.URL}})
 	opts := &git.FetchOptions{RemoteName: "origin", Tags: git.NoTags, Force: true}
 	for _, from := range slices.Sorted(maps.Keys(refs)) {
 		opts.RefSpecs = append(opts.RefSpecs, config.RefSpec("+"+from+":"+refs[from]))
@@ -157,6 +203,9 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 		ref, err := repo.Reference(plumbing.ReferenceName(local), true)
 		if err != nil {
 			return nil, fmt.Errorf("git fetch %s: %s: %w", src.Repo, local, err)
+		}
+		if _, err := repo.CommitObject(ref.Hash()); err != nil {
+			return nil, fmt.Errorf("git fetch %s: %s names %s: %w", src.Repo, local, ref.Hash(), err)
 		}
 		out[local] = ref.Hash().String()
 	}

@@ -39,6 +39,7 @@ type Server struct {
 	start  time.Time
 
 	mu              sync.Mutex
+	clock           func() time.Time // nil is time.Now
 	clockOffset     time.Duration
 	nextID          int64
 	repos           map[string]*Repo // by lower-case "owner/name"
@@ -233,7 +234,29 @@ func (s *Server) Advance(d time.Duration) {
 	s.clockOffset += d
 }
 
-func (s *Server) now() time.Time { return time.Now().Add(s.clockOffset).UTC().Truncate(time.Second) }
+// SetClock makes now the fake's clock (Advance still moves it on), for
+// tests that move GitHub's clock and the service's together. Everything
+// the fake stamps, its Date header included, is on this clock.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = now
+}
+
+// Now is the fake's clock, to the second as GitHub's timestamps are.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now()
+}
+
+func (s *Server) now() time.Time {
+	now := time.Now
+	if s.clock != nil {
+		now = s.clock
+	}
+	return now().Add(s.clockOffset).UTC().Truncate(time.Second)
+}
 
 func (s *Server) newID() int64 { s.nextID++; return s.nextID }
 
@@ -343,6 +366,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.setRateHeaders(resp)
 
 	s.mu.Lock()
+	// GitHub's clock, as the timestamps in the body are: the service
+	// decides freshness on it.
+	resp.Header.Set("Date", s.now().Format(http.TimeFormat))
 	hook := s.hook
 	s.mu.Unlock()
 	if hook != nil {

@@ -212,7 +212,7 @@ func NewApp(o AppOptions) (*App, error) {
 		}
 		a.tmpCache = dir
 	}
-	if a.cache, err = gitcache.New(dir); err != nil {
+	if a.cache, err = gitcache.NewWithOptions(dir, gitcache.Options{Logger: log}); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -227,23 +227,31 @@ func (a *App) Close() error {
 }
 
 // Ready reports whether the App can do work: GitHub has accepted its
-// credentials (ProbeGitHub, which RunReadiness repeats until it has) and
-// its git cache is usable. A service that cannot mint an installation token
-// (GitHub unreachable, a wrong App id or key) would take deliveries it
-// cannot act on; not ready, it gets none until it can.
+// credentials (ProbeGitHub, which RunReadiness repeats until it has), the
+// last installation token it asked for was minted, and its git cache is
+// usable (a repository found broken was rebuilt). A service that cannot
+// mint an installation token (GitHub unreachable, a wrong App id or key,
+// a revoked installation) would take deliveries it cannot act on; not
+// ready, it gets none until it can.
 func (a *App) Ready() error {
 	a.githubMu.Lock()
 	gerr := a.github
 	a.githubMu.Unlock()
 	if gerr != nil {
-		return fmt.Errorf("github: %w", gerr)
+		return webhook.NotReady("GitHub has not accepted the App's credentials", fmt.Errorf("github: %w", gerr))
+	}
+	if err := a.gh.TokenError(); err != nil {
+		return webhook.NotReady("no installation token can be had", fmt.Errorf("github: %w", err))
 	}
 	info, err := os.Stat(a.cache.Dir())
 	if err != nil {
-		return fmt.Errorf("git cache: %w", err)
+		return webhook.NotReady("the git cache is unusable", fmt.Errorf("git cache: %w", err))
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("git cache: %s is not a directory", a.cache.Dir())
+		return webhook.NotReady("the git cache is unusable", fmt.Errorf("git cache: %s is not a directory", a.cache.Dir()))
+	}
+	if err := a.cache.Err(); err != nil {
+		return webhook.NotReady("the git cache is broken and could not be repaired", err)
 	}
 	return nil
 }
@@ -277,28 +285,42 @@ func (a *App) probeGitHub(ctx context.Context) error {
 
 // RunReadiness probes GitHub (ProbeGitHub) until it has accepted the
 // App's credentials or ctx ends, waiting first every, then twice as long
-// each time up to a minute. Later failures show in the work itself and its
-// metrics: a replica that was ready keeps taking deliveries, which wait in
-// its queue, rather than turning them away.
+// each time up to a minute. After that it probes again only while the last
+// installation token could not be minted (Ready is false then), so that
+// readiness comes back once GitHub gives tokens again even if no job
+// asks for one.
 func (a *App) RunReadiness(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = time.Second
 	}
+	first, wait := true, every
 	for {
-		err := a.ProbeGitHub(ctx)
-		if err == nil {
-			a.log.Info("GitHub accepted the App's credentials: ready")
-			return
+		a.githubMu.Lock()
+		accepted := a.github == nil
+		a.githubMu.Unlock()
+		if !accepted || a.gh.TokenError() != nil {
+			err := a.ProbeGitHub(ctx)
+			switch {
+			case err == nil && first:
+				a.log.Info("GitHub accepted the App's credentials: ready")
+			case err == nil:
+				a.log.Info("GitHub gives installation tokens again: ready")
+			default:
+				a.log.Warn("not ready: GitHub did not give an installation token", "err", err, "retry_in", wait)
+			}
+			if err == nil {
+				first, wait = false, every
+			} else {
+				wait = min(2*wait, time.Minute)
+			}
 		}
-		a.log.Warn("not ready: GitHub did not give an installation token", "err", err, "retry_in", every)
-		t := time.NewTimer(every)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		every = min(2*every, time.Minute)
 	}
 }
 

@@ -292,9 +292,12 @@ func TestAppNotReadyWithoutGitHub(t *testing.T) {
 	gh.FailNext(2, http.StatusBadGateway)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	app.RunReadiness(ctx, time.Millisecond)
-	if err := app.Ready(); err != nil {
-		t.Fatalf("RunReadiness returned, and the App is not ready: %v", err)
+	go app.RunReadiness(ctx, time.Millisecond)
+	for app.Ready() != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("not ready after 30s of RunReadiness: %v", app.Ready())
+		}
+		time.Sleep(time.Millisecond)
 	}
 	tokens := 0
 	for _, r := range gh.Requests() {

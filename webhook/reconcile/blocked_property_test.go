@@ -205,6 +205,8 @@ func (w *world) start() {
 		// LeaseTTL: short here, so that a schedule settles in seconds,
 		// yet long enough for a loaded machine to renew leases in time.
 		LeaseTTL: 3 * time.Second,
+		// A failed job is tried again within the settling's patience.
+		Retry: webhook.RetryPolicy{Min: 50 * time.Millisecond, Max: time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

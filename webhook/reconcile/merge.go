@@ -206,7 +206,7 @@ func (r *prRun) confirmMerged(ctx context.Context, in mergeInput, commit string)
 // still computing its mergeability.
 func (r *prRun) reread(ctx context.Context) (*github.PullRequest, error) {
 	for i := 0; ; i++ {
-		pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+		pr, err := r.getPR(ctx)
 		if err != nil {
 			return nil, r.a.fail("github", fmt.Errorf("read %s/%s#%d again: %w", r.owner, r.name, r.number, err))
 		}

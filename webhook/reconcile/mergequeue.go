@@ -197,7 +197,7 @@ func (r *prRun) enqueue(ctx context.Context, in mergeInput, sha string, pr *gith
 	if changed {
 		// Our own comment moved updated_at: the resync fingerprint is
 		// of the state this run leaves behind.
-		if pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
+		if pr, err := r.getPR(ctx); err == nil {
 			r.final = pr
 		}
 	}

@@ -50,6 +50,9 @@ type prRun struct {
 	// computed) means the next resync should look again.
 	final   *github.PullRequest
 	settled bool
+	// readAt is GitHub's clock at each read of the pull request (getPR),
+	// for the resync fingerprint.
+	readAt map[*github.PullRequest]time.Time
 
 	// head is the head the catalogbot run was begun at, "" before; blocks
 	// are why the pull request is not merged, as this run left it, and
@@ -125,7 +128,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 		r.settled = false
 	}
 	if r.final != nil && r.settled {
-		a.remember(job.Key.Repo, r.number, r.final)
+		a.remember(job.Key.Repo, r.number, r.final, r.readAt[r.final])
 	}
 	if !r.retryAt.IsZero() {
 		log.Info("could not judge; trying again later", "next", r.retryAt)
@@ -138,7 +141,7 @@ func (a *App) reconcile(ctx context.Context, job webhook.Job) (retryAt time.Time
 // the pull request moved under it.
 func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	a := r.a
-	pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+	pr, err := r.getPR(ctx)
 	if err != nil {
 		return false, a.fail("github", fmt.Errorf("read %s/%s#%d: %w", r.owner, r.name, r.number, err))
 	}
@@ -274,7 +277,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		r.blocks = append(slices.Clip(pre.Blocks), policy.Block{Code: policy.CodeQueueRemoved,
 			Text: fmt.Sprintf("the merge queue of %s let go of %s (%s); a new commit or /recheck queues it again", in.base, change.ShortSHA(removed.sha), removed.reason)})
 		if changed {
-			if pr2, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
+			if pr2, err := r.getPR(ctx); err == nil {
 				r.final = pr2
 			}
 		}
@@ -288,7 +291,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 	if changed && r.final == pr {
 		// Our own comment moved updated_at; read it back so that the
 		// resync fingerprint is of the state this run leaves behind.
-		if pr2, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number); err == nil {
+		if pr2, err := r.getPR(ctx); err == nil {
 			r.final = pr2
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/webhook"
 )
 
 // Check run names.
@@ -186,18 +187,18 @@ func (r *prRun) report(ctx context.Context, sha string, out checkOutput) error {
 // blocked metric and in the text of its catalogbot run when that says
 // otherwise: what the merge found after the check was reported (a queue,
 // a refusal, GitHub's mergeability), or that the job failed (err) and the
-// next resync tries again. Nothing recorded is unexplained, which the run
+// queue tries again by its class. Nothing recorded is unexplained, which the run
 // and the metric then say: it is a bug. ok is false when the run could not
 // be made to say it.
 func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	a := r.a
 	if r.closed {
 		a.metrics.Blocked.Done(r.job.Key.Repo, r.number)
+		r.sayClosed(ctx)
 		return true
 	}
 	if err != nil {
-		r.blocks = []policy.Block{{Code: policy.CodeRetrying,
-			Text: fmt.Sprintf("the last attempt failed at %s (GitHub or git answered with an error); the next resync tries again", a.now().Format(time.RFC3339))}}
+		r.blocks = []policy.Block{{Code: policy.CodeRetrying, Text: failedText(err, a.now())}}
 	}
 	a.metrics.Blocked.Set(r.job.Key.Repo, r.number, policy.CodesOf(policy.OrUnexplained(r.blocks)))
 	text := review.BlockedText(r.blocks)
@@ -211,6 +212,52 @@ func (r *prRun) explain(ctx context.Context, err error) (ok bool) {
 	}
 	r.said = text
 	return true
+}
+
+// sayClosed makes the run of the head this job checked stop saying why
+// the pull request waits, once it is merged or closed: a merged pull
+// request whose run still read "blocked-by: merging" would look stuck.
+// The pull request is read again to tell a merge from a close, whoever
+// made it; a failure is only logged (the pull request waits for nothing).
+func (r *prRun) sayClosed(ctx context.Context) {
+	if r.head == "" || r.said == "" {
+		return
+	}
+	if _, blocked := review.ParseBlockedBy(r.said); !blocked {
+		return
+	}
+	pr, _, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+	if err != nil {
+		r.log.Warn("could not read the closed pull request to say so in its run", "err", r.a.fail("report", err))
+		return
+	}
+	text := "Closed without merging: nothing waits.\n"
+	if pr.GetMerged() {
+		text = fmt.Sprintf("Merged as %s: nothing waits.\n", change.ShortSHA(pr.GetMergeCommitSHA()))
+	}
+	if err := r.a.sayBlocked(ctx, r.gh, r.owner, r.name, r.head, text); err != nil {
+		r.log.Warn("could not say in its run that the pull request is closed", "err", r.a.fail("report", err))
+		return
+	}
+	r.said = text
+}
+
+// failedText says why a job failed and what follows, by the failure's
+// class (webhook.RetryClass), as the queue acts on it.
+func failedText(err error, now time.Time) string {
+	at := now.Format(time.RFC3339)
+	class, _ := webhook.Classify(err, now)
+	switch class {
+	case webhook.Permanent:
+		what := "the request was refused"
+		if code := statusOf(err); code != 0 {
+			what = fmt.Sprintf("GitHub refused a request with HTTP %d", code)
+		}
+		return fmt.Sprintf("the last attempt failed at %s and is not tried again (%s); a push, a comment, /recheck or the next resync runs it again", at, what)
+	case webhook.Unauthorized:
+		return fmt.Sprintf("the last attempt failed at %s (GitHub refused the installation token; a new one is minted); it is tried again shortly", at)
+	}
+	return fmt.Sprintf("the last attempt failed at %s (GitHub or git answered with an error); it is tried again shortly, with backoff", at)
 }
 
 // sayBlocked sets the text of the catalogbot run of sha, leaving the rest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -29,11 +30,50 @@ func fingerprintOf(pr *github.PullRequest) fingerprint {
 	return fingerprint{head: pr.GetHead().GetSHA(), updated: pr.GetUpdatedAt().Time}
 }
 
-// remember records that pr was reconciled as it is now.
-func (a *App) remember(repo string, number int, pr *github.PullRequest) {
+// remember records that pr was reconciled as it is now, when GitHub's
+// clock says so: pr was read at date (its response's Date, on GitHub's
+// clock, to the second as updated_at is). updated_at has whole seconds,
+// so a change made later in the same second as the last one seen (an
+// /approve whose delivery was lost, landing just after the App's own
+// comment) leaves it as it was; a fingerprint is remembered only when its
+// updated_at is strictly older than the read, so that no change can
+// still share its second. Otherwise, or when the read's date is not
+// known, the next resync looks again.
+func (a *App) remember(repo string, number int, pr *github.PullRequest, date time.Time) bool {
+	fp := fingerprintOf(pr)
+	if date.IsZero() || !fp.updated.Before(date.Truncate(time.Second)) {
+		return false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.done[prKey{strings.ToLower(repo), number}] = fingerprintOf(pr)
+	a.done[prKey{strings.ToLower(repo), number}] = fp
+	return true
+}
+
+// getPR reads the pull request, noting GitHub's clock at the read (its
+// Date) beside it, for remember.
+func (r *prRun) getPR(ctx context.Context) (*github.PullRequest, error) {
+	pr, resp, err := r.gh.PullRequests.Get(ctx, r.owner, r.name, r.number)
+	if err != nil {
+		return nil, err
+	}
+	if r.readAt == nil {
+		r.readAt = map[*github.PullRequest]time.Time{}
+	}
+	r.readAt[pr] = dateOf(resp)
+	return pr, nil
+}
+
+// dateOf is the Date of a response, zero when it has none.
+func dateOf(resp *github.Response) time.Time {
+	if resp == nil || resp.Response == nil {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // forget drops what is known of a pull request that closed or merged.

@@ -33,6 +33,7 @@ func TestUnrelatedPushRechecksNothing(t *testing.T) {
 	e := newEnv(t, catalogRepo(mergePolicy))
 	pr := e.openPR("bob", "bump", map[string]string{"catalog/foo/catalog.yaml": bumpedCatalog("v1.0.1")})
 	e.process(pr, "pull_request")
+	e.settle()
 	runs := len(e.repo.CheckRuns(pr.HeadSHA()))
 
 	before := e.repo.Branch("main")
