@@ -178,6 +178,9 @@ type Outcome struct {
 
 	// Touched are the paths the change touches, renames on both sides.
 	Touched []string `json:"-"`
+	// Files are the change's files as its diff lists them, for the
+	// summary's account of the change in its author's terms.
+	Files []change.File `json:"-"`
 	// Graphs are the upgrade graphs, on the head, of the channels whose
 	// graph the change changed; MoreGraphs counts those left out.
 	Graphs     []pipeline.Graph `json:"-"`
@@ -305,6 +308,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 		Group:       group,
 		Merge:       pr.Merge,
 		Touched:     pr.Change.Paths(),
+		Files:       pr.Change.Files,
 		eventsRead:  -1,
 		noEventsWhy: pr.NoEventsWhy,
 	}

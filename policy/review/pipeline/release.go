@@ -618,7 +618,7 @@ const maxLossLines = 30
 // catalogs is one line, not thirteen. The findings stay as they are, each
 // with its file and line.
 func lossLines(in *Input, findings []checks.Finding) string {
-	if len(findings) == 0 {
+	if len(findings) < 2 {
 		return ""
 	}
 	type key struct {
@@ -682,7 +682,7 @@ func lossLines(in *Input, findings []checks.Finding) string {
 			sev = string(k.sev)
 		}
 		in := ""
-		if c := cats[k]; len(c) > 0 {
+		if c := cats[k]; len(c) > 0 && len(targets) > 1 {
 			if ordered, ok := release.Series(c); ok {
 				c = ordered
 			} else {
