@@ -103,20 +103,30 @@ func (o *Outcome) derivedLine(q quoter, md bool) string {
 	}
 	var parts []string
 	if len(st.Packages) > 0 {
-		names := make([]string, 0, len(st.Packages))
+		// A package in several catalogs has a home in each: it is
+		// counted once, with its homes.
+		var names []string
 		added, removed := 0, 0
-		for i, p := range st.Packages {
+		for _, p := range st.Packages {
 			added += p.Added
 			removed += p.Removed
-			if i < 10 {
-				names = append(names, q(p.Name))
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
 			}
 		}
-		more := ""
-		if len(st.Packages) > 10 {
-			more = fmt.Sprintf(" and %d more", len(st.Packages)-10)
+		shown := make([]string, 0, min(len(names), 10))
+		for _, n := range names[:min(len(names), 10)] {
+			shown = append(shown, q(n))
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s%s)", checks.Plural(len(st.Packages), "package"), strings.Join(names, ", "), more))
+		more := ""
+		if len(names) > 10 {
+			more = fmt.Sprintf(" and %d more", len(names)-10)
+		}
+		part := fmt.Sprintf("%s (%s%s)", checks.Plural(len(names), "package"), strings.Join(shown, ", "), more)
+		if len(st.Packages) > len(names) {
+			part += fmt.Sprintf(" in %d homes", len(st.Packages))
+		}
+		parts = append(parts, part)
 		var blobs []string
 		if added > 0 {
 			blobs = append(blobs, fmt.Sprintf("%d added", added))
