@@ -281,6 +281,10 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 	}
 
 	if f.rebuild {
+		// The catalog rebuilt is the one the publication records,
+		// whatever target it was pushed to: the approval's, else the
+		// provenance's (an older provenance may not name it).
+		p.Catalog = rec.Catalog(p)
 		if err := a.verifyRebuild(ctx, v.Digest, p, f); err != nil {
 			return err
 		}
