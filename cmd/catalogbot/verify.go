@@ -91,9 +91,10 @@ target may exist in the registry: a tag moved back to an older one is a
 rollback, and is refused.
 
 With --rebuild, the commit the provenance records is read from the git
-repository --repo, and built as it was published (its policy's catalog,
-or the recorded path, on the recorded base pinned to its digest, for the
-recorded platforms and SOURCE_DATE_EPOCH), without pushing: the digest
+repository --repo, and built as it was published (the catalog the
+publication records, by name, wherever it was pushed, or the recorded
+path; on the recorded base pinned to its digest, for the recorded
+platforms and SOURCE_DATE_EPOCH), without pushing: the digest
 must be the one verified. References of an assembled catalog are resolved
 anew; one that moved is named. The commit must be on --branch (default:
 the branch --repo has checked out): its tip, or an older commit whose
