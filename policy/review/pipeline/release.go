@@ -678,22 +678,22 @@ func lossLines(in *Input, findings []checks.Finding) string {
 			what = checks.Code(what)
 		}
 		sev := "error"
-		if k.sev != checks.SeverityError {
+		if k.sev != checks.SeverityError && k.sev != "" {
 			sev = string(k.sev)
 		}
-		in := ""
+		where := ""
 		if c := cats[k]; len(c) > 0 && len(targets) > 1 {
 			if ordered, ok := release.Series(c); ok {
 				c = ordered
 			} else {
 				slices.Sort(c)
 			}
-			in = " in " + checks.MarkdownText(strings.Join(c, ", "))
+			where = " in " + checks.MarkdownText(strings.Join(c, ", "))
 			if len(c) > 1 {
-				in += fmt.Sprintf(" (%d catalogs)", len(c))
+				where += fmt.Sprintf(" (%d catalogs)", len(c))
 			}
 		}
-		fmt.Fprintf(&b, "- package %s: %s%s (%s, %s)\n", checks.Code(k.pkg), what, in, k.rule, sev)
+		fmt.Fprintf(&b, "- package %s: %s%s (%s, %s)\n", checks.Code(k.pkg), what, where, k.rule, sev)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
