@@ -49,7 +49,7 @@ func TestAccountOpensEveryRendering(t *testing.T) {
 				"catalogs/v4.22/" + libredb + "/catalog.yaml": describe(base["catalogs/v4.22/"+libredb+"/catalog.yaml"], "described"),
 				"catalogs/v4.21/" + libredb + "/catalog.yaml": changetest.Delete,
 				"catalogs/v4.21/" + libredb + "/index.yaml":   base["catalogs/v4.21/"+libredb+"/catalog.yaml"],
-				"catalogs/v4.22/" + libredb + "/README.md":    "notes\n",
+				"operators/" + libredb + "/README.md":         "notes\n",
 			},
 			first: "Changed files, as the pull request's diff lists them: 1 added, 1 modified, 1 renamed (3 files).",
 		},
