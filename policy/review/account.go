@@ -7,6 +7,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/owners"
 )
 
 // The account of a change opens every rendering of its outcome: first
@@ -60,6 +61,32 @@ func (o *Outcome) deletesLine(q quoter, md bool) string {
 		line += fmt.Sprintf("it removes %s of %s, ", checks.Count(files, "file", "files"), them)
 	}
 	return line + fmt.Sprintf("and %s with %s. Only the root approvers may approve it.", image, them)
+}
+
+// rootsLine says which catalog roots the change deletes whole, besides
+// those of the catalogs it deletes; "" when none.
+func (o *Outcome) rootsLine(q quoter, md bool) string {
+	var gone []string
+	for _, r := range o.RemovedRoots {
+		if o.Owners != nil && slices.ContainsFunc(o.Owners.Catalogs, func(c owners.CatalogChange) bool {
+			return !c.Added && slices.Contains(c.Roots, r)
+		}) {
+			continue
+		}
+		gone = append(gone, q(r))
+	}
+	if len(gone) == 0 {
+		return ""
+	}
+	noun, them := "catalog root", "it"
+	if len(gone) > 1 {
+		noun, them = "catalog roots", "them"
+	}
+	head := fmt.Sprintf("This change deletes the %s %s", noun, strings.Join(gone, ", "))
+	if md {
+		head = "⚠️ **" + head + "**"
+	}
+	return fmt.Sprintf("%s: every file under %s is removed, and the catalog is published without %s.", head, them, them)
 }
 
 // filesLine counts the change's files by status, as the pull request's
@@ -177,7 +204,7 @@ func (o *Outcome) accountText() string {
 
 func (o *Outcome) accountLines(q quoter, md bool) []string {
 	var out []string
-	for _, l := range []string{o.deletesLine(q, md), o.filesLine(md), o.derivedLine(q, md)} {
+	for _, l := range []string{o.deletesLine(q, md), o.rootsLine(q, md), o.filesLine(md), o.derivedLine(q, md)} {
 		if l != "" {
 			out = append(out, l)
 		}

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/fbc/fbctest"
 )
 
 // TestAccountOpensEveryRendering runs changes on the slice of
@@ -103,5 +105,38 @@ func TestAccountOpensEveryRendering(t *testing.T) {
 			}
 			checkstest.Golden(t, filepath.Join("testdata", "account", tc.name+".golden"), []byte(all.String()))
 		})
+	}
+}
+
+// TestAccountDeletedRoot: a change that removes every file of one root of
+// a catalog of two roots says so first, though the catalog stays.
+func TestAccountDeletedRoot(t *testing.T) {
+	base, head := repo(), repo()
+	pol := &fstest.MapFile{Data: []byte("catalog:\n  roots: [catalog, incubator]\n")}
+	base[".catalogbot.yaml"], head[".catalogbot.yaml"] = pol, pol
+	base["incubator/baz/catalog.yaml"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(fbctest.Foo, "foo", "baz"))}
+	c := &change.Change{Number: 7, Author: "root-owner", BaseSHA: baseSHA, HeadSHA: headSHA,
+		Files: []change.File{{Path: "incubator/baz/catalog.yaml", Status: change.Removed}}}
+	o, err := Evaluate(context.Background(), &PR{Change: c, Base: base, Head: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Valid() {
+		t.Fatalf("policy findings: %+v", o.PolicyFindings)
+	}
+	d := o.Decide(Forge{Local: true})
+	var text strings.Builder
+	if err := o.WriteText(&text, d, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "This change deletes the catalog root incubator: every file under it is removed, and the catalog is published without it."
+	if got, _, _ := strings.Cut(text.String(), "\n"); got != want {
+		t.Errorf("the text opens with\n%s\nwant\n%s", got, want)
+	}
+	if want := "⚠️ **This change deletes the catalog root incubator**"; !strings.HasPrefix(o.Summary(), want) {
+		t.Errorf("the summary does not open with %q:\n%s", want, o.Summary())
+	}
+	if _, body, _ := strings.Cut(o.StatusComment(d), "\n\n"); !strings.HasPrefix(body, "⚠️ **This change deletes the catalog root incubator**") {
+		t.Errorf("the status comment does not open with the root:\n%s", body)
 	}
 }

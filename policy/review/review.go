@@ -14,6 +14,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -181,6 +182,9 @@ type Outcome struct {
 	// Files are the change's files as its diff lists them, for the
 	// summary's account of the change in its author's terms.
 	Files []change.File `json:"-"`
+	// RemovedRoots are the catalog roots the base holds and the head
+	// does not: every file under them is removed.
+	RemovedRoots []string `json:"-"`
 	// Graphs are the upgrade graphs, on the head, of the channels whose
 	// graph the change changed; MoreGraphs counts those left out.
 	Graphs     []pipeline.Graph `json:"-"`
@@ -332,6 +336,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 		return o, nil, nil
 	}
 	o.Policy = pol
+	o.RemovedRoots = removedRoots(targets, pr.Base, pr.Head)
 
 	bots := Bots(pol, pr.Bots)
 	o.Activity = owners.ReadEvents(pr.Events, bots)
@@ -551,4 +556,25 @@ func (o *Outcome) Decide(f Forge) policy.Decision {
 		state.HeadSHA, state.Mergeable, state.ExtraChecks, state.OwnRun = o.HeadSHA, &clean, nil, nil
 	}
 	return o.Policy.Decide(policy.Report{Conclusions: o.Report.Conclusions(), Approvals: pipeline.OwnersName, HeadSHA: o.HeadSHA}, state)
+}
+
+// removedRoots are the roots of targets that are directories on base and
+// absent from head.
+func removedRoots(targets []policy.Target, base, head fs.FS) []string {
+	var out []string
+	for _, t := range targets {
+		for _, r := range t.Roots {
+			if r == "." || slices.Contains(out, r) {
+				continue
+			}
+			if info, err := fs.Stat(base, r); err != nil || !info.IsDir() {
+				continue
+			}
+			if _, err := fs.Stat(head, r); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
