@@ -32,7 +32,8 @@ func (o *Outcome) deletedCatalogs() (names []string, files int) {
 	return names, files
 }
 
-// quoter shows a name as Markdown code, or as plain text.
+// quoter shows a name from the repository: escaped as Markdown text, or
+// plain for the text output.
 type quoter func(string) string
 
 func plain(s string) string { return s }

@@ -1,7 +1,9 @@
 // Package review is the one review core of a pull request. The GitHub App,
 // the GitHub Action and the command line each fill a PR from their world,
-// call Evaluate, and decide the merge with Outcome.Decide; render.go is the
-// one place an Outcome becomes text. The front ends only translate between
+// call Evaluate, and decide the merge with Outcome.Decide; render.go (with
+// account.go, the opening every rendering shares: the catalogs a change
+// deletes, its files and what is derived from them) is the one place an
+// Outcome becomes text. The front ends only translate between
 // GitHub, a workflow or a terminal and this package: a rule written in a
 // front end is a rule written twice, and two copies drift.
 //
