@@ -251,7 +251,8 @@ type GitHubSummary struct {
 	// Intro is Markdown placed under the title: the verdict.
 	Intro string
 	// Report is rendered with Report.Markdown, then its findings are
-	// tabulated, errors first, repeats dropped as for annotations.
+	// tabulated, errors first, repeats dropped as for annotations, and
+	// the same finding in several places (files or catalogs) one row.
 	Report Report
 	// Notes is Markdown placed at the end.
 	Notes string
@@ -299,20 +300,44 @@ func WriteGitHubSummary(w io.Writer, s GitHubSummary) error {
 	slices.SortStableFunc(rows, func(a, b row) int {
 		return cmp.Compare(severityRank(a.f.Severity), severityRank(b.f.Severity))
 	})
-	if len(rows) > 0 {
+	// The same finding in several places (one bundle removed from each
+	// of thirteen catalogs) is one row that counts its places; the
+	// annotations keep each place.
+	type sameKey struct {
+		check, rule, text string
+		sev               int
+	}
+	var groups [][]row
+	at := map[sameKey]int{}
+	for _, r := range rows {
+		k := sameKey{r.check, r.f.Rule, findingText(r.f), severityRank(r.f.Severity)}
+		if i, ok := at[k]; ok {
+			groups[i] = append(groups[i], r)
+			continue
+		}
+		at[k] = len(groups)
+		groups = append(groups, []row{r})
+	}
+	if len(groups) > 0 {
 		b.WriteString("\n### Findings\n\n| Severity | Check | Location | Rule | Message |\n| --- | --- | --- | --- | --- |\n")
-		for i, r := range rows {
+		for i, g := range groups {
 			if i == limit {
 				var rest []Finding
-				for _, r := range rows[limit:] {
-					rest = append(rest, r.f)
+				for _, g := range groups[limit:] {
+					for _, r := range g {
+						rest = append(rest, r.f)
+					}
 				}
 				fmt.Fprintf(&b, "\n... and %d more (%s).\n", len(rest), severityCounts(rest))
 				break
 			}
+			r := g[0]
 			loc := repoPath(s.Dir, r.f.File)
 			if loc != "" && r.f.Line > 0 {
 				loc += ":" + strconv.Itoa(r.f.Line)
+			}
+			if len(g) > 1 {
+				loc += fmt.Sprintf(" and %s", Count(len(g)-1, "other place", "other places"))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", severityIcon(r.f.Severity), mdCell(r.check), textCell(loc), textCell(r.f.Rule),
 				textCell(Truncate(findingText(r.f), summaryMessageRunes, Runes, "…")))

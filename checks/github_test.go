@@ -204,6 +204,15 @@ func TestGitHubSummaryGolden(t *testing.T) {
 			Name: "fbc", Conclusion: checks.Failure,
 			Findings: []checks.Finding{{Rule: "L12", Severity: checks.SeverityError, File: "a.yaml", Line: 1, Message: strings.Repeat("é", 500)}},
 		}}}}},
+		{"same finding in several catalogs", checks.GitHubSummary{Title: "catalogbot check", Report: checks.Report{Results: []checks.Result{{
+			Name: "release", Conclusion: checks.Failure,
+			Findings: []checks.Finding{
+				{Rule: "RG1", Severity: checks.SeverityError, File: "catalogs/v4.12/foo/bundles.yaml", Line: 2, Package: "foo", Bundle: "foo.v1.0.0", Message: "bundle \"foo.v1.0.0\" is removed"},
+				{Rule: "RG1", Severity: checks.SeverityError, File: "catalogs/v4.13/foo/bundles.yaml", Line: 2, Package: "foo", Bundle: "foo.v1.0.0", Message: "bundle \"foo.v1.0.0\" is removed"},
+				{Rule: "RG1", Severity: checks.SeverityError, File: "catalogs/v4.14/foo/bundles.yaml", Line: 9, Package: "foo", Bundle: "foo.v1.0.0", Message: "bundle \"foo.v1.0.0\" is removed"},
+				{Rule: "RG3", Severity: checks.SeverityError, File: "catalogs/v4.14/foo/channels.yaml", Line: 2, Package: "foo", Channel: "fast", Message: "channel \"fast\" is removed"},
+			},
+		}}}}},
 		{"no findings", checks.GitHubSummary{Title: "catalogbot check", Intro: "**Mergeable**", Report: checks.Report{Results: []checks.Result{
 			{Name: "owners", Conclusion: checks.Success, Summary: "Approved."},
 		}}}},

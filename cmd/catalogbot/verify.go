@@ -91,9 +91,10 @@ target may exist in the registry: a tag moved back to an older one is a
 rollback, and is refused.
 
 With --rebuild, the commit the provenance records is read from the git
-repository --repo, and built as it was published (its policy's catalog,
-or the recorded path, on the recorded base pinned to its digest, for the
-recorded platforms and SOURCE_DATE_EPOCH), without pushing: the digest
+repository --repo, and built as it was published (the catalog the
+publication records, by name, wherever it was pushed, or the recorded
+path; on the recorded base pinned to its digest, for the recorded
+platforms and SOURCE_DATE_EPOCH), without pushing: the digest
 must be the one verified. References of an assembled catalog are resolved
 anew; one that moved is named. The commit must be on --branch (default:
 the branch --repo has checked out): its tip, or an older commit whose
@@ -281,6 +282,10 @@ func (a *app) runVerify(ctx context.Context, image string, f verifyFlags) error 
 	}
 
 	if f.rebuild {
+		// The catalog rebuilt is the one the publication records,
+		// whatever target it was pushed to: the approval's, else the
+		// provenance's (an older provenance may not name it).
+		p.Catalog = rec.Catalog(p)
 		if err := a.verifyRebuild(ctx, v.Digest, p, f); err != nil {
 			return err
 		}

@@ -378,6 +378,20 @@ func TestVerifyProvesTheTag(t *testing.T) {
 	}
 	firstV1 := headOf(t, v1)
 
+	t.Run("an image published elsewhere", func(t *testing.T) {
+		// Published with --image to a target the policy does not name,
+		// the image still rebuilds from its recorded commit and catalog.
+		elsewhere := reg.Ref("mirror/index:v1")
+		r := cli(t, nil, "publish", "--repo", repo.Dir, "--catalog", "v1", "--image", elsewhere, "--insecure-registry", reg.Host, "--sign-key", priv, "--tlog-upload=false")
+		if r.code != exitOK {
+			t.Fatalf("publish: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		r = verify(elsewhere, "--rebuild", "--repo", repo.Dir)
+		if r.code != exitOK || !strings.Contains(r.stdout, "rebuild: "+change.ShortSHA(first)+" of "+repo.Dir+", catalog v1 from catalogs/v1, gives sha256:") {
+			t.Fatalf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+
 	for _, tc := range []struct {
 		name string
 		args []string

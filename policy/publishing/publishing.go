@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/policy"
@@ -172,10 +173,13 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 			return src, opts, err
 		}
 		// A repository of several catalogs published the one recorded:
-		// by its name, or for an older record by its target.
+		// by its name, wherever it was pushed; for an older record
+		// that names none, by the target the policy gave it.
 		found := false
+		var names []string
 		for _, in := range inputs {
-			if len(inputs) == 1 && p.Catalog == "" || p.Catalog != "" && in.Catalog == p.Catalog || p.Catalog == "" && in.Options.Image == p.Image {
+			names = append(names, in.Catalog)
+			if len(inputs) == 1 && p.Catalog == "" || p.Catalog != "" && in.Catalog == p.Catalog || p.Catalog == "" && sameTarget(in.Options.Image, p.Image) {
 				src, opts, found = in.Source, in.Options, true
 				break
 			}
@@ -184,7 +188,7 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 			return src, opts, fmt.Errorf("the policy at the recorded commit has no catalog %q", p.Catalog)
 		}
 		if !found {
-			return src, opts, fmt.Errorf("no catalog of the policy at the recorded commit publishes %s", p.Image)
+			return src, opts, fmt.Errorf("the publication records no catalog, and no catalog of the policy at the recorded commit (%s) publishes %s", strings.Join(names, ", "), p.Image)
 		}
 	} else {
 		info, err := fs.Stat(tree, p.Source.Path)
@@ -215,4 +219,22 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 		opts.Build.References = p.Refs
 	}
 	return src, opts, nil
+}
+
+// sameTarget says whether two publish targets name one image, compared
+// as the publisher reads them (quay.io/a/b and quay.io/a/b:latest are
+// one).
+func sameTarget(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ta, err := build.ParseTarget(a)
+	if err != nil {
+		return a == b
+	}
+	tb, err := build.ParseTarget(b)
+	if err != nil {
+		return a == b
+	}
+	return ta.String() == tb.String()
 }

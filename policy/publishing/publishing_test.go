@@ -175,3 +175,53 @@ func TestProvenance(t *testing.T) {
 		t.Errorf("approval = %+v", appr)
 	}
 }
+
+// TestRebuildInput: a publication rebuilds from the catalog it records,
+// whatever target it was pushed to; one that records no catalog (an older
+// record) is found by the target the policy gave it.
+func TestRebuildInput(t *testing.T) {
+	several := fstest.MapFS{
+		policy.FileName:                 &fstest.MapFile{Data: []byte("catalogs:\n  - each: catalogs/v4.*\n  - name: incubator\n    roots: [incubator]\n    image: quay.io/acme/incubator\npublish:\n  image: \"quay.io/acme/index:{catalog}\"\n  base: scratch\n")},
+		"catalogs/v4.17/foo/index.yaml": &fstest.MapFile{},
+		"catalogs/v4.18/foo/index.yaml": &fstest.MapFile{},
+		"incubator/bar/index.yaml":      &fstest.MapFile{},
+	}
+	one := fstest.MapFS{
+		policy.FileName:          &fstest.MapFile{Data: []byte("publish:\n  image: quay.io/acme/catalog:latest\n  base: scratch\n")},
+		"catalog/foo/index.yaml": &fstest.MapFile{},
+	}
+	tests := []struct {
+		name    string
+		tree    fstest.MapFS
+		catalog string
+		image   string
+		roots   []string
+		wantErr string
+	}{
+		{name: "the recorded catalog, pushed to its own target", tree: several, catalog: "v4.18", image: "quay.io/acme/index:v4.18", roots: []string{"catalogs/v4.18"}},
+		{name: "the recorded catalog, pushed elsewhere", tree: several, catalog: "v4.18", image: "registry.example/mirror/other:x", roots: []string{"catalogs/v4.18"}},
+		{name: "no catalog recorded, the policy's target spelled otherwise", tree: several, image: "quay.io/acme/incubator:latest", roots: []string{"incubator"}},
+		{name: "the one catalog, pushed elsewhere", tree: one, image: "registry.example/mirror/catalog:x", roots: []string{"catalog"}},
+		{name: "no catalog recorded and no target matches", tree: several, image: "registry.example/mirror/other:x",
+			wantErr: "the publication records no catalog, and no catalog of the policy at the recorded commit (v4.17, v4.18, incubator) publishes registry.example/mirror/other:x"},
+		{name: "a catalog the policy no longer has", tree: several, catalog: "v4.16", image: "quay.io/acme/index:v4.16", wantErr: `the policy at the recorded commit has no catalog "v4.16"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := sign.ProvenanceParameters{Source: sign.Source{Commit: "c0ffee", Path: "."}, Catalog: tt.catalog, Image: tt.image, Base: "scratch"}
+			src, opts, err := RebuildInput(tt.tree, p)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(src.Roots, tt.roots) || opts.Image != tt.image || !opts.BuildOnly {
+				t.Errorf("roots %q, image %s, build only %v; want %q, %s, true", src.Roots, opts.Image, opts.BuildOnly, tt.roots, tt.image)
+			}
+		})
+	}
+}

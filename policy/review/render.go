@@ -163,13 +163,19 @@ func (o *Outcome) Summary() string {
 	if !o.Valid() {
 		return InvalidPolicy(o.PolicyFindings, ForCheck)
 	}
+	// A merge group says first that it is one: its files are the
+	// group's, not one pull request's.
+	var paras []string
 	if o.Group {
-		return GroupNote + "\n\n" + o.Report.Markdown()
+		paras = append(paras, GroupNote)
 	}
-	if m := o.mergeNote(); m != "" {
-		return m + "\n\n" + o.Report.Markdown()
+	if a := o.account(); a != "" {
+		paras = append(paras, a)
 	}
-	return o.Report.Markdown()
+	if m := o.mergeNote(); m != "" && !o.Group {
+		paras = append(paras, m)
+	}
+	return strings.Join(append(paras, o.Report.Markdown()), "\n\n")
 }
 
 // mergeNote says what the verdict was made on: the merge result, or the
@@ -270,6 +276,9 @@ func (o *Outcome) statusComment(d policy.Decision, q *Queue) string {
 		fmt.Fprintf(&b, "### ✅ Approved at %s\n\n", change.ShortSHA(st.HeadSHA))
 	} else {
 		fmt.Fprintf(&b, "### ⏳ Waiting for approval at %s\n\n", change.ShortSHA(st.HeadSHA))
+	}
+	if a := o.account(); a != "" {
+		b.WriteString(a + "\n\n")
 	}
 	b.WriteString(st.Reason + "\n")
 
@@ -529,6 +538,7 @@ func (o *Outcome) WriteText(w io.Writer, d policy.Decision, findings bool) error
 		_, err := io.WriteString(w, checks.Visible(b.String()))
 		return err
 	}
+	b.WriteString(o.accountText())
 	if m := o.mergeNote(); m != "" {
 		fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(m, "`", ""))
 	}
@@ -626,6 +636,9 @@ func (o *Outcome) JobSummary(w io.Writer, d policy.Decision, dir string) error {
 
 func (o *Outcome) intro(d policy.Decision) string {
 	var b strings.Builder
+	if a := o.account(); a != "" && o.Valid() {
+		b.WriteString(a + "\n\n")
+	}
 	switch {
 	case !o.Valid():
 		b.WriteString("**Not checked**: the repository policy is invalid.")

@@ -1,7 +1,9 @@
 // Package review is the one review core of a pull request. The GitHub App,
 // the GitHub Action and the command line each fill a PR from their world,
-// call Evaluate, and decide the merge with Outcome.Decide; render.go is the
-// one place an Outcome becomes text. The front ends only translate between
+// call Evaluate, and decide the merge with Outcome.Decide; render.go (with
+// account.go, the opening every rendering shares: the catalogs a change
+// deletes, its files and what is derived from them) is the one place an
+// Outcome becomes text. The front ends only translate between
 // GitHub, a workflow or a terminal and this package: a rule written in a
 // front end is a rule written twice, and two copies drift.
 //
@@ -14,6 +16,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -178,6 +181,12 @@ type Outcome struct {
 
 	// Touched are the paths the change touches, renames on both sides.
 	Touched []string `json:"-"`
+	// Files are the change's files as its diff lists them, for the
+	// summary's account of the change in its author's terms.
+	Files []change.File `json:"-"`
+	// RemovedRoots are the catalog roots the base holds and the head
+	// does not: every file under them is removed.
+	RemovedRoots []string `json:"-"`
 	// Graphs are the upgrade graphs, on the head, of the channels whose
 	// graph the change changed; MoreGraphs counts those left out.
 	Graphs     []pipeline.Graph `json:"-"`
@@ -305,6 +314,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 		Group:       group,
 		Merge:       pr.Merge,
 		Touched:     pr.Change.Paths(),
+		Files:       pr.Change.Files,
 		eventsRead:  -1,
 		noEventsWhy: pr.NoEventsWhy,
 	}
@@ -328,6 +338,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 		return o, nil, nil
 	}
 	o.Policy = pol
+	o.RemovedRoots = removedRoots(targets, pr.Base, pr.Head)
 
 	bots := Bots(pol, pr.Bots)
 	o.Activity = owners.ReadEvents(pr.Events, bots)
@@ -547,4 +558,25 @@ func (o *Outcome) Decide(f Forge) policy.Decision {
 		state.HeadSHA, state.Mergeable, state.ExtraChecks, state.OwnRun = o.HeadSHA, &clean, nil, nil
 	}
 	return o.Policy.Decide(policy.Report{Conclusions: o.Report.Conclusions(), Approvals: pipeline.OwnersName, HeadSHA: o.HeadSHA}, state)
+}
+
+// removedRoots are the roots of targets that are directories on base and
+// absent from head.
+func removedRoots(targets []policy.Target, base, head fs.FS) []string {
+	var out []string
+	for _, t := range targets {
+		for _, r := range t.Roots {
+			if r == "." || slices.Contains(out, r) {
+				continue
+			}
+			if info, err := fs.Stat(base, r); err != nil || !info.IsDir() {
+				continue
+			}
+			if _, err := fs.Stat(head, r); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -86,7 +87,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		if len(stranded) > 0 {
 			summary += fmt.Sprintf(" %s.", strandedSummary(len(stranded)))
 		}
-		return checks.Result{Conclusion: checks.Success, Findings: findings, Summary: summary}
+		return checks.Result{Conclusion: checks.Success, Findings: findings, Summary: summary + lossLines(in, findings)}
 	}
 	what := lossSummary(blocking)
 	if in.Group {
@@ -97,7 +98,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 			}
 		}
 		return checks.Result{Conclusion: checks.Success, Findings: findings,
-			Summary: fmt.Sprintf("The merge group %s, which its pull requests were each allowed to.", what)}
+			Summary: fmt.Sprintf("The merge group %s, which its pull requests were each allowed to.", what) + lossLines(in, findings)}
 	}
 	by := rootApprovals(ctx, in, blocking)
 	if len(by) > 0 {
@@ -109,7 +110,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 			findings[i].Message += fmt.Sprintf(" (allowed: approved by root approver %s)", strings.Join(by, ", "))
 		}
 		return checks.Result{Conclusion: checks.Success, Findings: findings,
-			Summary: fmt.Sprintf("The change %s, and the root approvers allowed it: %s approved.", what, strings.Join(by, ", "))}
+			Summary: fmt.Sprintf("The change %s, and the root approvers allowed it: %s approved.", what, strings.Join(by, ", ")) + lossLines(in, findings)}
 	}
 	note := ""
 	if unread > 0 {
@@ -126,7 +127,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		advice = "Keep each stranded bundle, or an upgrade from it, in the next catalog, or ask a root approver to approve."
 	}
 	return checks.Result{Conclusion: checks.Failure, Findings: findings,
-		Summary: fmt.Sprintf("The change %s. %s%s%s", what, advice, prunable, note)}
+		Summary: fmt.Sprintf("The change %s. %s%s%s", what, advice, prunable, note) + lossLines(in, findings)}
 }
 
 // lossSummary says what the blocking findings take away, as a verb phrase.
@@ -605,4 +606,94 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 		}
 	}
 	return out, more, nil
+}
+
+// maxLossLines caps the grouped lines of the release summary; the
+// findings (and their annotations) keep every one.
+const maxLossLines = 30
+
+// lossLines groups findings by what they take away (rule, package,
+// channel and bundle), whatever catalog each sits in, one line per group
+// with the catalogs listed once: removing one bundle from thirteen
+// catalogs is one line, not thirteen. The findings stay as they are, each
+// with its file and line.
+func lossLines(in *Input, findings []checks.Finding) string {
+	if len(findings) < 2 {
+		return ""
+	}
+	type key struct {
+		sev                        checks.Severity
+		rule, pkg, channel, bundle string
+	}
+	var order []key
+	cats := map[key][]string{}
+	targets := in.targets()
+	catalogOf := func(file string) string {
+		best, name := "", ""
+		for _, t := range targets {
+			for _, r := range t.Roots {
+				if (r == "." || strings.HasPrefix(file, r+"/")) && len(r) >= len(best) {
+					best, name = r, cmp.Or(t.Name, r)
+				}
+			}
+		}
+		return name
+	}
+	for _, f := range findings {
+		k := key{f.Severity, f.Rule, f.Package, f.Channel, f.Bundle}
+		if _, ok := cats[k]; !ok {
+			order = append(order, k)
+			cats[k] = []string{}
+		}
+		if c := catalogOf(f.File); c != "" && !slices.Contains(cats[k], c) {
+			cats[k] = append(cats[k], c)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\nWhat the findings take away, by package and bundle (%s; the findings below list each file and line):\n",
+		checks.Count(len(findings), "finding", "findings"))
+	for i, k := range order {
+		if i == maxLossLines {
+			fmt.Fprintf(&b, "- and %d more\n", len(order)-i)
+			break
+		}
+		var what string
+		switch k.rule {
+		case release.RuleBundleRemoved:
+			what = "bundle " + checks.Code(k.bundle) + " removed"
+		case release.RuleEntryRemoved:
+			what = checks.Code(k.bundle) + " removed from channel " + checks.Code(k.channel)
+		case release.RuleChannelRemoved:
+			what = "channel " + checks.Code(k.channel) + " removed"
+		case release.RuleEdgeBroken:
+			if k.bundle == "" {
+				what = "channel " + checks.Code(k.channel) + " no longer leads every bundle to its head"
+			} else {
+				what = checks.Code(k.bundle) + " loses an upgrade edge in channel " + checks.Code(k.channel)
+			}
+		case release.RuleStranded:
+			what = checks.Code(k.bundle) + " finds no upgrade in the next catalog"
+		default:
+			what = strings.TrimSpace(strings.Join([]string{k.channel, k.bundle}, " "))
+			what = checks.Code(what)
+		}
+		sev := "error"
+		if k.sev != checks.SeverityError && k.sev != "" {
+			sev = string(k.sev)
+		}
+		where := ""
+		if c := cats[k]; len(c) > 0 && len(targets) > 1 {
+			if ordered, ok := release.Series(c); ok {
+				c = ordered
+			} else {
+				slices.Sort(c)
+			}
+			where = " in " + checks.MarkdownText(strings.Join(c, ", "))
+			if len(c) > 1 {
+				where += fmt.Sprintf(" (%d catalogs)", len(c))
+			}
+		}
+		fmt.Fprintf(&b, "- package %s: %s%s (%s, %s)\n", checks.Code(k.pkg), what, where, k.rule, sev)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

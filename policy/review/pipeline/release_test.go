@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
+	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -227,4 +228,50 @@ func TestRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReleaseGroupedAcrossCatalogs removes one bundle from thirteen
+// catalogs: the summary says it once, with the catalogs listed, and the
+// findings keep one per catalog with its file and line.
+func TestReleaseGroupedAcrossCatalogs(t *testing.T) {
+	base, head := map[string]string{}, map[string]string{}
+	var names []string
+	for v := 12; v <= 24; v++ {
+		c := fmt.Sprintf("catalogs/v4.%d/foo/", v)
+		names = append(names, fmt.Sprintf("v4.%d", v))
+		base[c+"package.yaml"] = releasePackage
+		base[c+"channels.yaml"] = releaseStable
+		base[c+"bundles.yaml"] = releaseBundles("1.0.0", "1.1.0", "1.2.0")
+		head[c+"package.yaml"] = releasePackage
+		head[c+"channels.yaml"] = releaseChannel("stable", releaseEntry{name: "1.1.0"}, releaseEntry{name: "1.2.0", replaces: "1.1.0"})
+		head[c+"bundles.yaml"] = releaseBundles("1.1.0", "1.2.0")
+	}
+	pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	pol, targets, err := pol.Resolved(tree(base), tree(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Targets: targets}
+	res := Release{}.Run(context.Background(), in)
+	if res.Conclusion != checks.Failure {
+		t.Errorf("conclusion %s, want failure", res.Conclusion)
+	}
+	if n := len(res.Findings); n != len(names) {
+		t.Errorf("%d findings, want %d: one per catalog", n, len(names))
+	}
+	for _, f := range res.Findings {
+		if f.File == "" || f.Line == 0 {
+			t.Errorf("finding without its place: %+v", f)
+		}
+	}
+	if n := strings.Count(res.Summary, "\n- "); n != 1 {
+		t.Errorf("%d grouped lines, want 1:\n%s", n, res.Summary)
+	}
+	if want := "in " + strings.Join(names, ", ") + " (13 catalogs)"; !strings.Contains(res.Summary, want) {
+		t.Errorf("the summary does not say %q:\n%s", want, res.Summary)
+	}
+	checkstest.Golden(t, "testdata/release-grouped.golden", []byte(res.Summary+"\n"))
 }
