@@ -8,6 +8,7 @@
 package durabletest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // binDir is the directory holding initdb and pg_ctl: PATH first, then
@@ -114,8 +117,15 @@ func (s *Server) DatabaseURL(name string) string {
 // CreateDatabase creates an empty database and returns its URL: one
 // server serves many tests' states, each in a database of its own.
 func (s *Server) CreateDatabase(name string) (string, error) {
-	if err := s.run("createdb", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "catalogbot", name); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
 		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	return s.DatabaseURL(name), nil
 }
