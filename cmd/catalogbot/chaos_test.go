@@ -34,6 +34,9 @@ import (
 const (
 	chaosSeedsEnv = "CATALOGBOT_CHAOS_SEEDS"
 	chaosFirstEnv = "CATALOGBOT_CHAOS_FIRST"
+	// chaosLogsEnv, set, prints the processes' logs of every schedule,
+	// not only of one that fails.
+	chaosLogsEnv = "CATALOGBOT_CHAOS_LOGS"
 )
 
 // chaosRegressions are seeds that once broke an invariant: they run on
@@ -572,7 +575,7 @@ func (c *chaos) reason(m *chaosPR) string {
 func (c *chaos) run() time.Duration {
 	t := c.t
 	defer func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv(chaosLogsEnv) != "" {
 			t.Logf("seed %d\n%s\n%s", c.seed, c.story(), c.processLogs())
 		}
 	}()
