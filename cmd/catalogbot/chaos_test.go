@@ -169,7 +169,6 @@ type chaosReplica struct {
 // chaosTrigger stops the first GitHub request match accepts until the
 // kill is done.
 type chaosTrigger struct {
-	what  string
 	match func(*http.Request) bool
 	hit   chan struct{}
 	done  chan struct{}
@@ -391,7 +390,7 @@ func (c *chaos) kill(i int, when string) {
 // arrives (holding it until then), or after wait if none does.
 func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Duration) {
 	i := c.rng.IntN(2)
-	tr := &chaosTrigger{what: what, match: match, hit: make(chan struct{}), done: make(chan struct{})}
+	tr := &chaosTrigger{match: match, hit: make(chan struct{}), done: make(chan struct{})}
 	c.mu.Lock()
 	c.trigger = tr
 	c.mu.Unlock()
