@@ -48,10 +48,11 @@ var chaosRegressions = map[uint64]string{
 	// lost the push's payload, so the tip was never published.
 	7:  "a publish retried without its push; git kept a rejected token",
 	18: "a publish retried without its push; git kept a rejected token",
-	// A push accepted just before PostgreSQL's immediate stop was lost
-	// with the last commits (synchronous_commit off): the test's server,
-	// not the service; the stop is a fast one now.
+	// Commits lost in PostgreSQL's immediate stop (synchronous_commit
+	// off): the test's server, not the service; the stop is a fast one
+	// now.
 	23: "a push lost with the commits an immediate stop drops",
+	34: "the schema lost with the commits an immediate stop drops",
 }
 
 // chaosSkipped are seeds that break an invariant for a reason not fixed
