@@ -82,7 +82,7 @@ done; \
 if [ "$${#failed[@]}" -gt 0 ]; then echo "$(1) failed in: $${failed[*]}"; exit 1; fi
 endef
 
-.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e release-tools release-snapshot release-check clean
+.PHONY: help build test vet docs docs-check lint staticcheck vulncheck tidy fuzz bench demo demo-app e2e chaos release-tools release-snapshot release-check clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -203,6 +203,15 @@ demo-app: ## run the real App against a fake GitHub and a local registry: a pull
 # them they skip, except under CI=true, where they fail.
 e2e: ## end-to-end tests against a local docker-registry
 	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/... ./webhook/... ./cmd/...
+
+# The chaos suite (cmd/catalogbot's TestChaos): CHAOS_SEEDS seeded
+# schedules of faults (replicas killed, PostgreSQL stopped, GitHub failing,
+# slow or on another clock) against two serve processes on one PostgreSQL,
+# each schedule checked against the service's invariants. About 17 s a
+# schedule on two cores; .ci/run runs 20.
+CHAOS_SEEDS ?= 50
+chaos: ## run CHAOS_SEEDS (default 50) seeded schedules of faults against two serve replicas on PostgreSQL
+	CATALOGBOT_CHAOS_SEEDS=$(CHAOS_SEEDS) $(GO) test -tags '$(GOTAGS)' -count=1 -timeout 60m -run '^TestChaos$$' ./cmd/catalogbot
 
 clean: ## remove build output, the lint tools and the vulnerability database
 	rm -rf bin

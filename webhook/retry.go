@@ -180,8 +180,10 @@ func (p RetryPolicy) Backoff(attempt int) time.Duration {
 // whether there is one: not for a Permanent or Canceled failure, nor
 // after the last attempt. It is held back by the backoff, or as long as
 // GitHub asked when that is longer. Like a Result's retry, it carries no
-// delivery id, payload or replay key: the processor reads the current
-// state, as for every job.
+// delivery id or replay key: the processor reads the current state, as
+// for every job. A push's retry keeps the push's payload, the one thing
+// that says what to publish (a publish of a commit that is no longer the
+// tip is skipped); without it, a publish that failed once never ran.
 func (p RetryPolicy) Retry(job Job, err error, now time.Time) (Job, RetryClass, bool) {
 	p = p.withDefaults()
 	class, after := Classify(err, now)
@@ -190,7 +192,7 @@ func (p RetryPolicy) Retry(job Job, err error, now time.Time) (Job, RetryClass, 
 		return Job{}, class, false
 	}
 	wait := max(p.Backoff(attempt), after)
-	return Job{
+	retry := Job{
 		Key:          job.Key,
 		Event:        "retry",
 		Action:       class.String(),
@@ -198,5 +200,9 @@ func (p RetryPolicy) Retry(job Job, err error, now time.Time) (Job, RetryClass, 
 		Received:     now,
 		NotBefore:    now.Add(wait),
 		Attempt:      attempt,
-	}, class, true
+	}
+	if job.Key.Kind == KindPush {
+		retry.Payload = job.Payload
+	}
+	return retry, class, true
 }

@@ -98,6 +98,11 @@ func TestRetryPolicy(t *testing.T) {
 			}
 		})
 	}
+	// A push's retry keeps what it publishes.
+	push := Job{Key: Key{Repo: "o/r", Kind: KindPush}, Event: "push", Delivery: "d", Payload: []byte(`{"after":"abc"}`), Installation: 7}
+	if next, _, ok := top.Retry(push, ghError(502), now); !ok || string(next.Payload) != string(push.Payload) || next.Delivery != "" {
+		t.Errorf("a push's retry %+v, %v; want its payload kept", next, ok)
+	}
 }
 
 // TestQueueRetriesFailedJob: a job that failed for a passing reason (a

@@ -119,6 +119,20 @@ func (a *Apps) InstallationToken(ctx context.Context, id int64) (string, error) 
 	return tok, nil
 }
 
+// RejectToken forgets installation id's token when it is still tok:
+// GitHub refused it over git (revoked, or expired before its time), so
+// the next use mints another, as a REST request's 401 makes it do.
+func (a *Apps) RejectToken(ctx context.Context, id int64, tok string) {
+	in, err := a.installation(id)
+	if err != nil {
+		return
+	}
+	tr := in.transport()
+	if cur, err := tr.Token(ctx); err == nil && cur == tok {
+		in.drop(tr)
+	}
+}
+
 // TokenError is why the last attempt to mint an installation token
 // failed, nil when it succeeded (or none was made yet): readiness.
 func (a *Apps) TokenError() error {

@@ -66,3 +66,35 @@ func TestRejectedTokenIsMintedAgain(t *testing.T) {
 		t.Errorf("TokenError = %v after a good mint", err)
 	}
 }
+
+// TestTokenRejectedByGit: a token git was refused with is forgotten, so
+// that the next fetch gets a new one without waiting for a REST request
+// to meet the refusal; a token that is no longer the current one is left
+// alone.
+func TestTokenRejectedByGit(t *testing.T) {
+	gh := githubtest.New(t)
+	repo := gh.AddRepo("acme", "catalog", map[string]string{"README.md": "hi\n"})
+	apps, err := ghapi.NewApps(gh.AppID(), gh.PrivateKeyPEM(), gh.URL+"/", ghapi.NewTransport(ghapi.TransportOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id := gh.InstallationID(repo)
+	first, err := apps.InstallationToken(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps.RejectToken(ctx, id, first)
+	second, err := apps.InstallationToken(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first {
+		t.Fatal("the rejected token is given again")
+	}
+	// A late refusal of the old token keeps the new one.
+	apps.RejectToken(ctx, id, first)
+	if third, _ := apps.InstallationToken(ctx, id); third != second {
+		t.Error("a refusal of an older token dropped the current one")
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -43,6 +44,13 @@ var ErrNoRef = errors.New("no such ref")
 
 // ErrHeadMoved is matched (errors.Is) by a *HeadMovedError.
 var ErrHeadMoved = errors.New("the pull request head moved")
+
+// TokenRejected reports whether err is a fetch's token refused by the
+// server (HTTP 401): revoked or expired before its time, so that the
+// caller mints another rather than retry with it.
+func TokenRejected(err error) bool {
+	return errors.Is(err, transport.ErrAuthenticationRequired)
+}
 
 // HeadMovedError says that refs/pull/N/head is not the commit the caller
 // expected: the pull request was pushed to after it was read. The caller

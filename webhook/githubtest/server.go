@@ -52,6 +52,8 @@ type Server struct {
 	requests        []Request
 	violations      []Violation
 	faults          []fault
+	outageUntil     time.Time // FailUntil's outage
+	outageStatus    int
 	rateUsed        int
 	allowViolations bool
 	hook            func(*http.Request, *Response)
@@ -209,6 +211,15 @@ func (s *Server) FailNext(n, status int) {
 	for range n {
 		s.faults = append(s.faults, fault{status: status})
 	}
+}
+
+// FailUntil makes every REST request fail with status (for example 502)
+// until the time until, as an outage of some length would, however many
+// requests come meanwhile. Git requests are not affected.
+func (s *Server) FailUntil(until time.Time, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outageUntil, s.outageStatus = until, status
 }
 
 // RateLimitNext makes the next n REST requests hit GitHub's secondary rate limit: 403 with
@@ -412,6 +423,9 @@ func etagMatches(header, etag string) bool {
 func (s *Server) takeFault() (fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if time.Now().Before(s.outageUntil) {
+		return fault{status: s.outageStatus}, true
+	}
 	if len(s.faults) == 0 {
 		return fault{}, false
 	}

@@ -226,6 +226,17 @@ func (a *App) Close() error {
 	return os.RemoveAll(a.tmpCache)
 }
 
+// gitFailed is a.fail("git", err) for a fetch with token of installation
+// inst; a token git refused is forgotten first, so that the retry mints
+// another instead of failing with it again until a REST request meets
+// the same refusal.
+func (a *App) gitFailed(ctx context.Context, inst int64, token string, err error) error {
+	if gitcache.TokenRejected(err) {
+		a.gh.RejectToken(ctx, inst, token)
+	}
+	return a.fail("git", err)
+}
+
 // Ready reports whether the App can do work: GitHub has accepted its
 // credentials (ProbeGitHub, which RunReadiness repeats until it has), the
 // last installation token it asked for was minted, and its git cache is

@@ -154,7 +154,7 @@ func (a *App) judgeGroup(ctx context.Context, job webhook.Job, owner, name strin
 	src := gitcache.Source{Repo: owner + "/" + name, URL: repo.GetCloneURL(), Token: token}
 	got, err := a.cache.Ref(ctx, src, g.HeadRef)
 	if err != nil && !errors.Is(err, gitcache.ErrNoRef) {
-		return time.Time{}, a.fail("git", err)
+		return time.Time{}, a.gitFailed(ctx, inst, token, err)
 	}
 	if got != g.HeadSHA {
 		// The queue merged the group, built it again or let go of it:

@@ -100,7 +100,7 @@ func (a *App) publish(ctx context.Context, job webhook.Job) (rechecks []webhook.
 	src := gitcache.Source{Repo: full, URL: ev.Repository.CloneURL, Token: token}
 	tip, err := a.cache.Branch(ctx, src, branch)
 	if err != nil {
-		return rechecks, a.fail("git", err)
+		return rechecks, a.gitFailed(ctx, inst, token, err)
 	}
 	if tip != ev.After {
 		log.Info("the branch moved on since this push; the newer push publishes", "tip", tip)

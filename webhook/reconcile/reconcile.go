@@ -173,7 +173,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		return true, nil
 	}
 	if err != nil {
-		return false, a.fail("git", err)
+		return false, a.gitFailed(ctx, r.inst, token, err)
 	}
 	log = log.With("base", snap.BaseSHA)
 	// The verdict that can merge is on the tree the base branch will

@@ -1,12 +1,14 @@
 // Package durabletest starts a PostgreSQL server for tests of the durable
 // state: the machine's own binaries (initdb, pg_ctl, postgres), a data
 // directory under the test's temporary directory, a free loopback port,
-// stopped when the test ends. Where the binaries are missing the test is
+// stopped when the test ends. A test may stop and start it meanwhile, to
+// see what the service does while its database is gone. Where the binaries are missing the test is
 // skipped with a message saying so, and fails instead under CI=true, where
 // .ci/run installs Debian's postgresql package.
 package durabletest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // binDir is the directory holding initdb and pg_ctl: PATH first, then
@@ -46,6 +50,26 @@ func binDir() (string, error) {
 // it.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	return Start(t).URL
+}
+
+// Server is a PostgreSQL server of the test's own, which the test may
+// stop and start again on the same port and data, as an outage would.
+type Server struct {
+	// URL is the database's, on 127.0.0.1.
+	URL string
+
+	t    testing.TB
+	bin  string
+	dir  string
+	data string
+	port int
+	cred *syscall.Credential
+}
+
+// Start starts a server for the test and stops it when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
 	bin, err := binDir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -72,27 +96,65 @@ func Postgres(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
+	s := &Server{t: t, bin: bin, dir: dir, data: filepath.Join(dir, "data"), cred: cred}
+	if err := s.run("initdb", "-D", s.data, "-U", "catalogbot", "-A", "trust", "--no-sync", "-E", "UTF8"); err != nil {
+		t.Fatal(err)
 	}
-	run("initdb", "-D", data, "-U", "catalogbot", "-A", "trust", "--no-sync", "-E", "UTF8")
-	port := freePort(t)
-	run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o",
-		fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, dir),
+	s.port = freePort(t)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.run("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop") })
+	s.URL = s.DatabaseURL("postgres")
+	return s
+}
+
+// DatabaseURL is the URL of the database name on the server.
+func (s *Server) DatabaseURL(name string) string {
+	return fmt.Sprintf("postgres://catalogbot@127.0.0.1:%d/%s?sslmode=disable", s.port, name)
+}
+
+// CreateDatabase creates an empty database and returns its URL: one
+// server serves many tests' states, each in a database of its own.
+func (s *Server) CreateDatabase(name string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return s.DatabaseURL(name), nil
+}
+
+// Stop stops the server as an operator or a failover does (pg_ctl's fast
+// mode): every connection is cut, and what was committed stays. Not the
+// immediate mode: the server runs with synchronous_commit off, for speed,
+// under which a crash loses the last commits, which no production server
+// configured for durability does.
+func (s *Server) Stop() error {
+	return s.run("pg_ctl", "-D", s.data, "-m", "fast", "-w", "stop")
+}
+
+// Start starts the server again, on the same port and data, and waits
+// until it takes connections.
+func (s *Server) Start() error {
+	return s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "-o",
+		fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, s.dir),
 		"start")
-	t.Cleanup(func() {
-		cmd := exec.Command(filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		cmd.Run()
-	})
-	return fmt.Sprintf("postgres://catalogbot@127.0.0.1:%d/postgres?sslmode=disable", port)
+}
+
+func (s *Server) run(name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(s.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	cmd.Dir = s.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return nil
 }
 
 // freePort is a loopback TCP port nothing listens on now.
