@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -162,10 +163,7 @@ approvals judged at its own head before the queue took it.
 	fl.BoolVar(&f.images, "images", f.images, "verify the image references the change adds or changes against their registries")
 	fl.BoolVar(&f.allImages, "all-images", false, "verify every image reference of the catalog, not only the changed ones")
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list (its entries' packages, the catalog it assembles)")
-	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
-	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
-	fl.StringVar(&f.registryProxy, "registry-proxy", "", "reach registries through this forward proxy `URL` (http://HOST[:PORT]); a proxy from the environment (HTTPS_PROXY) is not used")
-	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
+	addRegistryFlags(fl, "the checks", &f.insecure, &f.allowPrivate, &f.registryProxy, &f.registryCredentials)
 	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif, github or markdown, the job summary the Action writes (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
@@ -175,6 +173,16 @@ approvals judged at its own head before the queue took it.
 		panic(err)
 	}
 	return cmd
+}
+
+// addRegistryFlags defines how a command that reads registries for a
+// change reaches them, the same for check and propose; who names what
+// reaches them in the help.
+func addRegistryFlags(fl *pflag.FlagSet, who string, insecure, allowPrivate *[]string, proxy *string, credentials *bool) {
+	fl.StringArrayVar(insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
+	fl.StringArrayVar(allowPrivate, "allow-private-registry", nil, "let "+who+" reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
+	fl.StringVar(proxy, "registry-proxy", "", "reach registries through this forward proxy `URL` (http://HOST[:PORT]); a proxy from the environment (HTTPS_PROXY) is not used")
+	fl.BoolVar(credentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
 }
 
 // parseExtraArgs parses the flags held in the string extra as if they had

@@ -82,10 +82,7 @@ or I/O error.`,
 	fl.StringVar(&f.branch, "branch", "", "the branch to create with one commit per package")
 	fl.StringVar(&f.author, "author", "", "the login the check judges the proposal as (default: the policy's first owners.bots, else catalogbot)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan; write nothing and run no check")
-	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
-	fl.StringArrayVar(&f.allowPrivate, "allow-private-registry", nil, "let propose and its check reach this registry HOST[:PORT] although it resolves to a loopback, private or link-local address (repeatable)")
-	fl.StringVar(&f.registryProxy, "registry-proxy", "", "reach registries through this forward proxy `URL` (http://HOST[:PORT]); a proxy from the environment (HTTPS_PROXY) is not used")
-	fl.BoolVar(&f.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
+	addRegistryFlags(fl, "propose and its check", &f.insecure, &f.allowPrivate, &f.registryProxy, &f.registryCredentials)
 	fl.VarP(proposeFormats.Value(&f.format), "output", "o", "output format: text or json")
 	return cmd
 }
