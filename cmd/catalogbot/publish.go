@@ -448,10 +448,19 @@ func (a *app) reportPublish(res *publish.Result, what, image string, start time.
 	// The base is named with the digest it resolved to on every run, so
 	// that an unpinned base (the default opm image is :latest) is visible
 	// and can be pinned.
-	a.log.Info(string(res.Status), "image", image, "digest", res.Digest, "previous", res.Previous,
-		"base", res.Base(), "drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond))
+	// It also names what every cluster's catalogd will serve, so that its
+	// size is seen at publish time rather than as a client's timeout.
+	attrs := []any{"image", image, "digest", res.Digest, "previous", res.Previous,
+		"base", res.Base(), "drift", len(res.Drift), "took", time.Since(start).Round(time.Millisecond)}
+	if v := res.Catalogd; v != nil {
+		attrs = append(attrs, "catalogd_bytes", v.Size, "catalogd_objects", v.Objects, "catalogd_digest", v.Digest)
+	}
+	a.log.Info(string(res.Status), attrs...)
 	if res.Signature != "" {
 		fmt.Fprintf(a.stdout, "signature: %s\n", res.Signature)
+	}
+	if w := res.CatalogdWarning(); w != "" {
+		fmt.Fprintf(a.stderr, "catalogbot: warning: %s\n", w)
 	}
 	fmt.Fprintf(a.stdout, "%s %s\n", res.Digest, res.Status)
 	return nil

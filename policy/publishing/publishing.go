@@ -213,6 +213,9 @@ func RebuildInput(tree fs.FS, p sign.ProvenanceParameters) (publish.Source, publ
 	if p.Epoch != 0 {
 		opts.Build.Epoch = time.Unix(p.Epoch, 0)
 	}
+	// An image published before catalogd's view was recorded has no
+	// annotations for it; its rebuild must not add them.
+	opts.OmitCatalogdAnnotations = p.Catalogd == nil
 	if len(p.Refs) > 0 && src.ReferenceList == "" {
 		// A catalog directory published with recorded references
 		// records them again.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/build"
 	"github.com/catalogbot/catalogbot/publisher/sign"
@@ -221,6 +222,15 @@ func TestRebuildInput(t *testing.T) {
 			}
 			if !reflect.DeepEqual(src.Roots, tt.roots) || opts.Image != tt.image || !opts.BuildOnly {
 				t.Errorf("roots %q, image %s, build only %v; want %q, %s, true", src.Roots, opts.Image, opts.BuildOnly, tt.roots, tt.image)
+			}
+			// A record without catalogd's view is an image built
+			// without its annotations, and rebuilt so.
+			if !opts.OmitCatalogdAnnotations {
+				t.Error("a publication that records no catalogd view is rebuilt with its annotations")
+			}
+			p.Catalogd = &fbc.ServedView{Size: 1, Digest: "sha256:00", Objects: 1}
+			if _, opts, _ := RebuildInput(tt.tree, p); opts.OmitCatalogdAnnotations {
+				t.Error("a publication that records catalogd's view is rebuilt without its annotations")
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/platform"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/timeout"
@@ -76,6 +78,12 @@ const (
 	// AnnReferences is a JSON object of reference to digest, passed in by
 	// the caller (Options.References).
 	AnnReferences = "io.catalogbot.references"
+	// AnnCatalogdSize and AnnCatalogdDigest are the size in bytes and
+	// the sha256 of the catalog as catalogd serves it at /api/v1/all
+	// (Options.Catalogd), so that the next publication can say how much
+	// every client's download grew without pulling this image.
+	AnnCatalogdSize   = "io.catalogbot.catalogd.size"
+	AnnCatalogdDigest = "io.catalogbot.catalogd.digest"
 	// The OCI standard annotations; base.digest is the manifest this
 	// image was built on, the platform's own for a multi-platform base.
 	annOCIBaseName   = "org.opencontainers.image.base.name"
@@ -100,6 +108,10 @@ type Options struct {
 	Platforms []string
 	// References are recorded as AnnReferences.
 	References map[string]string
+	// Catalogd, when set, is recorded as AnnCatalogdSize and
+	// AnnCatalogdDigest. Images published before these annotations
+	// existed are rebuilt without them, to their own digest.
+	Catalogd *fbc.ServedView
 	// Epoch is every time in the image: file mtimes, created, history.
 	// The zero value means the Unix epoch.
 	Epoch time.Time
@@ -164,6 +176,9 @@ func Build(ctx context.Context, dir string, o Options) (*Result, error) {
 			return nil, err
 		}
 		b.anns[AnnReferences] = string(data)
+	}
+	if v := o.Catalogd; v != nil {
+		b.anns[AnnCatalogdSize], b.anns[AnnCatalogdDigest] = strconv.FormatInt(v.Size, 10), v.Digest
 	}
 
 	res := &Result{}

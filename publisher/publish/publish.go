@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"net/http"
@@ -37,6 +38,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,6 +143,12 @@ type Options struct {
 	// written, and the result is Built with the digest. Rebuilding a
 	// published catalog to compare digests uses it.
 	BuildOnly bool
+	// OmitCatalogdAnnotations builds the image without the annotations
+	// that record catalogd's view (build.AnnCatalogdSize and
+	// AnnCatalogdDigest), as images were built before they existed: a
+	// rebuild of such an image reproduces its digest. The view is still
+	// computed and reported.
+	OmitCatalogdAnnotations bool
 	// Deadline bounds the whole publish, assembly, build and push
 	// included (0: DefaultDeadline). Each request has its own timeouts
 	// too; the deadline is what ends a run whose registry keeps
@@ -252,6 +260,54 @@ type Result struct {
 	// Signature is Signed or AlreadySigned when Options.Signer is set,
 	// else empty.
 	Signature string
+	// Catalogd is the catalog as catalogd will serve it at /api/v1/all
+	// (fbc.Served), set once the catalog validated.
+	Catalogd *fbc.ServedView
+	// PreviousCatalogdSize is the size the previous image recorded for
+	// catalogd's view, or -1 when it recorded none (no previous image,
+	// or one built without the annotation).
+	PreviousCatalogdSize int64
+}
+
+// Growth thresholds of catalogd's view that CatalogdWarning reports: every
+// client of the catalog (operator-controller, the console) downloads the
+// whole view, and large ones have made clients time out (operator-controller
+// raised its timeout from 10 s to 5 min for them).
+const (
+	// GrowthRatio is the relative growth over the previous image that is
+	// worth a warning ...
+	GrowthRatio = 1.25
+	// GrowthMinBytes is the least absolute growth worth one, so that a
+	// small catalog doubling is not.
+	GrowthMinBytes = 1 << 20
+)
+
+// CatalogdWarning says, when catalogd's view grew by more than GrowthRatio
+// and GrowthMinBytes over the previous image's, by how much; else "".
+func (r *Result) CatalogdWarning() string {
+	if r.Catalogd == nil || r.PreviousCatalogdSize <= 0 {
+		return ""
+	}
+	was, now := r.PreviousCatalogdSize, r.Catalogd.Size
+	if now-was < GrowthMinBytes || float64(now) < float64(was)*GrowthRatio {
+		return ""
+	}
+	return fmt.Sprintf("catalogd's view grew from %s to %s (+%.0f%%): every client of the catalog downloads it whole at /api/v1/all, and large catalogs have made clients time out",
+		ByteSize(was), ByteSize(now), (float64(now)/float64(was)-1)*100)
+}
+
+// ByteSize formats n bytes in binary units, as the check run shows sizes.
+func ByteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // Base is the resolved base as name@digest, or "scratch" for none. A base
@@ -349,6 +405,14 @@ func publish(ctx context.Context, src Source, o Options) (*Result, error) {
 		res.Status, res.Findings = Invalid, vres
 		return res, nil
 	}
+	// What catalogd will serve is a function of the files validated,
+	// computed once here for the annotations, the attestation and the
+	// report.
+	view, err := fbc.Served(ctx, os.DirFS(dir), io.Discard)
+	if err != nil {
+		return nil, fmt.Errorf("catalogd's view of the catalog: %w", err)
+	}
+	res.Catalogd, res.PreviousCatalogdSize = &view, -1
 
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(o.Keychain)}
 	if o.Transport != nil {
@@ -359,6 +423,9 @@ func publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	bopts := o.Build
 	bopts.References, bopts.Insecure, bopts.Remote = refs, o.InsecureRegistries, ropts
+	if !o.OmitCatalogdAnnotations {
+		bopts.Catalogd = res.Catalogd
+	}
 	img, err := build.Build(ctx, dir, bopts)
 	if err != nil {
 		return nil, fmt.Errorf("build: %w", err)
@@ -378,6 +445,9 @@ func publish(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	if prev != nil {
 		res.Previous = prev.Digest
+		if n, err := strconv.ParseInt(prev.Annotations[build.AnnCatalogdSize], 10, 64); err == nil && n >= 0 {
+			res.PreviousCatalogdSize = n
+		}
 		anns := prev.Annotations
 		if len(refs) == 0 {
 			// A catalog published without references says nothing
@@ -458,6 +528,7 @@ func signAndAttest(ctx context.Context, res *Result, o Options, started time.Tim
 		approval.Previous = &prev
 	}
 	approval.Catalog, approval.Image = o.Catalog, o.Image
+	approval.Catalogd = res.Catalogd
 	approval.Published = o.Now().UTC().Format(time.RFC3339Nano)
 	// The publish validated the catalog before building it.
 	approval.Checks = append(slices.Clone(approval.Checks), sign.Check{Name: "catalog validation", Conclusion: "success"})
@@ -502,6 +573,9 @@ func provenance(res *Result, o Options, started time.Time) sign.Provenance {
 		BaseDigest: res.BaseDigest,
 		Platforms:  o.Build.Platforms,
 		Refs:       res.References,
+	}
+	if !o.OmitCatalogdAnnotations {
+		params.Catalogd = res.Catalogd
 	}
 	if params.Base == "" {
 		params.Base = build.BaseOPM

@@ -76,6 +76,10 @@ func TestPublishSigned(t *testing.T) {
 	if appr.ApprovalsRecorded || appr.Commit != o.Source.Commit || !strings.Contains(appr.Note, "approvals are not known") || appr.Packages == nil {
 		t.Errorf("approval = %+v", appr)
 	}
+	// What catalogd will serve, recorded in both predicates.
+	if appr.Catalogd == nil || *appr.Catalogd != *first.Catalogd || p.Catalogd == nil || *p.Catalogd != *first.Catalogd || first.Catalogd.Objects == 0 {
+		t.Errorf("approval catalogd %+v, provenance catalogd %+v; want the publish's %+v", appr.Catalogd, p.Catalogd, first.Catalogd)
+	}
 	// What the tag is for, and when: what verify compares.
 	if appr.Catalog != "v4.20" || appr.Image != target || appr.Published != "2026-01-02T03:04:05Z" || p.Catalog != "v4.20" {
 		t.Errorf("approval catalog %q, image %q, published %q; provenance catalog %q", appr.Catalog, appr.Image, appr.Published, p.Catalog)

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
 )
 
 // The in-toto statement type and the predicate types catalogbot attests.
@@ -74,6 +76,10 @@ type Approval struct {
 	// latest is the one its tag must serve, and an older one under the
 	// tag is a rollback.
 	Published string `json:"published,omitempty"`
+	// Catalogd is what catalogd will serve for the image at /api/v1/all:
+	// the size and digest of the JSON Lines every client of the catalog
+	// downloads, and its number of objects.
+	Catalogd *fbc.ServedView `json:"catalogd,omitempty"`
 	// Previous is the commit and digest of the previous publication,
 	// when known: the packages below changed since then.
 	Previous *Publication `json:"previous,omitempty"`
@@ -166,6 +172,10 @@ type ProvenanceParameters struct {
 	Platforms  []string          `json:"platforms,omitempty"`
 	Epoch      int64             `json:"sourceDateEpoch"`
 	Refs       map[string]string `json:"references,omitempty"`
+	// Catalogd is the catalog as catalogd serves it, recorded in the
+	// image's annotations too; absent for images built before that, which
+	// a rebuild reproduces without those annotations.
+	Catalogd *fbc.ServedView `json:"catalogd,omitempty"`
 }
 
 // Source is where the catalog came from.

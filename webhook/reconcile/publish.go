@@ -255,6 +255,14 @@ func (a *App) buildAndPush(ctx context.Context, tree fs.FS, pol *policy.Policy, 
 	if res.Signature != "" {
 		summary += fmt.Sprintf("| signature | %s, with the approval and SLSA provenance attestations |\n", res.Signature)
 	}
+	if v := res.Catalogd; v != nil {
+		// What catalogd will serve at /api/v1/all, which every client
+		// of the catalog downloads whole.
+		summary += fmt.Sprintf("| catalogd view | %s in %d objects, `%s` |\n", publish.ByteSize(v.Size), v.Objects, v.Digest)
+	}
+	if w := res.CatalogdWarning(); w != "" {
+		summary += "\n**Warning:** " + w + ".\n"
+	}
 	if len(res.Drift) > 0 {
 		summary += "\nMoved since the last publication:\n\n"
 		for _, d := range res.Drift {

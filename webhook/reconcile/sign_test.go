@@ -77,6 +77,11 @@ func TestMergesArePublishedSigned(t *testing.T) {
 			t.Errorf("approval of %s: commit %s, policy %+v", merged, appr.Commit, appr.Policy)
 		}
 		// Whose publication of which target: what verify checks.
+		// What catalogd will serve: in the attestation and in the run.
+		if appr.Catalogd == nil || appr.Catalogd.Objects == 0 || !strings.Contains(e.run(merged, PublishCheckRunName).Summary, "| catalogd view | ") ||
+			!strings.Contains(e.run(merged, PublishCheckRunName).Summary, appr.Catalogd.Digest) {
+			t.Errorf("approval of %s: catalogd %+v; publish run:\n%s", merged, appr.Catalogd, e.run(merged, PublishCheckRunName).Summary)
+		}
 		if appr.Repository != "acme/catalog" || appr.Image != image || appr.Catalog != "" || appr.Published == "" {
 			t.Errorf("approval of %s: repository %q, image %q, catalog %q, published %q", merged, appr.Repository, appr.Image, appr.Catalog, appr.Published)
 		}
