@@ -44,7 +44,9 @@ const (
 	// rules allow, again after a re-check.
 	CodeMergeRefused Code = "merge-refused"
 	// CodeRetrying: the last attempt failed (GitHub or git answered with an
-	// error, or the pull request kept moving); the next resync tries again.
+	// error, or the pull request kept moving); the job is retried with
+	// backoff by the class of its failure, and the resync is only the
+	// backstop.
 	CodeRetrying Code = "retrying"
 	// CodeUnexplained is reported for an open pull request that is not
 	// merged when no other code applies. It is always a bug: every path

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/registry"
@@ -72,6 +73,13 @@ func (Templates) Run(ctx context.Context, in *Input) checks.Result {
 		findings, note, err := checkTemplate(ctx, in, p, tplChanged)
 		switch {
 		case err != nil:
+			if r, ok := unreadable(err); ok {
+				// A template or output whose object was not read is
+				// neither in step nor stale: the check waits for it.
+				waits = checks.AddWait(waits, r.Waits[0])
+				fmt.Fprintf(&b, "- `%s` → `%s`: not judged: %v\n", p.Template, p.Output, err)
+				continue
+			}
 			var limit *LimitError
 			if errors.As(err, &limit) {
 				// A template past a limit is judged, as any file
@@ -218,6 +226,10 @@ func checkTemplate(ctx context.Context, in *Input, p policy.Template, tplChanged
 	}
 	var got bytes.Buffer
 	headOut, err := loadOutput(ctx, in.Head, p.Output)
+	if _, ok := change.Unreadable(err); ok {
+		// Not read is not "does not load": no verdict on the output.
+		return nil, "", err
+	}
 	if err != nil {
 		return []checks.Finding{{Rule: RuleTemplateOutputStale, Severity: checks.SeverityError, File: p.Output,
 				Message: fmt.Sprintf("the output of %s does not load: %v\nRegenerate it with:\n    %s", p.Template, err, regenerate(p))}},

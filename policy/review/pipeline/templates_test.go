@@ -3,12 +3,15 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -184,5 +187,53 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	if got := unifiedDiff("a", "b", []byte(a), []byte(b), 1); !strings.HasSuffix(got, "(3 more changed lines not shown)\n") {
 		t.Errorf("bounded diff:\n%s", got)
+	}
+}
+
+// missingFS is a tree whose named files' objects are not in the
+// repository, as in a partial clone.
+type missingFS struct {
+	fs.FS
+	missing map[string]string // path to object id
+}
+
+func (m missingFS) Open(name string) (fs.File, error) {
+	if id, ok := m.missing[name]; ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: &change.ObjectError{Path: name, Object: id, Err: errors.New("object not found")}}
+	}
+	return m.FS.Open(name)
+}
+
+// TestTemplatesUnread: a template or an output whose object could not be
+// read is not judged (pending, naming the path and the object), never
+// stale, edited or in step.
+func TestTemplatesUnread(t *testing.T) {
+	host := registrytest.New(t).Host
+	refs := templatetest.Push(t, func(b templatetest.Bundle) string { return host + "/widget-bundle:v" + b.Version }, true,
+		templatetest.Bundle{Package: "widget", Version: "1.0.0"}, templatetest.Bundle{Package: "widget", Version: "1.1.0"})
+	r, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseTpl := semverTemplate(refs[:1], nil)
+	headTpl := semverTemplate(refs, nil)
+	base := map[string]string{tplPath: baseTpl, outFile: renderTemplate(t, r, baseTpl)}
+	head := map[string]string{tplPath: headTpl, outFile: renderTemplate(t, r, headTpl)}
+	const object = "0123456789abcdef0123456789abcdef01234567"
+	for _, missing := range []string{tplPath, outFile} {
+		t.Run(missing, func(t *testing.T) {
+			in := &Input{Change: diff(base, head, nil), Base: tree(base),
+				Head: missingFS{FS: tree(head), missing: map[string]string{missing: object}}, Policy: templatesPolicy(), Renderer: r}
+			res := Templates{}.Run(context.Background(), in)
+			if res.Conclusion != checks.Pending || len(res.Findings) > 0 {
+				t.Fatalf("conclusion %s, findings %+v; want pending and none\n%s", res.Conclusion, res.Findings, res.Summary)
+			}
+			if len(res.Waits) != 1 || res.Waits[0].Class != checks.WaitUnreadable || res.Waits[0].Path != missing || res.Waits[0].Object != object {
+				t.Errorf("waits %+v, want the unreadable %s", res.Waits, missing)
+			}
+			if !strings.Contains(res.Summary, "not judged") || !strings.Contains(res.Summary, object) {
+				t.Errorf("summary does not say what was not read:\n%s", res.Summary)
+			}
+		})
 	}
 }
