@@ -128,12 +128,12 @@ properties:
 			problem: "package foo has no channel fast",
 		},
 		{
-			name: "a template renders the package",
+			name: "a template renders a directory above the package's",
 			files: map[string]string{
-				".catalogbot.yaml":         watch("catalog:\n  templates:\n    - template: templates/foo.yaml\n      output: catalog/foo\n", "[stable]"),
+				".catalogbot.yaml":         watch("catalog:\n  templates:\n    - template: templates/all.yaml\n      output: catalog\n", "[stable]"),
 				"catalog/foo/catalog.yaml": at("1.0.0"),
 			},
-			problem: "rendered from the template templates/foo.yaml",
+			problem: "catalog/foo overlaps the output catalog of the template templates/all.yaml",
 		},
 		{
 			name:    "a channel in a JSON file",

@@ -10,8 +10,8 @@
 //
 // Only the git object store and the branch's reference are written; the
 // work tree and the index are never touched, so a clone in use is safe.
-// Templates are not regenerated: a package whose catalog a template
-// renders is refused, naming the template.
+// A package whose catalog a template renders gets its releases in the
+// template, and its outputs regenerated from it.
 package propose
 
 import (
@@ -320,6 +320,10 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		// have are the versions of the package's bundles, in any
 		// channel: a release already there is not added twice.
 		have map[string]string
+		// cfg is what the package's files hold; template, when set,
+		// renders dir.
+		cfg      *declcfg.DeclarativeConfig
+		template *policy.Template
 	}
 	var homes []home
 	for _, t := range targets {
@@ -344,15 +348,16 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 			continue
 		}
 		h.dir = packageDir(pol, t, h.files)
-		for _, tm := range pol.Catalog.Templates {
-			if within(h.dir, tm.Output) || within(tm.Output, h.dir) {
-				return nil, fmt.Errorf("%s is rendered from the template %s; propose does not regenerate templates yet: add the bundle to the template", h.dir, tm.Template)
-			}
+		tm, err := templateOf(pol, h.dir)
+		if err != nil {
+			return nil, err
 		}
+		h.template = tm
 		cfg, err := loadFiles(ctx, tree, h.files)
 		if err != nil {
 			return nil, err
 		}
+		h.cfg = cfg
 		for _, b := range cfg.Bundles {
 			if v, ok := versionOf(b); ok && b.Package == w.Package {
 				h.have[v.String()] = b.Name
@@ -384,6 +389,9 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		return nil, err
 	}
 	p := &placed{pkg: w.Package, edits: map[string][]byte{}}
+	// Templates edited so far: one template may render several catalogs
+	// (fbc.catalog_mapping), and takes the releases once.
+	edited := map[string]bool{}
 	for _, t := range releases(tags, w.Prereleases) {
 		if !t.Version.GT(lowest) {
 			continue
@@ -432,6 +440,13 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		pl := place{catalog: catalogName(h.target), where: strings.Join(h.target.Roots, ", ")}
 		if h.target.Name != "" {
 			pl.where = fmt.Sprintf("catalog %s (%s)", h.target.Name, pl.where)
+		}
+		if h.template != nil {
+			if err := p.placeInTemplate(ctx, o, tree, w, h.template, h.heads, h.cfg, h.files, news, edited, &pl); err != nil {
+				return nil, err
+			}
+			p.places = append(p.places, pl)
+			continue
 		}
 		// Each new bundle goes in a file of its own in the package's
 		// directory: nothing the package already holds is rewritten
