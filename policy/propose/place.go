@@ -32,6 +32,10 @@ func addEntries(file string, data []byte, pkg, channel string, entries []declcfg
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	found := false
+	// spliced is the file with the entries' lines inserted, when the
+	// list is one whose end can be found in the text: nothing else of
+	// the file is written again.
+	var spliced []byte
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
@@ -58,12 +62,18 @@ func addEntries(file string, data []byte, pkg, channel string, entries []declcfg
 		if list == nil || list.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("%s:%d: channel %s of package %s has no list of entries", file, m.Line, channel, pkg)
 		}
+		if out, ok := splice(data, list, entries); ok {
+			spliced = out
+		}
 		for _, e := range entries {
 			list.Content = append(list.Content, entryNode(e))
 		}
 	}
 	if !found {
 		return nil, errNotHere
+	}
+	if spliced != nil {
+		return spliced, nil
 	}
 	var out bytes.Buffer
 	if bytes.HasPrefix(data, []byte("---")) {
@@ -78,6 +88,9 @@ func addEntries(file string, data []byte, pkg, channel string, entries []declcfg
 	}
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if compactSequences(data) {
+		return compact(out.Bytes()), nil
 	}
 	return out.Bytes(), nil
 }
@@ -131,4 +144,126 @@ func isCatalogFile(p string) bool {
 		return true
 	}
 	return false
+}
+
+// compactSequences says whether the YAML data writes a sequence that is a
+// mapping's value at the mapping's own indentation ("key:\n- item"), as
+// opm and most generators do, rather than indented under its key.
+func compactSequences(data []byte) bool {
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		key := strings.TrimRight(lines[i], " ")
+		if !strings.HasSuffix(key, ":") || strings.HasPrefix(strings.TrimSpace(key), "#") || strings.HasPrefix(strings.TrimSpace(key), "- ") {
+			continue
+		}
+		next := lines[i+1]
+		indent := len(key) - len(strings.TrimLeft(key, " "))
+		switch {
+		case strings.HasPrefix(next, strings.Repeat(" ", indent)+"- "):
+			return true
+		case strings.HasPrefix(next, strings.Repeat(" ", indent+2)+"- "):
+			return false
+		}
+	}
+	return false
+}
+
+// compact rewrites YAML the encoder wrote with every sequence indented
+// under its key (indentation 2) so that each sequence that is a mapping's
+// value sits at the key's indentation, whole blocks moving together, so
+// that a file written compactly keeps its layout and a proposal's diff is
+// only what it adds.
+func compact(out []byte) []byte {
+	type block struct{ dash, shift int }
+	var stack []block
+	var b strings.Builder
+	prevKey, prevIndent := false, -1
+	for i, line := range strings.Split(string(out), "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		trimmed := strings.TrimLeft(line, " ")
+		if trimmed == "" {
+			b.WriteString(line)
+			continue
+		}
+		indent := len(line) - len(trimmed)
+		dash := trimmed == "-" || strings.HasPrefix(trimmed, "- ")
+		for len(stack) > 0 && (indent < stack[len(stack)-1].dash || indent == stack[len(stack)-1].dash && !dash) {
+			stack = stack[:len(stack)-1]
+		}
+		shift := 0
+		if len(stack) > 0 {
+			shift = stack[len(stack)-1].shift
+		}
+		if dash && prevKey && indent == prevIndent+2 && (len(stack) == 0 || stack[len(stack)-1].dash != indent) {
+			shift += 2
+			stack = append(stack, block{dash: indent, shift: shift})
+		}
+		b.WriteString(strings.Repeat(" ", indent-shift))
+		b.WriteString(trimmed)
+		if !strings.HasPrefix(trimmed, "#") {
+			body := strings.TrimPrefix(strings.TrimPrefix(trimmed, "-"), " ")
+			prevKey = strings.HasSuffix(strings.TrimRight(body, " "), ":") && !strings.HasPrefix(body, "#")
+			prevIndent = indent
+			if dash && prevKey {
+				// "- key:" opens a mapping whose keys sit two further in.
+				prevIndent = indent + 2
+			}
+		}
+	}
+	return []byte(b.String())
+}
+
+// splice inserts entries as lines after the last item of the block
+// sequence list in data, at the items' own indentation, and reports
+// whether it could: a flow or empty sequence, or one whose items' lines
+// cannot be told apart, is left to the encoder.
+func splice(data []byte, list *yaml.Node, entries []declcfg.ChannelEntry) ([]byte, bool) {
+	if list.Style&yaml.FlowStyle != 0 || len(list.Content) == 0 {
+		return nil, false
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	first, last := list.Content[0], list.Content[len(list.Content)-1]
+	if first.Line < 1 || first.Line > len(lines) || last.Line < first.Line || last.Line > len(lines) {
+		return nil, false
+	}
+	// The dash of an item sits left of its content on the item's line.
+	itemLine := lines[first.Line-1]
+	dash := strings.LastIndex(itemLine[:min(len(itemLine), max(first.Column-1, 0))], "-")
+	if dash < 0 || strings.TrimSpace(itemLine[:dash]) != "" {
+		return nil, false
+	}
+	// The list ends before the first line, after its last item's, that is
+	// neither blank nor indented past the dashes.
+	end := last.Line
+	for end < len(lines) {
+		l := strings.TrimRight(lines[end], "\r\n")
+		trimmed := strings.TrimLeft(l, " ")
+		if trimmed != "" && len(l)-len(trimmed) <= dash {
+			break
+		}
+		end++
+	}
+	for end > last.Line && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	var add strings.Builder
+	for _, e := range entries {
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{entryNode(e)}}); err != nil {
+			return nil, false
+		}
+		_ = enc.Close()
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			add.WriteString(strings.Repeat(" ", dash) + strings.TrimSuffix(l, "\n") + "\n")
+		}
+	}
+	if end == len(lines) && !strings.HasSuffix(lines[end-1], "\n") {
+		lines[end-1] += "\n"
+	}
+	out := strings.Join(lines[:end], "") + add.String() + strings.Join(lines[end:], "")
+	return []byte(out), true
 }

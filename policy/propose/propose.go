@@ -306,6 +306,9 @@ type place struct {
 	bundles []string // the new bundles' files
 	files   []string // the files of the channels
 	graphs  []string // "stable: a → c (file)"
+	// template, when set, took the release, and files are its
+	// regenerated outputs.
+	template string
 }
 
 // plan finds the new releases of w and places them in every catalog
@@ -653,7 +656,27 @@ func (p *placed) describe(w policy.Proposal) (string, string) {
 			fmt.Fprintf(&b, "- %s %s (tag %s): %s\n", a.blob.Name, a.tag.Version, a.tag.Tag, a.image)
 		}
 	}
-	for _, pl := range p.places {
+	for i, pl := range p.places {
+		if pl.template != "" {
+			// Catalogs one template renders read as one place.
+			if i > 0 && p.places[i-1].template == pl.template && slices.Equal(p.places[i-1].graphs, pl.graphs) {
+				continue
+			}
+			var names, outs []string
+			for _, q := range p.places[i:] {
+				if q.template == pl.template && slices.Equal(q.graphs, pl.graphs) {
+					names, outs = append(names, q.catalog), append(outs, q.files...)
+				}
+			}
+			fmt.Fprintf(&b, "\nIn the template %s, which renders %s:\n\n", pl.template, strings.Join(names, ", "))
+			fmt.Fprintf(&b, "- %s: the release, and channel entries (graph: %s)\n", pl.template, w.Graph)
+			fmt.Fprintf(&b, "- regenerated from it: %s\n", strings.Join(outs, ", "))
+			b.WriteString("\nHeads, before → after:\n\n")
+			for _, g := range pl.graphs {
+				fmt.Fprintf(&b, "- %s\n", g)
+			}
+			continue
+		}
 		fmt.Fprintf(&b, "\nIn %s:\n\n", pl.where)
 		for _, f := range pl.bundles {
 			fmt.Fprintf(&b, "- %s: a new olm.bundle blob\n", f)

@@ -123,6 +123,9 @@ func addToTemplate(file string, data []byte, pkg string, channels map[string][]d
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	if compactSequences(data) {
+		return compact(out.Bytes()), nil
+	}
 	return out.Bytes(), nil
 }
 
@@ -244,7 +247,7 @@ func (p *placed) placeInTemplate(ctx context.Context, o Options, tree fs.FS, w p
 		return err
 	}
 	p.edits[file] = out
-	pl.bundles = append(pl.bundles, tm.Template)
+	pl.template = tm.Template
 	pl.files = append(pl.files, file)
 	for _, b := range news {
 		b.catalog = append(b.catalog, pl.catalog)
