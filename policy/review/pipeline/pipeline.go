@@ -104,6 +104,12 @@ func Checks(in *Input) []checks.Check[*Input] {
 	}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
+		// Where images are verified, the bundle blobs the change adds
+		// or changes are compared with their images too, unless
+		// images.truthfulness is off.
+		if in.Policy == nil || in.Policy.Images.Truthfulness != images.TruthOff {
+			cs = append(cs, Truth{})
+		}
 	}
 	// Like the images check, the templates check exists only where it has
 	// something to judge: a policy that maps templates to outputs.
