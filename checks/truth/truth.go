@@ -186,11 +186,23 @@ func setDiff(blob, image declcfg.Bundle, typ string, show func(json.RawMessage) 
 	return claims(onlyBlob, onlyImage)
 }
 
-// claims words the two sides of a difference.
+// claims words the two sides of a difference. A value named alike on
+// both sides (a manifest of the same kind and name) differs in content.
 func claims(onlyBlob, onlyImage []string) string {
 	slices.Sort(onlyBlob)
 	slices.Sort(onlyImage)
+	var differ []string
+	for _, v := range onlyBlob {
+		if i := slices.Index(onlyImage, v); i >= 0 {
+			differ = append(differ, v)
+			onlyImage = slices.Delete(onlyImage, i, i+1)
+		}
+	}
+	onlyBlob = slices.DeleteFunc(onlyBlob, func(v string) bool { return slices.Contains(differ, v) })
 	var parts []string
+	if len(differ) > 0 {
+		parts = append(parts, strings.Join(differ, ", ")+" differ"+map[bool]string{true: "s", false: ""}[len(differ) == 1]+" from the image's")
+	}
 	if len(onlyBlob) > 0 {
 		parts = append(parts, "the blob declares "+strings.Join(onlyBlob, ", ")+", which the image does not")
 	}
