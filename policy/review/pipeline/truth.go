@@ -56,11 +56,11 @@ const maxTruthRenders = 4
 type truthWhat int
 
 const (
-	truthMatch      truthWhat = iota // rendered, and the blob matches
-	truthDiffers                     // rendered, and the blob differs
-	truthWaiting                     // its registry could not be asked
-	truthNotJudged                   // the image could not be compared (see why)
-	truthOverLimit                   // left out: the pass reached limits.images
+	truthMatch     truthWhat = iota // rendered, and the blob matches
+	truthDiffers                    // rendered, and the blob differs
+	truthWaiting                    // its registry could not be asked
+	truthNotJudged                  // the image could not be compared (see why)
+	truthOverLimit                  // left out: the pass reached limits.images
 )
 
 type truthOutcome struct {
