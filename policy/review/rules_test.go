@@ -15,7 +15,7 @@ func TestRuleIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme := regexp.MustCompile(`^(L|C|M|P|OW|CY|IM|RF|PK|LM|TP|RG|V)([0-9]+)$`)
+	scheme := regexp.MustCompile(`^(L|C|M|P|OW|CY|IM|RF|PK|LM|TP|RG|V|BT)([0-9]+)$`)
 	seen := map[string]string{}
 	families := map[string]bool{}
 	for _, r := range Rules() {
