@@ -128,6 +128,25 @@ func Compare(blob, image declcfg.Bundle) []Difference {
 	return out
 }
 
+// compared are the property types Compare reads.
+var compared = []string{property.TypePackage, property.TypeGVK, property.TypeGVKRequired, property.TypePackageRequired,
+	property.TypeBundleObject, property.TypeCSVMetadata}
+
+// Claims is what of b Compare reads: its name, package, image, related
+// images and the properties of the types it compares, in b's order. Two
+// blobs with equal claims get the same verdict against one image, so a
+// change that touches only other properties of a bundle (a label, an
+// olm.maxOpenShiftVersion) needs no pull to judge.
+func Claims(b declcfg.Bundle) declcfg.Bundle {
+	c := declcfg.Bundle{Schema: b.Schema, Name: b.Name, Package: b.Package, Image: b.Image, RelatedImages: b.RelatedImages}
+	for _, p := range b.Properties {
+		if slices.Contains(compared, p.Type) {
+			c.Properties = append(c.Properties, p)
+		}
+	}
+	return c
+}
+
 // Findings places differences on the blob at file:line.
 func Findings(diffs []Difference, blob declcfg.Bundle, file string, line int, sev checks.Severity) []checks.Finding {
 	out := make([]checks.Finding, len(diffs))

@@ -165,9 +165,10 @@ func truthWords(o truthOutcome) string {
 }
 
 // bundlesToJudge lists the bundles of the touched packages that the head
-// has and the base does not have as they are: added, or changed in any
-// way. A bundle that moved within its file, or to another file, unchanged,
-// is not judged again.
+// has and the base does not have as they are: added, or changed in what
+// they claim of their image (truth.Claims). A bundle that moved within its
+// file, or to another file, or whose other properties alone changed, is
+// not judged again: the base's verdict on the same claims stands.
 func bundlesToJudge(ctx context.Context, in *Input) ([]placedBundle, error) {
 	cats, err := in.touchedWhole.loadWhole(ctx, in)
 	if err != nil {
@@ -182,7 +183,7 @@ func bundlesToJudge(ctx context.Context, in *Input) ([]placedBundle, error) {
 		known := map[string][]declcfg.Bundle{}
 		if c.base != nil {
 			for _, b := range c.base.Config.Bundles {
-				known[b.Package+"\x00"+b.Name] = append(known[b.Package+"\x00"+b.Name], b)
+				known[b.Package+"\x00"+b.Name] = append(known[b.Package+"\x00"+b.Name], truth.Claims(b))
 			}
 		}
 		for i, b := range c.head.Config.Bundles {
@@ -191,7 +192,7 @@ func bundlesToJudge(ctx context.Context, in *Input) ([]placedBundle, error) {
 			}
 			same := false
 			for _, k := range known[b.Package+"\x00"+b.Name] {
-				if reflect.DeepEqual(k, b) {
+				if reflect.DeepEqual(k, truth.Claims(b)) {
 					same = true
 					break
 				}
@@ -253,7 +254,7 @@ func judgeOne(ctx context.Context, in *Input, pb placedBundle, sev checks.Severi
 		host = r.Context().RegistryStr()
 	}
 	if err := in.Breaker.Check(host); err != nil {
-		return truthOutcome{what: truthWaiting, wait: &checks.Wait{Registry: host, Class: checks.WaitTransport, Count: 1}}
+		return truthOutcome{what: truthWaiting, wait: &checks.Wait{Registry: host, Class: checks.WaitTransport}}
 	}
 	rctx := ctx
 	if d := in.Policy.Limits.ReferenceTimeout; d > 0 {
@@ -268,6 +269,9 @@ func judgeOne(ctx context.Context, in *Input, pb placedBundle, sev checks.Severi
 			return truthOutcome{what: truthNotJudged, why: "the egress rule refused its registry (see the images check)"}
 		case c.wait != nil:
 			in.Breaker.Record(host, err)
+			// The images check counts the references that wait on a
+			// registry; the same image waiting here too is not another.
+			c.wait.Count = 0
 			return truthOutcome{what: truthWaiting, wait: c.wait}
 		case c.answered:
 			return truthOutcome{what: truthNotJudged, why: "its registry did not give the image (see the images check)"}
