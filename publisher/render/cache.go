@@ -129,6 +129,9 @@ func treeSize(root string) int64 {
 // CacheHits counts the renders r's cache has served, for tests that show a
 // bundle image is pulled once.
 func (r *Renderer) CacheHits() int {
+	if r.cache == nil {
+		return 0
+	}
 	r.cache.mu.Lock()
 	defer r.cache.mu.Unlock()
 	return r.cache.hits
