@@ -17,9 +17,15 @@ import (
 // pointing at an image of each kind of lie fails the truthfulness check
 // with its BT rule on the blob's line.
 func TestCheckTruthfulness(t *testing.T) {
+	checkTruthfulness(t, registrytest.New(t).Host)
+}
+
+// checkTruthfulness is TestCheckTruthfulness against the registry at host,
+// on loopback: the in-process one, or docker-registry in the end-to-end
+// test.
+func checkTruthfulness(t *testing.T, host string) {
 	noActions(t)
-	reg := registrytest.New(t)
-	im := bundletest.Push(t, reg.Host)
+	im := bundletest.Push(t, host)
 	r := changetest.NewRepo(t)
 	base := r.Commit("base", map[string]string{
 		"catalog/foo/OWNERS":   "approvers:\n  - alice\n",
