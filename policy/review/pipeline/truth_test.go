@@ -107,6 +107,13 @@ func TestTruth(t *testing.T) {
 		if res := (Truth{}).Run(context.Background(), in); res.Conclusion != checks.Success || len(reg.Requests()) != before {
 			t.Errorf("result = %+v after %d requests, want success and none", res, len(reg.Requests())-before)
 		}
+		// A property the check does not compare is no new claim.
+		labelled := with(strings.Replace(same["catalog/foo/catalog.yaml"], "properties:\n", "properties:\n- type: example.com/label\n  value: stable\n", 1))
+		in = &Input{Change: diff(same, labelled, nil), Base: tree(same), Head: tree(labelled), Policy: policy.Default(),
+			ImageOptions: &images.Options{}, Renderer: renderer}
+		if res := (Truth{}).Run(context.Background(), in); res.Conclusion != checks.Success || len(reg.Requests()) != before || !strings.Contains(res.Summary, "no bundle blob") {
+			t.Errorf("labelled: result = %+v after %d requests, want success and none", res, len(reg.Requests())-before)
+		}
 	})
 	t.Run("a digest is pulled once", func(t *testing.T) {
 		head := with(im.Catalog(t, "missing-api", ""))
@@ -165,4 +172,37 @@ func blobLine(catalog string) int {
 		line += strings.Count(d, "\n")
 	}
 	return 0
+}
+
+// TestTruthRendersOnce: a change that adds a catalog template naming a
+// bundle image by digest, and the output generated from it, has the image
+// pulled once in the pass: the templates check renders it, and the
+// truthfulness check takes its rendering from the renderer's cache.
+func TestTruthRendersOnce(t *testing.T) {
+	reg := registrytest.New(t)
+	im := bundletest.Push(t, reg.Host)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := "schema: olm.template.basic\nentries:\n" +
+		"  - {schema: olm.package, name: foo, defaultChannel: stable}\n" +
+		"  - {schema: olm.channel, package: foo, name: stable, entries: [{name: foo.v0.2.0}]}\n" +
+		"  - {schema: olm.bundle, image: \"" + im.Refs[bundletest.Faithful] + "\"}\n"
+	head := map[string]string{"templates/foo.yaml": tpl, "catalog/foo/catalog.yaml": im.Catalog(t, bundletest.Faithful, "")}
+	pol := policy.Default()
+	pol.Catalog.Templates = []policy.Template{{Template: "templates/foo.yaml", Output: "catalog/foo"}}
+	in := &Input{Change: diff(nil, head, nil), Base: tree(nil), Head: tree(head), Policy: pol,
+		ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Attempts: 1}, Renderer: renderer}
+	before := reg.Count("GET", "blobs")
+	if res := (Templates{}).Run(context.Background(), in); res.Conclusion != checks.Success {
+		t.Fatalf("templates: %s\n%s", res.Conclusion, res.Summary)
+	}
+	if res := (Truth{}).Run(context.Background(), in); res.Conclusion != checks.Success {
+		t.Fatalf("truthfulness: %s\n%s", res.Conclusion, res.Summary)
+	}
+	// One pull is the config and the one layer.
+	if n := reg.Count("GET", "blobs") - before; n != 2 || renderer.CacheHits() != 1 {
+		t.Errorf("%d blob pulls and %d cache hits, want 2 (one pull) and 1", n, renderer.CacheHits())
+	}
 }
