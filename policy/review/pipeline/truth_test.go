@@ -206,3 +206,37 @@ func TestTruthRendersOnce(t *testing.T) {
 		t.Errorf("%d blob pulls and %d cache hits, want 2 (one pull) and 1", n, renderer.CacheHits())
 	}
 }
+
+// BenchmarkTruth is the truthfulness check of a change that adds one
+// bundle, against an in-process registry on loopback: cold, every run
+// pulls and renders the image (a renderer without a cache); warm, the
+// digest is in the renderer's cache, as for the App's next pull request
+// naming it.
+func BenchmarkTruth(b *testing.B) {
+	reg := registrytest.New(b)
+	im := bundletest.Push(b, reg.Host)
+	head := map[string]string{"catalog/foo/catalog.yaml": im.Catalog(b, "other-version", "")}
+	for _, c := range []struct {
+		name  string
+		bytes int64
+	}{{"cold", -1}, {"warm", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: b.TempDir(), CacheBytes: c.bytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := func() {
+				in := &Input{Change: diff(nil, head, nil), Base: tree(nil), Head: tree(head), Policy: policy.Default(),
+					ImageOptions: &images.Options{}, Renderer: renderer}
+				if res := (Truth{}).Run(context.Background(), in); res.Conclusion != checks.Failure {
+					b.Fatalf("conclusion %s", res.Conclusion)
+				}
+			}
+			run()
+			b.ResetTimer()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
