@@ -24,6 +24,8 @@
 // Unlike opm, images are never stored whole: a catalog image's configs
 // directory is streamed out of its layers into a temporary directory, and
 // symbolic links in images are never followed outside what was extracted.
+// A bundle image named by digest is rendered once per Renderer and kept
+// (cache.go), for every later render of the same reference.
 package render
 
 import (

@@ -274,7 +274,10 @@ func judgeOne(ctx context.Context, in *Input, pb placedBundle, sev checks.Severi
 			c.wait.Count = 0
 			return truthOutcome{what: truthWaiting, wait: c.wait}
 		case c.answered:
-			return truthOutcome{what: truthNotJudged, why: "its registry did not give the image (see the images check)"}
+			// The registry answered without the image (not found,
+			// refused): the images check reports it when the change
+			// adds the image.
+			return truthOutcome{what: truthNotJudged, why: "its registry answered without the image (not found or refused)"}
 		}
 		if ctx.Err() != nil {
 			return truthOutcome{what: truthWaiting, wait: &checks.Wait{Class: checks.WaitDeadline}}
