@@ -39,7 +39,7 @@ var tiers = map[string]int{
 // Every other package under checks/ is a leaf: it decides nothing and may
 // import only the finding types, the strict YAML reader and its own
 // sub-packages.
-var engines = []string{"checks/fbc", "checks/images", "checks/release", "checks/fbcreport", "checks/olmv1", "checks/storefront"}
+var engines = []string{"checks/fbc", "checks/images", "checks/release", "checks/fbcreport", "checks/olmv1", "checks/storefront", "checks/truth"}
 
 // top is the top-level directory of a package.
 func top(pkg string) string {

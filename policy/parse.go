@@ -274,6 +274,24 @@ func (p *parser) images(v *yaml.Node, pol *Policy) {
 				ip.Platforms = list
 			}
 		},
+		"truthfulness": func(v *yaml.Node) {
+			// An unquoted off is false to a YAML 1.1 reader and "off"
+			// to this one: both mean off, so it needs no quotes.
+			if r := yamlnode.Resolve(v); r.Kind == yaml.ScalarNode && (r.Tag == "!!bool" && r.Value == "false" || r.Tag == "!!str" && r.Value == images.TruthOff) {
+				ip.Truthfulness = images.TruthOff
+				return
+			}
+			s, ok := p.Str(v, "images.truthfulness")
+			if !ok {
+				return
+			}
+			switch s {
+			case images.TruthError, images.TruthWarning, images.TruthOff:
+				ip.Truthfulness = s
+			default:
+				p.errorf(yamlnode.Resolve(v).Line, RuleValue, "images.truthfulness is %q; want %s, %s or %s", s, images.TruthError, images.TruthWarning, images.TruthOff)
+			}
+		},
 	})
 }
 

@@ -51,14 +51,28 @@ type Policy struct {
 	// catalog image must provide: the catalog.yaml references and the
 	// base image. Empty means no requirement.
 	Platforms []string
+
+	// Truthfulness is how a bundle blob that differs from what its image
+	// renders to is reported, where images are verified at all:
+	// TruthError (the default), TruthWarning or TruthOff. The
+	// comparison itself is the review's (package checks/truth); the
+	// verifier does not read this.
+	Truthfulness string `json:",omitempty"`
 }
+
+// The values of Policy.Truthfulness.
+const (
+	TruthError   = "error"
+	TruthWarning = "warning"
+	TruthOff     = "off"
+)
 
 // DefaultPolicy checks what any catalog needs in order to work: bundle
 // images that OLM can unpack and reference images that opm can render. It
 // does not require digests or restrict registries; those are a repository's
 // choice.
 func DefaultPolicy() Policy {
-	return Policy{SingleManifestBundles: true, CatalogLabel: true}
+	return Policy{SingleManifestBundles: true, CatalogLabel: true, Truthfulness: TruthError}
 }
 
 // PinAll returns a Pin map that requires digests for every kind.

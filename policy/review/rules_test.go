@@ -15,7 +15,7 @@ func TestRuleIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme := regexp.MustCompile(`^(L|C|M|P|OW|CY|IM|RF|PK|LM|TP|RG|V)([0-9]+)$`)
+	scheme := regexp.MustCompile(`^(L|C|M|P|OW|CY|IM|RF|PK|LM|TP|RG|V|BT)([0-9]+)$`)
 	seen := map[string]string{}
 	families := map[string]bool{}
 	for _, r := range Rules() {
@@ -38,7 +38,7 @@ func TestRuleIDs(t *testing.T) {
 			t.Errorf("family %s is not in docs/rules.md's table", f)
 		}
 	}
-	if len(families) != 13 {
-		t.Errorf("%d rule families in use, want the 13 the scheme names", len(families))
+	if len(families) != 14 {
+		t.Errorf("%d rule families in use, want the 14 the scheme names", len(families))
 	}
 }

@@ -41,6 +41,15 @@ const LayoutPrefix = ociPrefix
 var platform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 
 func (r *Renderer) renderImage(ctx context.Context, ref string) (*result, Kind, error) {
+	cacheable := cacheable(ref)
+	if cacheable {
+		if e, ok := r.cache.get(ref); ok {
+			if r.opts.MaxBytes > 0 && e.size > r.opts.MaxBytes {
+				return nil, KindBundleImage, fmt.Errorf("failed to unpack image %q: %w", ref, &TooLargeError{Limit: r.opts.MaxBytes})
+			}
+			return e.result(), KindBundleImage, nil
+		}
+	}
 	img, err := r.openImage(ctx, ref)
 	if err != nil {
 		return nil, KindImage, fmt.Errorf("failed to pull image %q: %w", ref, err)
@@ -55,7 +64,10 @@ func (r *Renderer) renderImage(ctx context.Context, ref string) (*result, Kind, 
 		return res, KindCatalogImage, err
 	}
 	if _, ok := labels[BundlePackageLabel]; ok {
-		res, err := r.renderBundleImage(ctx, ref, img)
+		res, size, err := r.renderBundleImage(ctx, ref, img)
+		if err == nil && cacheable {
+			r.cache.put(ref, res, size)
+		}
 		return res, KindBundleImage, err
 	}
 	if _, ok := labels[databaseLabel]; ok {
@@ -166,23 +178,25 @@ func (r *Renderer) renderCatalogImage(ctx context.Context, ref string, img v1.Im
 }
 
 // renderBundleImage unpacks a bundle image, which is small, and renders it
-// as a bundle directory whose image is the reference as given.
-func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Image) (*result, error) {
+// as a bundle directory whose image is the reference as given. size is
+// the file content it unpacked to.
+func (r *Renderer) renderBundleImage(ctx context.Context, ref string, img v1.Image) (res *result, size int64, err error) {
 	tmp, err := tmpdir.Make(r.opts.TempDir, tmpdir.Prefix+"render-")
 	if err != nil {
-		return nil, fmt.Errorf("create tempdir: %v", err)
+		return nil, 0, fmt.Errorf("create tempdir: %v", err)
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "bundle")
 	if _, err := extractTree(ctx, img, "", root, r.opts.MaxBytes); err != nil {
-		return nil, fmt.Errorf("failed to unpack image %q: %w", ref, err)
+		return nil, 0, fmt.Errorf("failed to unpack image %q: %w", ref, err)
 	}
 	b, err := parseBundle(os.DirFS(root))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	b.image = ref
-	return bundleResult(b)
+	res, err = bundleResult(b)
+	return res, treeSize(root), err
 }
 
 // LayoutDigest is the digest oci:DIR[:TAG]'s DIR[:TAG] part names now, as

@@ -72,6 +72,11 @@ func migrateCSVMetadata(b *declcfg.Bundle, csvJSON string) error {
 // property.CSVMetadata, whose types and tags are upstream's, so the output
 // has upstream's field order and omissions: apiServiceDefinitions and
 // provider are structs and so always printed.
+// CSVMetadata is the olm.csv.metadata property opm's
+// bundle-object-to-csv-metadata migration makes of a CSV given as JSON
+// (Rendered.CSVs), for comparing a migrated blob with its image.
+func CSVMetadata(csvJSON string) (property.Property, error) { return csvMetadata(csvJSON) }
+
 func csvMetadata(csvJSON string) (property.Property, error) {
 	var csv struct {
 		Metadata struct {

@@ -24,6 +24,8 @@
 // Unlike opm, images are never stored whole: a catalog image's configs
 // directory is streamed out of its layers into a temporary directory, and
 // symbolic links in images are never followed outside what was extracted.
+// A bundle image named by digest is rendered once per Renderer and kept
+// (cache.go), for every later render of the same reference.
 package render
 
 import (
@@ -94,6 +96,12 @@ type Options struct {
 	// image, a layer of zeros compressed a thousandfold, would otherwise
 	// fill the disk and then the memory that reads it back.
 	MaxBytes int64
+
+	// CacheBytes bounds the bundle images the Renderer keeps rendered,
+	// by reference pinned by digest, for every later render of the same
+	// reference (see cache.go); 0 means DefaultCacheBytes and a negative
+	// value keeps none. Renderers made from it by WithMaxBytes share it.
+	CacheBytes int64
 }
 
 // Renderer renders references. It is safe for concurrent use.
@@ -104,6 +112,7 @@ type Renderer struct {
 	steps    int
 	template *template.Template
 	insecure map[string]bool
+	cache    *bundleCache
 }
 
 // New checks the options and returns a Renderer. An unknown migration level
@@ -120,6 +129,12 @@ func New(opts Options) (*Renderer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("invalid image reference template: %v", err)
 		}
+	}
+	switch {
+	case opts.CacheBytes == 0:
+		r.cache = newBundleCache(DefaultCacheBytes)
+	case opts.CacheBytes > 0:
+		r.cache = newBundleCache(opts.CacheBytes)
 	}
 	for _, h := range opts.InsecureRegistries {
 		r.insecure[h] = true

@@ -44,6 +44,16 @@
 //     with and without an image reference template. Output bytes, and for
 //     directories opm refuses the error message, must be equal.
 //
+// And in truth_test.go:
+//
+//   - TestTruthRenderParity: the bundle images of the bundle truthfulness
+//     tests (publisher/render/bundletest: a faithful bundle and one per kind
+//     of lie), pushed to a registry on loopback and pulled by digest, rendered
+//     by alpha/action.Render over opm's containerd registry client and by
+//     publisher/render, with every migration level, in json and yaml. Output
+//     bytes must be equal: the truthfulness check compares blobs with what
+//     opm itself makes of their images.
+//
 // The golden file and the spec describe opm master; v1.65.0 differs on a few
 // rules (spec §9). Those are listed in the tests and handled explicitly.
 //

@@ -94,9 +94,11 @@ type Input struct {
 }
 
 // Checks returns the checks in goes through. The images check runs only
-// when in says how to reach registries, the templates check only when the
-// policy maps templates: a check that was switched off is
-// left out of the report rather than blocking every merge as undecided.
+// when in says how to reach registries, the truthfulness check only when
+// it also has a renderer (and images.truthfulness is not off), the
+// templates check only when the policy maps templates: a check that was
+// switched off is left out of the report rather than blocking every merge
+// as undecided.
 func Checks(in *Input) []checks.Check[*Input] {
 	cs := []checks.Check[*Input]{Owners{}, FBC{}, References{}, Release{}}
 	if in.Group {
@@ -104,6 +106,12 @@ func Checks(in *Input) []checks.Check[*Input] {
 	}
 	if in.ImageOptions != nil {
 		cs = append(cs, Images{})
+		// Where images are verified and rendered, the bundle blobs the
+		// change adds or changes are compared with their images too,
+		// unless images.truthfulness is off.
+		if in.Renderer != nil && (in.Policy == nil || in.Policy.Images.Truthfulness != images.TruthOff) {
+			cs = append(cs, Truth{})
+		}
 	}
 	// Like the images check, the templates check exists only where it has
 	// something to judge: a policy that maps templates to outputs.
