@@ -273,7 +273,13 @@ func (h *Hosts) Trip(host string, err error) bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.open(h.state(host), false)
+	s := h.state(host)
+	if s.probing {
+		// The probe's own outcome decides, and doubles the cool-down
+		// if it fails.
+		return false
+	}
+	h.open(s, false)
 	return true
 }
 
