@@ -79,6 +79,10 @@ func TestLoadConfigFull(t *testing.T) {
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
 		RegistryProxy:          "http://proxy.internal:3128",
+
+		RegistryHostConcurrency: 2,
+		RegistryHostWait:        2 * time.Second,
+		RegistryCoolDown:        time.Minute,
 		Publish: PublishConfig{
 			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
 			Insecure:  []string{"localhost:5000"},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -150,9 +151,15 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	defer state.Close()
+	// Every job's checks share one bound per registry host and one
+	// breaker per host: a registry pull requests name that never
+	// answers holds one worker for one deadline, not every worker on
+	// every try.
+	hosts := registry.NewHosts(cfg.RegistryHosts())
+	reg.MustRegister(webhook.NewRegistryHosts(hosts))
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
-		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule},
+		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule, Hosts: hosts},
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
 		Facts:     state.Facts(),
