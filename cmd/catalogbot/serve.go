@@ -54,7 +54,10 @@ allowPrivateRegistries, the internal registries (host or host:port) that
 pull request checks may reach: every other registry, token realm or
 redirect that resolves to a loopback, private or link-local address is
 refused; and registryProxy, the forward proxy pull request checks go
-through (a proxy the environment names is not used for them).
+through (a proxy the environment names is not used for them);
+registryHostConcurrency, registryHostWait and registryCoolDown shape the
+bound and circuit breaker every job shares per registry host, so that a
+registry that never answers holds one worker for one deadline, not all.
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
