@@ -40,7 +40,9 @@ type HostsOptions struct {
 	Holders int
 	// Wait bounds how long a holder with no contact of its own with the
 	// host waits for a free slot, or for the outcome of the contact that
-	// goes first (default DefaultHostWait). It then gets a
+	// goes first, without the host answering any contact (default
+	// DefaultHostWait): a host that keeps answering others is busy, and
+	// its waiters keep their place. A waiter then gets a
 	// *HostBusyError, which leaves its check pending: the job ends and
 	// is tried again later, rather than hold a worker for another job's
 	// registry.
@@ -117,8 +119,11 @@ type hostState struct {
 	contacts int
 	holders  map[any]int
 	// changed is closed, and replaced, whenever a contact ends: the
-	// waiters look again.
+	// waiters look again. answers counts the contacts that ended with an
+	// answer: a waiter gives up only on a host that gave none for the
+	// whole wait.
 	changed chan struct{}
+	answers int64
 }
 
 // NewHosts returns the shared state of registry hosts for one process.
@@ -153,7 +158,11 @@ func (h *Hosts) Acquire(ctx context.Context, host string, holder any) (release f
 	if h == nil {
 		return func(error) {}, nil
 	}
-	var timeout <-chan time.Time
+	var (
+		timer   *time.Timer
+		timeout <-chan time.Time
+		answers int64
+	)
 	for {
 		h.mu.Lock()
 		s := h.state(host)
@@ -182,11 +191,18 @@ func (h *Hosts) Acquire(ctx context.Context, host string, holder any) (release f
 			return func(err error) { once.Do(func() { h.release(host, holder, probe, err) }) }, nil
 		}
 		changed, mine := s.changed, s.holders[holder] > 0
+		progress := s.answers != answers
+		answers = s.answers
 		h.mu.Unlock()
-		if !mine && timeout == nil {
-			t := time.NewTimer(h.o.Wait)
-			defer t.Stop()
-			timeout = t.C
+		switch {
+		case !mine && timer == nil:
+			timer = time.NewTimer(h.o.Wait)
+			defer timer.Stop()
+			timeout = timer.C
+		case !mine && progress:
+			// The host answers, only others hold its slots: a busy
+			// host, not a silent one. The wait starts again.
+			timer.Reset(h.o.Wait)
 		}
 		select {
 		case <-changed:
@@ -224,6 +240,7 @@ func (h *Hosts) release(host string, holder any, probe bool, err error) {
 	case HostFailed:
 		h.open(s, probe)
 	case HostAnswered:
+		s.answers++
 		if s.state != Open {
 			s.state, s.known, s.coolDown = Closed, true, 0
 		}
@@ -369,14 +386,15 @@ func (e *HostOpenError) Error() string {
 		e.Host, e.Until.UTC().Format(time.TimeOnly+" UTC"))
 }
 
-// HostBusyError is a contact not made because its host had no free slot,
-// or its first contact had no outcome, within the wait.
+// HostBusyError is a contact not made because its host's slots were held
+// by other checks, or its first contact was under way, and it answered
+// none of them within the wait.
 type HostBusyError struct {
 	Host   string
 	Waited time.Duration
 }
 
 func (e *HostBusyError) Error() string {
-	return fmt.Sprintf("registry %s was busy with other checks for %s (its answer to them is awaited), so it was not asked in this try",
+	return fmt.Sprintf("registry %s was busy with other checks and answered none of them for %s, so it was not asked in this try",
 		e.Host, e.Waited)
 }

@@ -215,3 +215,48 @@ func TestHostsHolderWaitsOnItsOwn(t *testing.T) {
 		t.Error("a nil Hosts opened")
 	}
 }
+
+// TestHostsBusyHostKeepsWaiters: a holder kept out by another holder that
+// keeps getting answers from the host waits beyond the bound, since the
+// host is busy, not silent; it goes once the other is done.
+func TestHostsBusyHostKeepsWaiters(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	h := NewHosts(HostsOptions{Holders: 1, Wait: wait})
+	ctx := context.Background()
+	held, err := h.Acquire(ctx, "r.example", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held(nil) // the host is known
+	if held, err = h.Acquire(ctx, "r.example", "x"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		release, err := h.Acquire(ctx, "r.example", "y")
+		if err == nil {
+			release(nil)
+		}
+		got <- err
+	}()
+	// x checks one reference after another for well beyond the wait,
+	// each answered.
+	start := time.Now()
+	for time.Since(start) < 2*wait {
+		next, err := h.Acquire(ctx, "r.example", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held(&transport.Error{StatusCode: http.StatusNotFound})
+		held = next
+		select {
+		case err := <-got:
+			t.Fatalf("y returned (%v) while x held the host and it kept answering", err)
+		case <-time.After(wait / 10):
+		}
+	}
+	held(nil)
+	if err := <-got; err != nil {
+		t.Fatalf("y, once x was done: %v", err)
+	}
+}
