@@ -501,6 +501,13 @@ func (r *run) check(ctx context.Context, ref Reference) (res Result) {
 			return err.(error)
 		}
 		leave, err := v.opts.Hosts.Acquire(ctx, host, r)
+		var open *registry.HostOpenError
+		if errors.As(err, &open) {
+			// Opened by this run's own contact, it says so.
+			if perr := r.breaker.Check(host); perr != nil {
+				err = perr
+			}
+		}
 		if err != nil {
 			if registry.Outcome(err) == registry.HostSilent && ctx.Err() == nil {
 				r.notAsked.Store(host, err)

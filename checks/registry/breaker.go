@@ -30,15 +30,14 @@ func (b *Breaker) Check(host string) error {
 	if b == nil {
 		return nil
 	}
-	if err := b.Hosts.Check(host); err != nil {
-		return err
-	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.open[host] {
+	open := b.open[host]
+	b.mu.Unlock()
+	if open {
+		// This pass's own timeout is the truer account of the two.
 		return &BreakerError{Host: host}
 	}
-	return nil
+	return b.Hosts.Check(host)
 }
 
 // Record opens the breaker for host when err says it ran out of time, and
