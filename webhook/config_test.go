@@ -275,3 +275,17 @@ func TestLoadConfigTlogDefault(t *testing.T) {
 		t.Fatalf("publish = %+v, want tlogUpload on and the default log", c.Publish)
 	}
 }
+
+// TestRegistryHostsLeaveAWorker: the jobs in contact with one registry
+// host are at most the workers but one, so that a host that turns slow
+// leaves a worker for the others; a single worker is not left with none.
+func TestRegistryHostsLeaveAWorker(t *testing.T) {
+	for _, tt := range []struct{ workers, holders int }{{1, 1}, {2, 1}, {4, 3}} {
+		c := defaultConfig()
+		c.Workers = tt.workers
+		o := c.RegistryHosts()
+		if o.Holders != tt.holders || o.Contacts != DefaultRegistryHostConcurrency || o.Wait != DefaultRegistryHostWait || o.CoolDown != DefaultRegistryCoolDown {
+			t.Errorf("%d workers: %+v, want %d holders and the defaults", tt.workers, o, tt.holders)
+		}
+	}
+}
