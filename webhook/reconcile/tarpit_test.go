@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -70,7 +71,8 @@ func (p *timedProcessor) end(pr int) (time.Time, bool) {
 // pull request gives up on the registry after registryHostWait (0.5 s),
 // without dialling it. Both tarpit pull requests are left in progress,
 // naming the registry, with a retry asked for; a later try fails at once,
-// naming the host and when it is asked again; readiness stays true.
+// naming the host and when it is asked again, and asks for its retry no
+// sooner than that; readiness stays true.
 func TestTarpitPRsLeaveWorkersFree(t *testing.T) {
 	const referenceTimeout = 8 * time.Second
 	tarpit := registrytest.NewTarpit(t)
@@ -83,7 +85,9 @@ func TestTarpitPRsLeaveWorkersFree(t *testing.T) {
 	slow, fine := "slow.test:"+tarpit.Port, "fine.test:"+goodPort
 	digest := good.PushRandom(t, good.Ref("foo-bundle:v1"))
 
-	cfg := &webhook.Config{Workers: 2, RegistryHostWait: 500 * time.Millisecond, RegistryCoolDown: time.Minute}
+	// A cool-down longer than the first pending backoff (1 minute): the
+	// retry waits for it rather than spend a try on a host not asked.
+	cfg := &webhook.Config{Workers: 2, RegistryHostWait: 500 * time.Millisecond, RegistryCoolDown: 5 * time.Minute}
 	hosts := registry.NewHosts(cfg.RegistryHosts())
 	e := newEnvWith(t, catalogRepo(fmt.Sprintf("limits:\n  referenceTimeout: %s\n", referenceTimeout)), func(o *AppOptions) {
 		cfg.AppID, cfg.PrivateKey, cfg.GitHubURL, cfg.CacheDir = o.Config.AppID, o.Config.PrivateKey, o.Config.GitHubURL, o.Config.CacheDir
@@ -206,12 +210,22 @@ func TestTarpitPRsLeaveWorkersFree(t *testing.T) {
 	}
 	// A third try, now that the breaker is open, fails at once without
 	// dialling, naming the host and when it is asked again.
+	// Its retry waits for the breaker's probe rather than spend a try
+	// on a host that is not asked.
+	var open *registry.HostOpenError
+	if !errors.As(hosts.Check(slow), &open) {
+		t.Fatalf("the breaker of %s is not open", slow)
+	}
 	conns := tarpit.Conns()
 	start := time.Now()
-	if err := processAll(ctx, e.app, e.job(tarpitPRs[1], "pull_request")); err != nil {
+	res, err := e.app.Process(ctx, e.job(tarpitPRs[1], "pull_request"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
+	if res.RetryAt.Before(open.Until) {
+		t.Errorf("a try while the breaker is open: retry at %s, before the breaker lets a probe go (%s)", res.RetryAt.Format(time.TimeOnly), open.Until.Format(time.TimeOnly))
+	}
 	run := e.run(tarpitPRs[1].HeadSHA(), CheckRunName)
 	text := run.Summary + run.Text
 	for _, a := range run.Annotations {
