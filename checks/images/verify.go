@@ -466,8 +466,12 @@ func (r *run) check(ctx context.Context, ref Reference) (res Result) {
 	// contactErr is how the contact with the registry ended, for the
 	// process's Hosts (release); nil for any answer.
 	var contactErr error
-	release := func(error) {}
-	defer func() { release(contactErr) }()
+	var release func(error)
+	defer func() {
+		if release != nil {
+			release(contactErr)
+		}
+	}()
 	fail := func(err error, what string) Result {
 		contactErr = err
 		r.breaker.Record(repo.RegistryStr(), err)
@@ -497,6 +501,13 @@ func (r *run) check(ctx context.Context, ref Reference) (res Result) {
 		// request, so that a reference known from the cache needs
 		// none, and held until the reference is checked.
 		host := repo.RegistryStr()
+		if release != nil {
+			// The slot is held already; only the handshake is
+			// tried again.
+			var err error
+			tr, err = r.transport(ctx, repo)
+			return err
+		}
 		if err, ok := r.notAsked.Load(host); ok {
 			return err.(error)
 		}
