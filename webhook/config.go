@@ -19,6 +19,7 @@ import (
 
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/yamlnode"
 	"github.com/catalogbot/catalogbot/policy"
@@ -51,6 +52,17 @@ const (
 	// MinPendingBackoff keeps retries from hammering a registry that is
 	// down or rate limiting.
 	MinPendingBackoff = time.Second
+
+	// DefaultRegistryHostConcurrency bounds the contacts with one
+	// registry host under way at once across every job of the process;
+	// DefaultRegistryHostWait how long a check with no contact of its
+	// own waits for one of them before it yields (pending, tried again
+	// later); DefaultRegistryCoolDown how long a host that did not answer
+	// is not asked (doubling per failed probe, up to 10 minutes). See
+	// registry.Hosts.
+	DefaultRegistryHostConcurrency = registry.DefaultHostContacts
+	DefaultRegistryHostWait        = registry.DefaultHostWait
+	DefaultRegistryCoolDown        = registry.DefaultCoolDown
 )
 
 // Environment variables that override the file. Secrets never need to be
@@ -123,7 +135,31 @@ type Config struct {
 	// resolves each target again, out of the egress rule's sight, so only
 	// one the operator chose here is trusted with that.
 	RegistryProxy string
-	Publish       PublishConfig
+
+	// RegistryHostConcurrency, RegistryHostWait and RegistryCoolDown
+	// shape the process's bound on each registry host and its circuit
+	// breaker (registry.Hosts; defaults above): a registry named by pull
+	// requests that never answers holds at most one worker for one
+	// deadline, then fails its references at once until the cool-down
+	// ends, and at most Workers-1 checks are in contact with one host at
+	// once, so one slow host never holds every worker.
+	RegistryHostConcurrency int
+	RegistryHostWait        time.Duration
+	RegistryCoolDown        time.Duration
+
+	Publish PublishConfig
+}
+
+// RegistryHosts returns the options of the process's registry.Hosts: at
+// most Workers-1 checks in contact with one host (one with a single
+// worker), so that a host that turns slow leaves a worker for the rest.
+func (c *Config) RegistryHosts() registry.HostsOptions {
+	return registry.HostsOptions{
+		Contacts: c.RegistryHostConcurrency,
+		Holders:  max(c.Workers-1, 1),
+		Wait:     c.RegistryHostWait,
+		CoolDown: c.RegistryCoolDown,
+	}
 }
 
 // PublishConfig holds the credentials the publisher alone uses.
@@ -171,7 +207,11 @@ func defaultConfig() *Config {
 		GitHubURL:      DefaultGitHubURL,
 		PendingRetries: DefaultPendingRetries,
 		PendingBackoff: DefaultPendingBackoff,
-		Publish:        PublishConfig{TlogUpload: true},
+
+		RegistryHostConcurrency: DefaultRegistryHostConcurrency,
+		RegistryHostWait:        DefaultRegistryHostWait,
+		RegistryCoolDown:        DefaultRegistryCoolDown,
+		Publish:                 PublishConfig{TlogUpload: true},
 	}
 }
 
@@ -454,6 +494,21 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"pendingBackoff": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "pendingBackoff", MinPendingBackoff); ok {
 				c.PendingBackoff = d
+			}
+		},
+		"registryHostConcurrency": func(v *yaml.Node) {
+			if n, ok := p.integer(v, "registryHostConcurrency", 1, 1024); ok {
+				c.RegistryHostConcurrency = int(n)
+			}
+		},
+		"registryHostWait": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "registryHostWait", 10*time.Millisecond); ok {
+				c.RegistryHostWait = d
+			}
+		},
+		"registryCoolDown": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "registryCoolDown", time.Second); ok {
+				c.RegistryCoolDown = d
 			}
 		},
 		"dedupeTTL": func(v *yaml.Node) {

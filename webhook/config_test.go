@@ -79,6 +79,10 @@ func TestLoadConfigFull(t *testing.T) {
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
 		RegistryProxy:          "http://proxy.internal:3128",
+
+		RegistryHostConcurrency: 2,
+		RegistryHostWait:        2 * time.Second,
+		RegistryCoolDown:        time.Minute,
 		Publish: PublishConfig{
 			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
 			Insecure:  []string{"localhost:5000"},
@@ -269,5 +273,19 @@ func TestLoadConfigTlogDefault(t *testing.T) {
 	}
 	if !c.Publish.TlogUpload || c.Publish.RekorURL != "" {
 		t.Fatalf("publish = %+v, want tlogUpload on and the default log", c.Publish)
+	}
+}
+
+// TestRegistryHostsLeaveAWorker: the jobs in contact with one registry
+// host are at most the workers but one, so that a host that turns slow
+// leaves a worker for the others; a single worker is not left with none.
+func TestRegistryHostsLeaveAWorker(t *testing.T) {
+	for _, tt := range []struct{ workers, holders int }{{1, 1}, {2, 1}, {4, 3}} {
+		c := defaultConfig()
+		c.Workers = tt.workers
+		o := c.RegistryHosts()
+		if o.Holders != tt.holders || o.Contacts != DefaultRegistryHostConcurrency || o.Wait != DefaultRegistryHostWait || o.CoolDown != DefaultRegistryCoolDown {
+			t.Errorf("%d workers: %+v, want %d holders and the defaults", tt.workers, o, tt.holders)
+		}
 	}
 }

@@ -291,3 +291,101 @@ func loopbackTransport() *http.Transport {
 		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
 	}}
 }
+
+// TestTarpitSharedAcrossChecks: two checks of one process name the same
+// silent registry. With the process's Hosts, only the first contacts it
+// and waits out its deadline; the second gives up on it after the bounded
+// wait, pending (not invalid), without dialling; once the first has
+// timed out, a third fails at once naming the host and when it is asked
+// again. A registry beside it is checked as usual throughout.
+func TestTarpitSharedAcrossChecks(t *testing.T) {
+	tarpit := registrytest.NewTarpit(t)
+	good := egresstest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v2/" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	rule, err := egress.New([]string{"slow.test", "fine.test"}, egresstest.Resolver{"slow.test": {"127.0.0.1"}, "fine.test": {"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, fine := "slow.test:"+tarpit.Port, "fine.test:"+good.Port
+	hosts := registry.NewHosts(registry.HostsOptions{Wait: 100 * time.Millisecond, CoolDown: time.Minute})
+	verify := func(n int) []images.Result {
+		o := options(newFakeClock(), nil)
+		o.Egress, o.Insecure, o.Hosts = rule, []string{slow, fine}, hosts
+		o.ReferenceTimeout = time.Second
+		var uses []images.Use
+		for i := range n {
+			uses = append(uses, images.Use{Image: fmt.Sprintf("%s/app%d@%s", slow, i, someDigest), Location: images.Location{Kind: images.KindRelated, File: "c.yaml", Line: i + 1}})
+		}
+		uses = append(uses, images.Use{Image: fine + "/other@" + someDigest, Location: images.Location{Kind: images.KindRelated, File: "c.yaml", Line: 99}})
+		results, err := newVerifier(t, o).VerifyUses(context.Background(), uses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var onTarpit []images.Result
+		for _, r := range results {
+			switch {
+			case !strings.HasPrefix(r.Image, fine):
+				onTarpit = append(onTarpit, r)
+			case r.Class == registry.ClassTransport:
+				t.Errorf("the registry beside the tarpit failed too: %s", r.Message)
+			}
+		}
+		return onTarpit
+	}
+	// The messages each check's references on the tarpit end with.
+	said := func(results []images.Result) map[string]int {
+		out := map[string]int{}
+		for _, r := range results {
+			if r.Class != registry.ClassTransport || !strings.Contains(r.Message, slow) {
+				t.Errorf("%s: %s %q, want transport (pending) naming %s", r.Image, r.Class, r.Message, slow)
+			}
+			switch {
+			case strings.Contains(r.Message, "limits.referenceTimeout"):
+				out["waited"]++
+			case strings.Contains(r.Message, "earlier in this check"):
+				out["fast"]++
+			case strings.Contains(r.Message, "busy with other checks"):
+				out["busy"]++
+			case strings.Contains(r.Message, "it is asked again after"):
+				out["open"]++
+			}
+		}
+		return out
+	}
+
+	first := make(chan []images.Result, 1)
+	go func() { first <- verify(4) }()
+	// The second check starts once the first is in contact with the
+	// tarpit.
+	for tarpit.Conns() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	second := verify(4)
+	tookSecond := time.Since(start)
+	firstSaid, secondSaid := said(<-first), said(second)
+	if firstSaid["waited"] == 0 || firstSaid["waited"]+firstSaid["fast"]+firstSaid["open"] != 4 {
+		t.Errorf("first check: %v, want its references to wait out the deadline, or fail at once after it", firstSaid)
+	}
+	if secondSaid["busy"] != 4 {
+		t.Errorf("second check: %v, want every reference not asked, the registry busy", secondSaid)
+	}
+	// The second check's wait is bounded by Hosts' wait, not by the
+	// first check's deadline.
+	if tookSecond >= time.Second {
+		t.Errorf("the second check took %s, as long as the first check's deadline", tookSecond)
+	}
+	if c := tarpit.Conns(); c > 2 {
+		t.Errorf("%d connections to the tarpit, want at most 2 (one contact, 2 schemes)", c)
+	}
+	third := said(verify(4))
+	if third["open"] != 4 {
+		t.Errorf("third check: %v, want every reference failed at once, naming when the host is asked again", third)
+	}
+	if status, trips := hosts.Status(); trips != 1 || len(status) != 1 || status[0].State != registry.Open {
+		t.Errorf("hosts: %+v, %d trips; want the tarpit open, once", status, trips)
+	}
+}

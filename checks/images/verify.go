@@ -84,6 +84,13 @@ type Options struct {
 	// registry that ran out of time in any of them is not asked again.
 	// Nil gives each Verify call a breaker of its own.
 	Breaker *registry.Breaker
+	// Hosts, when set, is shared by every check of the process: it
+	// bounds the contacts with each registry host across them, and a
+	// host whose breaker is open fails its references at once, naming
+	// the host and when it is asked again. A reference that met a busy
+	// or open host is pending (registry.Unanswered), never invalid. Nil
+	// bounds the contacts of each Verify call alone (PerRegistry).
+	Hosts *registry.Hosts
 
 	// Transport is the HTTP transport under the retries and
 	// authentication (default: the bounded transport of
@@ -348,6 +355,10 @@ type run struct {
 	gate *registry.HostGate
 	// breaker holds the registries that ran out of time in this run.
 	breaker *registry.Breaker
+	// notAsked holds, per host, why the process's Hosts did not let
+	// this run contact it (busy or open): its other references fail at
+	// once with the same reason rather than each wait again.
+	notAsked sync.Map
 }
 
 // checkWithin checks one reference within the per-reference deadline,
@@ -438,9 +449,9 @@ func (r *run) transport(ctx context.Context, repo name.Repository) (http.RoundTr
 }
 
 // check verifies one reference that passed precheck.
-func (r *run) check(ctx context.Context, ref Reference) Result {
+func (r *run) check(ctx context.Context, ref Reference) (res Result) {
 	v := r.v
-	res := Result{Image: ref.Image, Locations: ref.Locations}
+	res = Result{Image: ref.Image, Locations: ref.Locations}
 	parsed, _ := v.parse(ref.Image)
 	kinds := kinds(ref.Locations)
 	need := v.policy.needs(kinds)
@@ -452,7 +463,17 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 	// is still asked, for the digest to suggest.
 	dref, byDigest := parsed.(name.Digest)
 	unpinned := !byDigest && v.policy.pinRequired(kinds)
+	// contactErr is how the contact with the registry ended, for the
+	// process's Hosts (release); nil for any answer.
+	var contactErr error
+	var release func(error)
+	defer func() {
+		if release != nil {
+			release(contactErr)
+		}
+	}()
 	fail := func(err error, what string) Result {
+		contactErr = err
 		r.breaker.Record(repo.RegistryStr(), err)
 		res.Class, res.Message = registry.Classify(err)
 		if what != "" {
@@ -476,7 +497,35 @@ func (r *run) check(ctx context.Context, ref Reference) Result {
 		if tr != nil {
 			return nil
 		}
-		var err error
+		// The slot of the process's Hosts is taken at the first
+		// request, so that a reference known from the cache needs
+		// none, and held until the reference is checked.
+		host := repo.RegistryStr()
+		if release != nil {
+			// The slot is held already; only the handshake is
+			// tried again.
+			var err error
+			tr, err = r.transport(ctx, repo)
+			return err
+		}
+		if err, ok := r.notAsked.Load(host); ok {
+			return err.(error)
+		}
+		leave, err := v.opts.Hosts.Acquire(ctx, host, r)
+		var open *registry.HostOpenError
+		if errors.As(err, &open) {
+			// Opened by this run's own contact, it says so.
+			if perr := r.breaker.Check(host); perr != nil {
+				err = perr
+			}
+		}
+		if err != nil {
+			if registry.Outcome(err) == registry.HostSilent && ctx.Err() == nil {
+				r.notAsked.Store(host, err)
+			}
+			return err
+		}
+		release = leave
 		tr, err = r.transport(ctx, repo)
 		return err
 	}

@@ -14,21 +14,30 @@ import (
 // after its first timeout its other images fail at once, naming it.
 // The zero value is ready; a nil *Breaker never opens.
 type Breaker struct {
+	// Hosts, when set, is the process's breaker of every host (see
+	// Hosts): Check fails while it is open for host, and Record opens it
+	// too, so that the checks that contact registries without taking a
+	// slot (rendering, templates) learn from other jobs and teach them.
+	Hosts *Hosts
+
 	mu   sync.Mutex
 	open map[string]bool
 }
 
-// Check returns a *BreakerError when host timed out earlier in the pass.
+// Check returns a *BreakerError when host timed out earlier in the pass,
+// or a *HostOpenError while the process's breaker for host is open.
 func (b *Breaker) Check(host string) error {
 	if b == nil {
 		return nil
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.open[host] {
+	open := b.open[host]
+	b.mu.Unlock()
+	if open {
+		// This pass's own timeout is the truer account of the two.
 		return &BreakerError{Host: host}
 	}
-	return nil
+	return b.Hosts.Check(host)
 }
 
 // Record opens the breaker for host when err says it ran out of time, and
@@ -37,6 +46,7 @@ func (b *Breaker) Record(host string, err error) bool {
 	if b == nil || !isTimeout(err) {
 		return false
 	}
+	b.Hosts.Trip(host, err)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open == nil {

@@ -38,6 +38,26 @@ func TestBreaker(t *testing.T) {
 	}
 }
 
+// TestBreakerOverHosts: a pass's breaker over the process's Hosts teaches
+// the next pass: a timeout in one opens the host for the other, whose
+// Check names the host and when it is asked again.
+func TestBreakerOverHosts(t *testing.T) {
+	hosts := NewHosts(HostsOptions{})
+	first, next := &Breaker{Hosts: hosts}, &Breaker{Hosts: hosts}
+	if next.Check("slow.example") != nil {
+		t.Fatal("open before any failure")
+	}
+	first.Record("slow.example", fmt.Errorf("GET: %w", context.DeadlineExceeded))
+	err := next.Check("slow.example")
+	var open *HostOpenError
+	if !errors.As(err, &open) || !strings.Contains(err.Error(), "slow.example") || !strings.Contains(err.Error(), "asked again after") {
+		t.Fatalf("the next pass's Check = %v, want the host open, naming it and when it is asked again", err)
+	}
+	if next.Check("other.example") != nil {
+		t.Error("another host opened")
+	}
+}
+
 // TestClassifyRefusedAndBodies: a refusal of the egress rule is a policy
 // failure in the rule's words; an unusable answer quotes no more than its
 // first line, where libraries put the server's body after.

@@ -73,6 +73,16 @@ func Classify(err error) (Class, string) {
 	if errors.As(err, &berr) {
 		return ClassTransport, berr.Error()
 	}
+	// Not asked in this try, for the process's breaker (Hosts): the check
+	// waits, naming the host.
+	var oerr *HostOpenError
+	if errors.As(err, &oerr) {
+		return ClassTransport, oerr.Error()
+	}
+	var busy *HostBusyError
+	if errors.As(err, &busy) {
+		return ClassTransport, busy.Error()
+	}
 	var cerr *CredentialError
 	if errors.As(err, &cerr) {
 		return ClassUnauthorized, cerr.Error()

@@ -7,7 +7,10 @@
 // pass of a check, the breaker that stops it from waiting on a registry
 // that already ran out of time (Breaker) and the gate that lets a host's
 // first handshake go before the others and remembers the hosts found down
-// (HostGate).
+// (HostGate); and, for every check of a process, the bound on the contacts
+// with each host and the circuit breaker per host that a service's jobs
+// share (Hosts), so that a registry which never answers holds one of its
+// workers for one deadline rather than every worker on every try.
 //
 // Its sub-packages hold the HTTP transport under every client (timeout),
 // the rule for connections that pull request data steers (egress), and

@@ -32,9 +32,14 @@ func Unanswered(err error) (Class, bool) {
 	default:
 		return class, false
 	}
-	// A registry that timed out earlier in the pass was not asked.
-	var berr *BreakerError
-	if errors.As(err, &berr) {
+	// A registry that timed out earlier in the pass, or whose breaker
+	// in the process is open, or that was busy, was not asked.
+	var (
+		berr *BreakerError
+		oerr *HostOpenError
+		busy *HostBusyError
+	)
+	if errors.As(err, &berr) || errors.As(err, &oerr) || errors.As(err, &busy) {
 		return class, true
 	}
 	var terr *transport.Error

@@ -359,7 +359,10 @@ func (a *app) checkRegistries(cmdPath string, f checkFlags, pr *review.PR) error
 		}
 	}
 	if f.images || f.allImages {
-		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: a.userAgent(), Log: a.log, Egress: rule}
+		// One run's checks share the bound on each host and its
+		// breaker, as a service's jobs do.
+		pr.ImageOptions = &images.Options{Insecure: f.insecure, Keychain: keychain, UserAgent: a.userAgent(), Log: a.log, Egress: rule,
+			Hosts: registry.NewHosts(registry.HostsOptions{})}
 	}
 	if f.render {
 		r, err := render.New(render.Options{RegistryOnly: true, InsecureRegistries: f.insecure, Keychain: keychain, Egress: rule})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -53,7 +54,10 @@ allowPrivateRegistries, the internal registries (host or host:port) that
 pull request checks may reach: every other registry, token realm or
 redirect that resolves to a loopback, private or link-local address is
 refused; and registryProxy, the forward proxy pull request checks go
-through (a proxy the environment names is not used for them).
+through (a proxy the environment names is not used for them);
+registryHostConcurrency, registryHostWait and registryCoolDown shape the
+bound and circuit breaker every job shares per registry host, so that a
+registry that never answers holds one worker for one deadline, not all.
 Secrets can come from the environment instead: CATALOGBOT_WEBHOOK_SECRET or
 CATALOGBOT_WEBHOOK_SECRETS (comma separated), CATALOGBOT_APP_ID,
 CATALOGBOT_PRIVATE_KEY (PEM) or CATALOGBOT_PRIVATE_KEY_FILE. The server
@@ -150,9 +154,15 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	defer state.Close()
+	// Every job's checks share one bound per registry host and one
+	// breaker per host: a registry pull requests name that never
+	// answers holds one worker for one deadline, not every worker on
+	// every try.
+	hosts := registry.NewHosts(cfg.RegistryHosts())
+	reg.MustRegister(webhook.NewRegistryHosts(hosts))
 	bot, err := reconcile.NewApp(reconcile.AppOptions{
 		Config: cfg, Metrics: metrics, Logger: log,
-		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule},
+		Images:    &images.Options{Keychain: anonymous, UserAgent: a.userAgent(), Log: log, Egress: rule, Hosts: hosts},
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
 		Facts:     state.Facts(),

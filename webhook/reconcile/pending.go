@@ -1,11 +1,13 @@
 package reconcile
 
 import (
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/webhook"
 )
@@ -32,6 +34,7 @@ func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Ti
 	a := r.a
 	tries := a.pendingTries()
 	now := a.now()
+	reopen := a.reopens(o)
 	var w waiting
 	a.waiting.update(prKey{strings.ToLower(r.job.Key.Repo), r.number}, maxWaiting, func(old waiting, _ bool) (waiting, bool) {
 		if old.head != head || r.rerequest {
@@ -41,6 +44,11 @@ func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Ti
 		old.next = time.Time{}
 		if old.tries < tries {
 			old.next = now.Add(a.pendingBackoff(old.tries))
+			// A try before the registry's breaker lets a probe go
+			// would fail at once and spend a try for nothing.
+			if reopen.After(old.next) {
+				old.next = reopen
+			}
 		}
 		w = old
 		return old, true
@@ -51,6 +59,22 @@ func (r *prRun) pendingRun(o *review.Outcome, head string) (checkOutput, time.Ti
 	}
 	c, title, summary := o.PendingRun(retry)
 	return checkOutput{Conclusion: c, Title: title, Summary: summary, Findings: o.Findings()}, w.next
+}
+
+// reopens is when the last of the registries o waits for whose breaker is
+// open in the process (registry.Hosts) is asked again; zero when none is.
+func (a *App) reopens(o *review.Outcome) time.Time {
+	var at time.Time
+	if a.images == nil {
+		return at
+	}
+	for _, w := range o.Waits() {
+		var open *registry.HostOpenError
+		if w.Registry != "" && errors.As(a.images.Hosts.Check(w.Registry), &open) && open.Until.After(at) {
+			at = open.Until
+		}
+	}
+	return at
 }
 
 // pendingTries is how often a check that could not judge is tried in

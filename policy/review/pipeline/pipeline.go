@@ -71,7 +71,8 @@ type Input struct {
 	Renderer *render.Renderer
 	// Breaker holds the registries that ran out of time in this pass, so
 	// that the images and references checks wait on a registry once
-	// between them. Run sets a new one when it is nil.
+	// between them. Run sets a new one when it is nil, over
+	// ImageOptions.Hosts.
 	Breaker *registry.Breaker
 
 	// bindOnce puts Base and Head within the policy's limits once;
@@ -135,6 +136,12 @@ func Checks(in *Input) []checks.Check[*Input] {
 func Run(ctx context.Context, in *Input) checks.Report {
 	if in.Breaker == nil {
 		in.Breaker = &registry.Breaker{}
+		// The process's breaker of every host, when the front end
+		// keeps one, is the pass's too: the reference list's and the
+		// templates' registries learn from other jobs.
+		if in.ImageOptions != nil {
+			in.Breaker.Hosts = in.ImageOptions.Hosts
+		}
 	}
 	in.bind()
 	// The checks of a pass decode the same catalog files (validation, the
