@@ -21,6 +21,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable"
@@ -156,6 +157,10 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
 		Facts:     state.Facts(),
+		// The App proposes new releases of the bundle repositories the
+		// policies watch, reading them as the checks do: anonymously,
+		// through the egress rule.
+		Propose: &reconcile.ProposeOptions{Registry: propose.Registry{Keychain: anonymous, Egress: rule}},
 	})
 	if err != nil {
 		return err
@@ -171,6 +176,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		// work: GitHub gives no token, the git cache is broken.
 		Ready:   webhook.AllReady(state.Ready, bot.Ready),
 		Observe: bot.Observe, MetricsToken: cfg.MetricsToken,
+		RegistryHook: webhook.RegistryHookOptions{Secret: cfg.RegistryHookSecret, Notify: bot.NotifyRegistry},
 	})
 	if err != nil {
 		return err
@@ -189,6 +195,9 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	go bot.RunReadiness(sigCtx, time.Second)
+	// Every replica polls; each repository's round is made by one, under
+	// its lease in the state (docs/proposals.md).
+	go bot.RunProposer(sigCtx, func(j webhook.Job) { queue.EnqueueAll([]webhook.Job{j}) })
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
