@@ -79,6 +79,8 @@ func TestLoadConfigFull(t *testing.T) {
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},
 		AllowPrivateRegistries: []string{"mirror.internal", "10.0.0.5:5000"},
 		RegistryProxy:          "http://proxy.internal:3128",
+		ProposeInterval:        2 * time.Minute,
+		UnplacedAfter:          30 * time.Minute,
 		Publish: PublishConfig{
 			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
 			Insecure:  []string{"localhost:5000"},
