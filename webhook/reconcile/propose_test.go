@@ -52,7 +52,7 @@ func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // proposeOptions turns proposing on, reaching reg.
-func proposeOptions(t *testing.T, reg *registrytest.Registry, clk *clock, facts webhook.Facts) func(*AppOptions) {
+func proposeOptions(t testing.TB, reg *registrytest.Registry, clk *clock, facts webhook.Facts) func(*AppOptions) {
 	return func(o *AppOptions) {
 		rule, err := egress.New([]string{reg.Host}, nil)
 		if err != nil {
