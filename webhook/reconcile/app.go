@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
@@ -203,6 +204,11 @@ func NewApp(o AppOptions) (*App, error) {
 		po := *o.Propose
 		po.Interval = cmp.Or(po.Interval, cfg.ProposeInterval, webhook.DefaultProposeInterval)
 		po.UnplacedAfter = cmp.Or(po.UnplacedAfter, cfg.UnplacedAfter, webhook.DefaultUnplacedAfter)
+		if po.Registry.Tags == nil {
+			// Each round asks for the tag lists "if changed": a
+			// repository with no new tag costs a 304.
+			po.Registry.Tags = propose.NewTagCache()
+		}
 		a.prop = &proposer{o: po, watched: map[string][]string{}, kicked: map[string]bool{}, kick: make(chan struct{}, 1), memory: map[string][]byte{}}
 	}
 	if a.turns.ttl == 0 {
