@@ -87,6 +87,10 @@ type proposalState struct {
 	Seen map[string]map[string]time.Time `json:"seen,omitempty"`
 	// Open are the open proposals, by package.
 	Open map[string]openProposal `json:"open,omitempty"`
+	// Declined are, by package, the releases of a proposal people
+	// closed without merging: they are not proposed again (the alarm
+	// still counts them); a newer release is.
+	Declined map[string][]string `json:"declined,omitempty"`
 }
 
 // openProposal is one package's open pull request.
@@ -121,6 +125,9 @@ func (p *proposer) load(ctx context.Context, facts webhook.Facts, repo string) (
 	}
 	if st.Open == nil {
 		st.Open = map[string]openProposal{}
+	}
+	if st.Declined == nil {
+		st.Declined = map[string][]string{}
 	}
 	return st, nil
 }
@@ -413,6 +420,13 @@ func (a *App) placeProposal(ctx context.Context, gh *github.Client, inst int64, 
 			return nil, false, fmt.Errorf("read proposal #%d: %w", open.PR, err)
 		}
 		if pr.GetState() != "open" {
+			// The App closes its own proposals itself (below) and
+			// forgets them there: one closed unmerged was closed
+			// by people.
+			if !pr.GetMerged() {
+				st.Declined[pkg] = open.Versions
+				log.Info("propose: a proposal was closed unmerged; its releases are not proposed again", "package", pkg, "pr", open.PR, "versions", open.Versions)
+			}
 			delete(st.Open, pkg)
 			has = false
 		}
@@ -450,6 +464,10 @@ func (a *App) placeProposal(ctx context.Context, gh *github.Client, inst int64, 
 	if has && slices.Equal(open.Versions, versions) {
 		return nil, false, nil
 	}
+	if !has && slices.Equal(st.Declined[pkg], versions) {
+		return nil, false, nil
+	}
+	delete(st.Declined, pkg)
 	msg, bodyText := rows[0].Message, rows[0].Body
 	head, err := a.pushProposal(ctx, gh, owner, name, full, tip, rows[0].Commit, msg+"\n\n"+bodyText)
 	if err != nil {

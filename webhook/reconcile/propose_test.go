@@ -337,3 +337,30 @@ func TestUnplacedAlarm(t *testing.T) {
 		t.Fatalf("after 61 minutes the alarm shows %v (%v); want %v", v, ok, (61 * time.Minute).Seconds())
 	}
 }
+
+// TestDeclinedProposalStaysClosed: a proposal people close without
+// merging is not opened again for the same releases; a newer release is
+// proposed afresh.
+func TestDeclinedProposalStaysClosed(t *testing.T) {
+	reg := registrytest.New(t)
+	clk := &clock{now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	e := newEnvWith(t, proposeRepo(reg), proposeOptions(t, reg, clk, nil))
+	proposetest.PushBundle(t, reg, "acme/foo-bundle", "1.1.0", "foo", "foo.v1.1.0", "1.1.0")
+	e.round(nil)
+	open := e.proposals()
+	if len(open) != 1 {
+		t.Fatalf("%d proposals, want 1", len(open))
+	}
+	open[0].Close()
+	clk.Advance(time.Minute)
+	e.round(nil)
+	if n := len(e.proposals()); n != 0 {
+		t.Fatalf("the declined releases were proposed again: %d open proposals", n)
+	}
+	proposetest.PushBundle(t, reg, "acme/foo-bundle", "1.2.0", "foo", "foo.v1.2.0", "1.2.0")
+	clk.Advance(time.Minute)
+	e.round(nil)
+	if open := e.proposals(); len(open) != 1 || !strings.Contains(open[0].Title(), "1.2.0") {
+		t.Fatalf("a newer release after a declined proposal: %d open proposals", len(open))
+	}
+}
