@@ -42,7 +42,7 @@ func TestE2EProposeOnDockerRegistryNotification(t *testing.T) {
 	host := registrytest.StartDockerRegistryNotifying(t, front.URL+"/hooks/registry", secret)
 
 	files := map[string]string{
-		".catalogbot.yaml": fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: [stable]\n    graph: replaces\n    soak: 0s\n", host),
+		".catalogbot.yaml":         fmt.Sprintf("propose:\n  - package: foo\n    repository: %s/acme/foo-bundle\n    channels: [stable]\n    graph: replaces\n    soak: 0s\n", host),
 		"OWNERS":                   "approvers: [maintainer]\n",
 		"catalog/foo/catalog.yaml": proposetest.Package("foo", "stable", "foo.v1.0.0", "1.0.0"),
 	}
