@@ -68,7 +68,11 @@ cannot do the work takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
-installation, so a lost webhook loses nothing. The work queue and what
+installation, so a lost webhook loses nothing. Every proposeInterval (1m)
+it polls the bundle repositories the policies watch (propose:) and opens
+or moves one labelled pull request per package with new releases; with
+CATALOGBOT_REGISTRY_HOOK_SECRET set, POST /hooks/registry takes registry
+push notifications and polls at once. The work queue and what
 deliveries told it (comment editors, push times, pending retries) live in
 a state that outlives the process: one SQLite file under stateDir by
 default, or the PostgreSQL database named by CATALOGBOT_DATABASE_URL, which
