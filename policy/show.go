@@ -101,6 +101,9 @@ func (p *Policy) Settings() []Setting {
 	add("release.continuity", cmp.Or(p.Release.Continuity, ContinuityWarning))
 	if len(p.Propose) > 0 {
 		add("propose", list(proposeSettings(p.Propose)))
+		// The alarm is the App's: its threshold is the service's, not
+		// the repository's, so it is named here, not valued.
+		add("propose.alarm", "catalogbot serve sets catalogbot_bundle_unplaced_seconds{repo, package} for a release seen longer than its unplacedAfter (1h unless configured) with no catalog entry and no open proposal")
 	}
 	add("olmv1", cmp.Or(p.OLMv1, OLMv1Report))
 	return out

@@ -36,6 +36,18 @@ const (
 	// MinSecretLen is the shortest webhook secret accepted. The secret is
 	// all that stands between the internet and a merge.
 	MinSecretLen = 16
+	// DefaultProposeInterval is how often the App polls the bundle
+	// repositories the policies watch (propose:): a new tag becomes an
+	// open pull request within this plus one round's work
+	// (docs/proposals.md has the figures). MinProposeInterval keeps the
+	// polls from spending registries' and GitHub's quotas.
+	DefaultProposeInterval = time.Minute
+	MinProposeInterval     = 10 * time.Second
+	// DefaultUnplacedAfter is how long a release may be seen without a
+	// catalog entry or an open proposal before the alarm
+	// (catalogbot_bundle_unplaced_seconds) shows it.
+	DefaultUnplacedAfter = time.Hour
+
 	// MinResyncInterval keeps resync from spending the installation's API
 	// quota on listing pull requests.
 	MinResyncInterval = 30 * time.Second
@@ -74,6 +86,9 @@ const (
 	EnvPrivateKey     = "CATALOGBOT_PRIVATE_KEY" // PEM text
 	EnvPrivateKeyFile = "CATALOGBOT_PRIVATE_KEY_FILE"
 	EnvMetricsToken   = "CATALOGBOT_METRICS_TOKEN" // bearer token /metrics asks for
+	// EnvRegistryHookSecret is the shared secret of /hooks/registry;
+	// unset, the endpoint is off.
+	EnvRegistryHookSecret = "CATALOGBOT_REGISTRY_HOOK_SECRET"
 	// EnvDatabaseURL is the PostgreSQL database replicas share
 	// (postgres://user:password@host:port/db): a credential, so it is
 	// read from the environment only.
@@ -148,6 +163,17 @@ type Config struct {
 	RegistryCoolDown        time.Duration
 
 	Publish PublishConfig
+
+	// ProposeInterval is how often the App polls the bundle repositories
+	// the repositories' policies watch (propose:); negative turns the
+	// App's proposals off. UnplacedAfter is when a release seen without
+	// a catalog entry or an open proposal shows in the alarm metric.
+	ProposeInterval time.Duration
+	UnplacedAfter   time.Duration
+	// RegistryHookSecret, from the environment only, is the shared
+	// secret /hooks/registry asks registries' push notifications for;
+	// "" turns the endpoint off.
+	RegistryHookSecret string
 }
 
 // RegistryHosts returns the options of the process's registry.Hosts: at
@@ -212,6 +238,9 @@ func defaultConfig() *Config {
 		RegistryHostWait:        DefaultRegistryHostWait,
 		RegistryCoolDown:        DefaultRegistryCoolDown,
 		Publish:                 PublishConfig{TlogUpload: true},
+
+		ProposeInterval: DefaultProposeInterval,
+		UnplacedAfter:   DefaultUnplacedAfter,
 	}
 }
 
@@ -301,6 +330,13 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		c.MetricsToken = v
 		if len(v) < MinSecretLen {
 			fail("%s is %d bytes; use a random string of at least %d", EnvMetricsToken, len(v), MinSecretLen)
+		}
+	}
+
+	if v := strings.TrimSpace(getenv(EnvRegistryHookSecret)); v != "" {
+		c.RegistryHookSecret = v
+		if len(v) < MinSecretLen {
+			fail("%s is %d bytes; use a random string of at least %d", EnvRegistryHookSecret, len(v), MinSecretLen)
 		}
 	}
 
@@ -484,6 +520,18 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"resyncInterval": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "resyncInterval", MinResyncInterval); ok {
 				c.ResyncInterval = d
+			}
+		},
+		"proposeInterval": func(v *yaml.Node) {
+			if yamlnode.Resolve(v).Value == "off" {
+				c.ProposeInterval = -1
+			} else if d, ok := p.duration(v, "proposeInterval", MinProposeInterval); ok {
+				c.ProposeInterval = d
+			}
+		},
+		"unplacedAfter": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "unplacedAfter", time.Minute); ok {
+				c.UnplacedAfter = d
 			}
 		},
 		"pendingRetries": func(v *yaml.Node) {

@@ -83,6 +83,8 @@ func TestLoadConfigFull(t *testing.T) {
 		RegistryHostConcurrency: 2,
 		RegistryHostWait:        2 * time.Second,
 		RegistryCoolDown:        time.Minute,
+		ProposeInterval:         2 * time.Minute,
+		UnplacedAfter:           30 * time.Minute,
 		Publish: PublishConfig{
 			AuthFile:  filepath.Join("testdata", "config", "docker", "config.json"),
 			Insecure:  []string{"localhost:5000"},

@@ -12,6 +12,9 @@
 //     listener of its own, loopback by default, behind a bearer token when
 //     one is set). A delivery is answered at once: 202 when it is taken or
 //     ignored, and the work runs later on the Queue.
+//   - POST /hooks/registry (registryhook.go), when a shared secret is
+//     configured, reads Distribution, Quay and Harbor push notifications
+//     and hands the pushed repositories to the App's proposer.
 //   - The signature check (signature.go) verifies X-Hub-Signature-256
 //     against every configured secret, so secrets can be rotated without
 //     downtime.

@@ -46,8 +46,19 @@ type Metrics struct {
 	// (SetBranchInvalid): main holds a tree the merge decisions never
 	// judged, and nothing is published from it.
 	InvalidBranches prometheus.Gauge
-	invalidMu       sync.Mutex
-	invalid         map[string]bool
+	// BundleUnplaced is, per repository and package, how long the oldest
+	// release seen without a catalog entry or an open proposal has been
+	// seen, once that is longer than the service's unplacedAfter: the
+	// missing-proposal alarm (docs/proposals.md). A package with none has
+	// no series.
+	BundleUnplaced *prometheus.GaugeVec
+	// ProposeRounds counts the proposer's polls of a repository, by
+	// result ("proposed", "unchanged", "failed").
+	ProposeRounds *prometheus.CounterVec
+	// RegistryNotifications counts /hooks/registry requests, by result.
+	RegistryNotifications *prometheus.CounterVec
+	invalidMu             sync.Mutex
+	invalid               map[string]bool
 	// Blocked is why each open pull request waits and since when:
 	// catalogbot_pr_blocked_seconds{reason}, the longest current wait
 	// of each reason (see BlockedWaits for why a gauge of the maximum).
@@ -134,10 +145,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Repositories whose published branch's catalog does not validate, as last published.",
 	})
 	m.invalid = map[string]bool{}
+	m.BundleUnplaced = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "catalogbot_bundle_unplaced_seconds",
+		Help: "Seconds since the oldest release of a watched bundle repository with no catalog entry and no open proposal was first seen, once past unplacedAfter, by repository and package.",
+	}, []string{"repo", "package"})
+	m.ProposeRounds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalogbot_propose_rounds_total",
+		Help: "Polls of a repository's watched bundle repositories, by result.",
+	}, []string{"result"})
+	for _, r := range []string{"proposed", "unchanged", "failed"} {
+		m.ProposeRounds.WithLabelValues(r)
+	}
+	m.RegistryNotifications = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalogbot_registry_notifications_total",
+		Help: "Registry push notifications received on /hooks/registry, by result.",
+	}, []string{"result"})
 	m.Blocked = newBlockedWaits()
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.Replays, m.QueueDepth, m.QueueAge, m.CheckDuration, m.GitHubCalls,
-			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.InvalidBranches, m.Blocked)
+			m.RateLimitRemaining, m.Merges, m.Publishes, m.Errors, m.Takeovers, m.Retries, m.InvalidBranches, m.Blocked,
+			m.BundleUnplaced, m.ProposeRounds, m.RegistryNotifications)
 	}
 	return m
 }

@@ -71,6 +71,9 @@ type ServerOptions struct {
 	// BodyGrace is the time a body has before MinBodyRate applies (the
 	// first bytes, a short stall); 0 is DefaultBodyGrace.
 	BodyGrace time.Duration
+	// RegistryHook turns on POST /hooks/registry (registryhook.go); its
+	// zero value leaves it off.
+	RegistryHook RegistryHookOptions
 }
 
 // Intake defaults.
@@ -112,6 +115,7 @@ type Server struct {
 	log        *slog.Logger
 	ready      func() error
 	observe    func(Job)
+	regHook    RegistryHookOptions
 	handler    http.Handler
 	metrics    http.Handler
 }
@@ -121,7 +125,7 @@ type Server struct {
 // trigger merges.
 func NewServer(o ServerOptions) (*Server, error) {
 	s := &Server{maxBody: o.MaxBody, maxReading: o.MaxReading, minRate: o.MinBodyRate, grace: o.BodyGrace,
-		queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready, observe: o.Observe}
+		queue: o.Queue, m: o.Metrics, log: o.Logger, ready: o.Ready, observe: o.Observe, regHook: o.RegistryHook}
 	for _, sec := range o.Secrets {
 		if len(sec) > 0 {
 			s.secrets = append(s.secrets, append([]byte(nil), sec...))
@@ -165,6 +169,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/webhook", s.webhook)
+	mux.HandleFunc("/hooks/registry", s.registryHook)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		replyText(w, http.StatusOK, "ok")
 	})
@@ -184,8 +189,8 @@ func NewServer(o ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the public handler: POST /webhook, GET /healthz and GET
-// /readyz. It serves no /metrics.
+// Handler is the public handler: POST /webhook, POST /hooks/registry
+// (when configured), GET /healthz and GET /readyz. It serves no /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // MetricsHandler serves GET /metrics (Prometheus), for a listener of its

@@ -22,6 +22,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/egress"
+	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable"
@@ -71,7 +72,11 @@ cannot do the work takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
 On start and every resync interval it lists the open pull requests of every
-installation, so a lost webhook loses nothing. The work queue and what
+installation, so a lost webhook loses nothing. Every proposeInterval (1m)
+it polls the bundle repositories the policies watch (propose:) and opens
+or moves one labelled pull request per package with new releases; with
+CATALOGBOT_REGISTRY_HOOK_SECRET set, POST /hooks/registry takes registry
+push notifications and polls at once. The work queue and what
 deliveries told it (comment editors, push times, pending retries) live in
 a state that outlives the process: one SQLite file under stateDir by
 default, or the PostgreSQL database named by CATALOGBOT_DATABASE_URL, which
@@ -166,6 +171,10 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
 		Facts:     state.Facts(),
+		// The App proposes new releases of the bundle repositories the
+		// policies watch, reading them as the checks do: anonymously,
+		// through the egress rule.
+		Propose: &reconcile.ProposeOptions{Registry: propose.Registry{Keychain: anonymous, Egress: rule}},
 	})
 	if err != nil {
 		return err
@@ -181,6 +190,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		// work: GitHub gives no token, the git cache is broken.
 		Ready:   webhook.AllReady(state.Ready, bot.Ready),
 		Observe: bot.Observe, MetricsToken: cfg.MetricsToken,
+		RegistryHook: webhook.RegistryHookOptions{Secret: cfg.RegistryHookSecret, Notify: bot.NotifyRegistry},
 	})
 	if err != nil {
 		return err
@@ -199,6 +209,9 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	go bot.RunReadiness(sigCtx, time.Second)
+	// Every replica polls; each repository's round is made by one, under
+	// its lease in the state (docs/proposals.md).
+	go bot.RunProposer(sigCtx, func(j webhook.Job) { queue.EnqueueAll([]webhook.Job{j}) })
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

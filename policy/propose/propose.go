@@ -50,8 +50,16 @@ type Options struct {
 	// read from Rev.
 	Repo, Rev string
 	// Branch is created at Rev and takes one commit per package; it must
-	// not exist yet. Required unless DryRun.
+	// not exist yet. Required unless DryRun or Detached.
 	Branch string
+	// Detached writes the commits (each on the one before, as on a
+	// branch) but no reference: the caller takes them from
+	// Added[].Commit. The App does, to send them to GitHub.
+	Detached bool
+	// Packages, when set, are the only watched packages proposed for;
+	// the others are left alone. The App proposes one package at a
+	// time, so that each has a pull request of its own.
+	Packages []string
 	// DryRun plans and renders but writes nothing, and so runs no check.
 	DryRun bool
 	// Author is the login the check judges the proposal as: a bot the
@@ -103,6 +111,18 @@ type Result struct {
 	// why: a registry that could not be listed, a channel that is not
 	// there, a template.
 	Problems []string `json:"problems,omitempty"`
+	// Seen are the releases newer than the package's channel heads
+	// found in the registry, whatever became of them (proposed, not yet
+	// pullable or soaked, refused): what the App's missing-proposal
+	// alarm counts from.
+	Seen []Seen `json:"seen,omitempty"`
+}
+
+// Seen is one release found that the catalog does not hold yet.
+type Seen struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	Tag     string `json:"tag"`
 }
 
 // Run proposes every new release of the policy's watched repositories.
@@ -146,7 +166,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	var ref plumbing.ReferenceName
-	if !o.DryRun {
+	if !o.DryRun && !o.Detached {
 		if o.Branch == "" {
 			return nil, errors.New("a branch to write the proposals on is needed (or a dry run)")
 		}
@@ -169,6 +189,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Base: baseSHA}
 	parent, tree := base, baseFS
 	for _, w := range pol.Propose {
+		if o.Packages != nil && !slices.Contains(o.Packages, w.Package) {
+			continue
+		}
 		// Each package is planned on the commit before it, so that two
 		// packages in one file (the free layout) keep both edits.
 		p, err := plan(ctx, o, pol, targets, tree, w, now())
@@ -180,6 +203,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		res.Skipped = append(res.Skipped, p.skipped...)
+		res.Seen = append(res.Seen, p.seen...)
 		msg, body := p.describe(w)
 		rows := p.rows(w.Channels, msg, body)
 		if len(rows) == 0 {
@@ -204,6 +228,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				continue
 			}
 			rows[i].Branch, rows[i].Commit = o.Branch, commit.String()
+			if o.Detached {
+				rows[i].Branch = ""
+			}
 		}
 		res.Added = append(res.Added, rows...)
 		if refused != "" {
@@ -216,7 +243,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if !o.DryRun && parent.Hash != base.Hash {
+	if !o.DryRun && !o.Detached && parent.Hash != base.Hash {
 		if err := repo.Storer.SetReference(plumbing.NewHashReference(ref, parent.Hash)); err != nil {
 			return nil, fmt.Errorf("create branch %s: %w", o.Branch, err)
 		}
@@ -286,6 +313,7 @@ type placed struct {
 	added   []bundle
 	edits   map[string][]byte
 	skipped []string
+	seen    []Seen
 	// places say, per catalog, what went where.
 	places []place
 }
@@ -399,6 +427,7 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 		if !t.Version.GT(lowest) {
 			continue
 		}
+		p.seen = append(p.seen, Seen{Package: w.Package, Version: t.Version.String(), Tag: t.Tag})
 		digest, created, err := o.Registry.resolve(ctx, w.Repository, t.Tag, w.Soak > 0)
 		if err != nil {
 			p.skipped = append(p.skipped, fmt.Sprintf("%s:%s: not pullable: %v", w.Repository, t.Tag, err))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks/change"
@@ -105,6 +106,28 @@ propose:
 		}
 		if _, err := repo.Git.Reference("refs/heads/propose/releases", false); err == nil {
 			t.Error("a dry run wrote the branch")
+		}
+	})
+
+	// The App's way: one package, its commit written and no reference.
+	t.Run("detached, one package", func(t *testing.T) {
+		o := opts
+		o.Branch, o.Detached, o.Packages = "", true, []string{"bar"}
+		res, err := propose.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Branch != "" || len(res.Added) != 1 || res.Added[0].Package != "bar" || res.Added[0].Commit == "" || res.Added[0].Branch != "" {
+			t.Fatalf("detached run: branch %q, added %+v; want bar alone, committed, on no branch", res.Branch, res.Added)
+		}
+		if len(res.Seen) != 1 || res.Seen[0] != (propose.Seen{Package: "bar", Version: "2.0.0-rc.1", Tag: "2.0.0-rc.1"}) {
+			t.Errorf("seen %+v; want bar 2.0.0-rc.1 alone", res.Seen)
+		}
+		if _, err := repo.Git.CommitObject(plumbing.NewHash(res.Added[0].Commit)); err != nil {
+			t.Errorf("the detached commit is not in the repository: %v", err)
+		}
+		if _, err := repo.Git.Reference("refs/heads/propose/releases", false); err == nil {
+			t.Error("a detached run wrote a branch")
 		}
 	})
 

@@ -1,11 +1,14 @@
 package propose
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -25,7 +28,78 @@ type Registry struct {
 	Keychain authn.Keychain
 	Insecure []string
 	Egress   *egress.Rule
+	// Tags, when set, keeps each tag list with its ETag and asks the
+	// registry with If-None-Match the next time: a poll of a repository
+	// that did not change costs a 304 and no body. Nil lists in full.
+	Tags *TagCache
 }
+
+// TagCache keeps tag lists by URL, for conditional requests. It is safe
+// for concurrent use; a process keeps one for all its polls.
+type TagCache struct {
+	mu    sync.Mutex
+	lists map[string]cachedList
+}
+
+type cachedList struct {
+	etag   string
+	header http.Header
+	body   []byte
+}
+
+// NewTagCache is an empty cache.
+func NewTagCache() *TagCache { return &TagCache{lists: map[string]cachedList{}} }
+
+// transport answers a tag list the registry says is unchanged (304) from
+// the cache, and keeps every tag list that comes with an ETag.
+func (c *TagCache) transport(base http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/tags/list") {
+			return base.RoundTrip(req)
+		}
+		key := req.URL.String()
+		c.mu.Lock()
+		cached, ok := c.lists[key]
+		c.mu.Unlock()
+		if ok {
+			req = req.Clone(req.Context())
+			req.Header.Set("If-None-Match", cached.etag)
+		}
+		resp, err := base.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case resp.StatusCode == http.StatusNotModified && ok:
+			resp.Body.Close()
+			return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor,
+				Header: cached.header.Clone(), Body: io.NopCloser(bytes.NewReader(cached.body)), ContentLength: int64(len(cached.body)), Request: req}, nil
+		case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
+			// Tag lists are small (a page is at most a few
+			// thousand names); the bound keeps a hostile one out
+			// of memory.
+			body, err := io.ReadAll(io.LimitReader(resp.Body, maxTagList+1))
+			resp.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			if len(body) <= maxTagList {
+				c.mu.Lock()
+				c.lists[key] = cachedList{etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body}
+				c.mu.Unlock()
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		return resp, nil
+	})
+}
+
+// maxTagList is the largest tag list page kept.
+const maxTagList = 4 << 20
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // tag is one release found in a repository.
 type tag struct {
@@ -68,6 +142,9 @@ func (r Registry) options(ctx context.Context, reg string) []remote.Option {
 	// Credentials go to the repository's registry alone, and the
 	// allowlist of internal hosts leads nowhere else, as for the check.
 	tr = r.Egress.Confine(egress.Credentials(tr, reg), reg)
+	if r.Tags != nil {
+		tr = r.Tags.transport(tr)
+	}
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(tr)}
 }
 

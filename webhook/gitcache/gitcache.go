@@ -126,6 +126,12 @@ func (c *Cache) path(repo string) (string, error) {
 	return filepath.Join(c.dir, owner, name+".git"), nil
 }
 
+// Path is the directory of the bare repository of "owner/name", for a
+// writer of new objects (the App's proposals, package policy/propose):
+// objects are only ever added, so a writer needs no lock against fetches
+// and readers, and it must write no reference the cache keeps.
+func (c *Cache) Path(repo string) (string, error) { return c.path(repo) }
+
 func (c *Cache) lock(dir string) func() {
 	c.mu.Lock()
 	l, ok := c.locks[dir]

@@ -7,6 +7,10 @@
 // really creates a commit on the base branch, and the repositories are served over git smart HTTP
 // so that go-git can clone and fetch them with an installation token.
 //
+// The git data API (blobs, trees, commits, refs) writes into the same object store, so a branch
+// created or force-moved through it is fetched over git and moves the pull requests whose head it is;
+// pull requests can be opened, edited, closed and labelled through the API (gitdata.go).
+//
 // Every REST request a client makes and every response the server gives is validated against
 // GitHub's OpenAPI description (testdata/github-bot.openapi.json, see internal/specsubset for how
 // it is produced). A mismatch fails the test that owns the server and is listed by Violations, so

@@ -45,6 +45,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /repos/{owner}/{repo}/collaborators/{user}/permission", s.repo(s.permission))
 	m.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", s.repo(s.contents))
 	m.HandleFunc("GET /repos/{owner}/{repo}/rules/branches/{branch...}", s.repo(s.rulesForBranch))
+	s.gitDataRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { apiError(w, http.StatusNotFound, "Not Found") })
 	return m
 }

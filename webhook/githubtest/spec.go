@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -74,11 +76,32 @@ func asGitHub(r *http.Request, body []byte) *http.Request {
 	return c
 }
 
+// slashParams are the paths whose last parameter GitHub lets hold slashes (a ref is
+// heads/NAME, a branch may be a/b), which an OpenAPI path template cannot say: the
+// router is asked with the slashes of that parameter escaped, and the operation
+// sees the value as sent.
+var slashParams = regexp.MustCompile(`^(/repos/[^/]+/[^/]+/git/refs?/)(.+)$`)
+
 func (v *specValidator) findRoute(r *http.Request) (*operation, error) {
 	req := asGitHub(r, nil)
+	var slashed string
+	if m := slashParams.FindStringSubmatch(req.URL.Path); m != nil && strings.Contains(m[2], "/") {
+		slashed = m[2]
+		u := *req.URL
+		u.Path = m[1] + strings.ReplaceAll(m[2], "/", "~")
+		u.RawPath = ""
+		req.URL = &u
+	}
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {
 		return nil, fmt.Errorf("no operation for %s %s: %w", r.Method, r.URL.Path, err)
+	}
+	if slashed != "" {
+		for k, p := range params {
+			if p == strings.ReplaceAll(slashed, "/", "~") {
+				params[k] = slashed
+			}
+		}
 	}
 	// Path parameters arrive escaped from the router; the operation sees them decoded.
 	for k, p := range params {

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/review"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
@@ -67,6 +69,10 @@ type AppOptions struct {
 	// editors, head push times, pending retries) beyond the process and
 	// share them between replicas; nil keeps them in memory.
 	Facts webhook.Facts
+	// Propose, when set, turns on the App's proposals (propose.go):
+	// RunProposer and ProposeRound poll the bundle repositories the
+	// repositories' policies watch. It needs a Renderer.
+	Propose *ProposeOptions
 }
 
 // App is the reconciler of catalogbot serve. It implements Processor: each
@@ -108,9 +114,13 @@ type App struct {
 	published memo[string, string]
 	// groups are the merge groups the App was told of (mergegroup.go).
 	groups memo[prKey, group]
-	// turns are the repositories' merge turns (turn.go).
+	// turns are the repositories' merge turns (turn.go), and the
+	// leases of the proposer's rounds.
 	turns turns
 	clock func() time.Time
+	// facts is AppOptions.Facts; prop the proposer, nil when off.
+	facts webhook.Facts
+	prop  *proposer
 
 	// github is nil once GitHub accepted the App's credentials (see
 	// ProbeGitHub), and otherwise why it has not yet.
@@ -186,6 +196,21 @@ func NewApp(o AppOptions) (*App, error) {
 		a.clock = time.Now
 	}
 	a.turns.ttl, a.turns.retry = o.MergeTurnTTL, o.MergeTurnRetry
+	a.facts = o.Facts
+	if o.Propose != nil && o.Propose.Interval >= 0 && cfg.ProposeInterval >= 0 {
+		if o.Renderer == nil {
+			return nil, errors.New("github app: proposing needs the renderer (AppOptions.Renderer)")
+		}
+		po := *o.Propose
+		po.Interval = cmp.Or(po.Interval, cfg.ProposeInterval, webhook.DefaultProposeInterval)
+		po.UnplacedAfter = cmp.Or(po.UnplacedAfter, cfg.UnplacedAfter, webhook.DefaultUnplacedAfter)
+		if po.Registry.Tags == nil {
+			// Each round asks for the tag lists "if changed": a
+			// repository with no new tag costs a 304.
+			po.Registry.Tags = propose.NewTagCache()
+		}
+		a.prop = &proposer{o: po, watched: map[string][]string{}, kicked: map[string]bool{}, kick: make(chan struct{}, 1), memory: map[string][]byte{}}
+	}
 	if a.turns.ttl == 0 {
 		a.turns.ttl = cfg.LeaseTTL
 	}

@@ -51,7 +51,7 @@ func bumpedCatalog(tag string) string {
 
 // env is a fake GitHub with one catalog repository and an App on it.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	gh      *githubtest.Server
 	repo    *githubtest.Repo
 	app     *App
@@ -86,13 +86,13 @@ func (e *env) requests() []githubtest.Request {
 	return append([]githubtest.Request(nil), e.rec.reqs...)
 }
 
-func newEnv(t *testing.T, files map[string]string) *env {
+func newEnv(t testing.TB, files map[string]string) *env {
 	t.Helper()
 	return newEnvWith(t, files, nil)
 }
 
 // newEnvWith is newEnv with the App's options changed by opts first.
-func newEnvWith(t *testing.T, files map[string]string, opts func(*AppOptions)) *env {
+func newEnvWith(t testing.TB, files map[string]string, opts func(*AppOptions)) *env {
 	t.Helper()
 	gh := githubtest.New(t)
 	repo := gh.AddRepo("acme", "catalog", files)
@@ -121,7 +121,7 @@ func newEnvWith(t *testing.T, files map[string]string, opts func(*AppOptions)) *
 }
 
 // testWriter sends log lines to the test's log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()

@@ -22,6 +22,12 @@
 //   - A resync job (resync.go), and RunResync on a timer, list every open
 //     pull request of every installation, so a lost delivery or a restart
 //     loses nothing: webhooks only make the work start sooner.
+//   - The proposer (propose.go), RunProposer on a timer and at a registry's
+//     push notification (NotifyRegistry), polls the bundle repositories
+//     each repository's policy watches and keeps one pull request per
+//     package with new releases, made by policy/propose and written
+//     through the git data API; each repository's round is made under a
+//     lease in the state (turn.go's mechanism), so replicas make it once.
 //
 // Work a job finds (the pull requests a resync lists, the retry of a check
 // that could not judge) is returned in Process's webhook.Result, and the

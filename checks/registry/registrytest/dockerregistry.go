@@ -40,7 +40,24 @@ func NeedProgram(t testing.TB, program, pkg string) string {
 // when the test ends.
 func StartDockerRegistry(t testing.TB) string {
 	t.Helper()
-	return startDockerRegistry(t, "")
+	return startDockerRegistry(t, "", "")
+}
+
+// StartDockerRegistryNotifying is StartDockerRegistry with a
+// notification endpoint: docker-registry posts its events envelope to
+// url, with "Authorization: Bearer secret", as soon as each push lands.
+func StartDockerRegistryNotifying(t testing.TB, url, secret string) string {
+	t.Helper()
+	return startDockerRegistry(t, "", `notifications:
+  endpoints:
+    - name: catalogbot
+      url: `+url+`
+      headers:
+        Authorization: [Bearer `+secret+`]
+      timeout: 5s
+      threshold: 1
+      backoff: 1s
+`)
 }
 
 // StartDockerRegistryAuth is StartDockerRegistry with basic authentication:
@@ -48,10 +65,10 @@ func StartDockerRegistry(t testing.TB) string {
 // docker-registry requires).
 func StartDockerRegistryAuth(t testing.TB, htpasswd string) string {
 	t.Helper()
-	return startDockerRegistry(t, htpasswd)
+	return startDockerRegistry(t, htpasswd, "")
 }
 
-func startDockerRegistry(t testing.TB, htpasswd string) string {
+func startDockerRegistry(t testing.TB, htpasswd, extra string) string {
 	t.Helper()
 	bin := NeedProgram(t, "docker-registry", "docker-registry")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,7 +93,7 @@ storage:
       enabled: false
 http:
   addr: `+host+`
-`+authConfig(htpasswd)), 0o644)
+`+authConfig(htpasswd)+extra), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,14 @@ import (
 
 // PushBundle pushes a registry+v1 bundle image of package pkg, whose CSV
 // is name at version, to repo:tag in reg, and returns its digest.
-func PushBundle(t *testing.T, reg *registrytest.Registry, repo, tag, pkg, name, version string) string {
+func PushBundle(t testing.TB, reg *registrytest.Registry, repo, tag, pkg, name, version string) string {
 	t.Helper()
 	return reg.Push(t, reg.Ref(repo+":"+tag), Bundle(t, pkg, name, version)).String()
 }
 
 // Bundle is a registry+v1 bundle image of package pkg whose CSV is name
 // at version.
-func Bundle(t *testing.T, pkg, name, version string) v1.Image {
+func Bundle(t testing.TB, pkg, name, version string) v1.Image {
 	t.Helper()
 	csv := fmt.Sprintf(`apiVersion: operators.coreos.com/v1alpha1
 kind: ClusterServiceVersion

@@ -52,6 +52,15 @@ var operations = []string{
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"GET /repos/{owner}/{repo}/contents/{path}",
 	"GET /repos/{owner}/{repo}/rules/branches/{branch}",
+	"POST /repos/{owner}/{repo}/git/blobs",
+	"POST /repos/{owner}/{repo}/git/trees",
+	"POST /repos/{owner}/{repo}/git/commits",
+	"GET /repos/{owner}/{repo}/git/ref/{ref}",
+	"POST /repos/{owner}/{repo}/git/refs",
+	"PATCH /repos/{owner}/{repo}/git/refs/{ref}",
+	"POST /repos/{owner}/{repo}/pulls",
+	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}",
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels",
 }
 
 func main() {
