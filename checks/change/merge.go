@@ -69,7 +69,7 @@ func Merge(repo *git.Repository, ours, theirs string) (*Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	bases, err := oc.MergeBase(tc)
+	bases, err := mergeBase(oc, tc)
 	if err != nil {
 		return nil, fmt.Errorf("merge base of %s and %s: %w", ShortSHA(ours), ShortSHA(theirs), err)
 	}
@@ -123,6 +123,21 @@ func Merge(repo *git.Repository, ours, theirs string) (*Merged, error) {
 	}
 	m.SHA, m.Tree = h.String(), tree.hash.String()
 	return m, nil
+}
+
+// mergeBase returns the merge bases of a and b. Where one descends from
+// the other within maxAncestry commits, as a pull request's head usually
+// descends from the tip it is merged onto, that one is found by walking
+// back from the other: go-git's MergeBase walks the whole history of both
+// (in a repository of 16,000 commits, two fifths of a cold check's CPU).
+func mergeBase(a, b *object.Commit) ([]*object.Commit, error) {
+	if descends(b, a.Hash) {
+		return []*object.Commit{a}, nil
+	}
+	if descends(a, b.Hash) {
+		return []*object.Commit{b}, nil
+	}
+	return a.MergeBase(b)
 }
 
 // MergeTree is Merge with the merge result read as a tree: the file system
