@@ -397,20 +397,27 @@ func (s *Store) ReadShared(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 	if e.isDelta() {
 		return s.Read(h)
 	}
-	typ, b, cached := l.store.cache.get(l.pack, l.off)
-	if !cached {
-		if typ, b, err = l.pack.inflateWhole(e); err != nil {
-			return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+	if typ, b, cached := l.store.cache.get(l.pack, l.off); cached {
+		// The cache also holds the objects a delta chain passed through,
+		// which nothing verified: what it gives is verified like the rest.
+		if err := verify(h, typ, b); err != nil {
+			return 0, nil, err
 		}
+		return typ, b, nil
 	}
-	// The cache also holds the objects a delta chain passed through,
-	// which nothing verified: what it gives is verified like the rest.
-	if err := verify(h, typ, b); err != nil {
-		return 0, nil, err
+	// Hashed as it is inflated, and judged whole before anyone sees it.
+	d := sha1.New()
+	d.Write(objectHeader(e.typ, e.size))
+	typ, b, err := l.pack.inflateInto(e, d)
+	if err != nil {
+		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
 	}
-	if !cached {
-		l.store.cache.put(l.pack, l.off, typ, b)
+	var got plumbing.Hash
+	copy(got[:], d.Sum(nil))
+	if got != h {
+		return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
 	}
+	l.store.cache.put(l.pack, l.off, typ, b)
 	return typ, b, nil
 }
 
