@@ -97,7 +97,7 @@ func FromGit(repoDir, baseRev, headRev string) (*Change, fs.FS, fs.FS, error) {
 	}
 	from := base
 	if !descends(head, base.Hash) {
-		if mb, err := base.MergeBase(head); err == nil && len(mb) == 1 {
+		if mb, err := mergeBase(base, head); err == nil && len(mb) == 1 {
 			from = mb[0]
 		}
 	}

@@ -45,11 +45,18 @@ func (e *ObjectError) Error() string {
 	}
 	msg := what + " is not in the repository"
 	if e.Promisor != "" {
-		// A partial clone leaves objects with its promisor remote, and
-		// catalogbot never fetches on its own while reading a tree.
-		msg += fmt.Sprintf("; the repository is a partial clone from remote %q, which left it out: fetch it with `git -C %s cat-file -e %s` "+
+		// A partial clone leaves objects with its promisor remote; a read
+		// fetches them when the front end allows it (SetFetch), and this
+		// one did not.
+		why := "which left it out"
+		if fe, ok := fetchReason(e.Err); ok && !fe.Off {
+			why = "which left it out, and fetching it failed: " + fe.Err.Error()
+		} else if ok {
+			why = "which left it out, and fetching is turned off"
+		}
+		msg += fmt.Sprintf("; the repository is a partial clone from remote %q, %s: fetch it with `git -C %s cat-file -e %s` "+
 			"(git fetches a missing object from the remote), or every object left out with `git -C %s -c remote.%s.partialclonefilter= fetch --refetch %s`, and run again",
-			e.Promisor, e.Dir, e.Object, e.Dir, e.Promisor, e.Promisor)
+			e.Promisor, why, e.Dir, e.Object, e.Dir, e.Promisor, e.Promisor)
 	}
 	return msg
 }

@@ -74,6 +74,7 @@ func Open(dir string) (*git.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: objects: %w", dir, err)
 	}
+	startFetching(store, st, dir)
 	vs := &verifiedStorage{Storage: st, objects: store, promisor: promisorRemote(st), dir: dir, hidePartialClone: partial}
 	if repo, err = git.Open(vs, nil); err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)

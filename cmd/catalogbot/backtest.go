@@ -23,6 +23,8 @@ type backtestFlags struct {
 	format            checks.Format
 	// The registry flags are check's, with images and rendering off.
 	registry checkFlags
+	// fetchMissing lets reads of a partial clone fetch what it left out.
+	fetchMissing bool
 }
 
 func newBacktestCmd(a *app) *cobra.Command {
@@ -74,12 +76,16 @@ did, 2 usage or I/O error.`,
 	fl.StringArrayVar(&f.registry.insecure, "insecure-registry", nil, "reach this registry HOST[:PORT] over plain HTTP or unverified TLS (repeatable)")
 	fl.StringArrayVar(&f.registry.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to an internal address (repeatable)")
 	fl.BoolVar(&f.registry.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
+	fl.BoolVar(&f.fetchMissing, "fetch-missing", true, "in a partial clone, fetch the git objects a review reads and the clone left out from its promisor remote, with git (bounded; the remote's address passes the rule of --allow-private-registry)")
 	return cmd
 }
 
 func (a *app) runBacktest(ctx context.Context, cmdPath string, f backtestFlags) error {
 	if f.last < 0 {
 		return usageErrorf(cmdPath, "--last must not be negative")
+	}
+	if err := a.fetchMissing(f.fetchMissing, f.registry.allowPrivate); err != nil {
+		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
 	}
 	if len(f.policies) > 2 {
 		return usageErrorf(cmdPath, "--policy is given at most twice, to compare two policies")

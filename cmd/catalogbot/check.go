@@ -37,6 +37,8 @@ type checkFlags struct {
 	// allowPrivate lists the registry hosts the egress rule lets the
 	// checks reach although they resolve to internal addresses.
 	allowPrivate []string
+	// fetchMissing lets reads of a partial clone fetch what it left out.
+	fetchMissing bool
 	// registryProxy is the forward proxy the checks go through; a proxy
 	// from the environment is refused for them.
 	registryProxy string
@@ -164,6 +166,7 @@ approvals judged at its own head before the queue took it.
 	fl.BoolVar(&f.allImages, "all-images", false, "verify every image reference of the catalog, not only the changed ones")
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list (its entries' packages, the catalog it assembles)")
 	addRegistryFlags(fl, "the checks", &f.insecure, &f.allowPrivate, &f.registryProxy, &f.registryCredentials)
+	fl.BoolVar(&f.fetchMissing, "fetch-missing", true, "in a partial clone, fetch the git objects a check reads and the clone left out from its promisor remote, with git (bounded; the remote's address passes the rule of --allow-private-registry)")
 	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif, github or markdown, the job summary the Action writes (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
@@ -207,6 +210,9 @@ func parseExtraArgs(cmd *cobra.Command, extra string) error {
 }
 
 func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error {
+	if err := a.fetchMissing(f.fetchMissing, f.allowPrivate); err != nil {
+		return usageErrorf(cmdPath, "invalid --allow-private-registry: %v", err)
+	}
 	// Inside Actions the event supplies the change whatever the format,
 	// so that -o sarif or -o json in a workflow check the same commits.
 	var gh *ghapi.Actions

@@ -68,6 +68,20 @@ type Store struct {
 	seen  map[string]bool // pack index files opened so far
 	alts  []*Store
 	cache *baseCache
+	// fetch, when set, is asked for an object no one holds (see
+	// SetFetch).
+	fetch func(plumbing.Hash) error
+}
+
+// SetFetch has the store ask fetch for an object that neither it nor its
+// alternates hold, as a partial clone's promisor remote would be asked,
+// and look again once fetch returns nil: what fetch added is read and
+// verified like the rest. An error of fetch is returned with
+// plumbing.ErrObjectNotFound.
+func (s *Store) SetFetch(fetch func(plumbing.Hash) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetch = fetch
 }
 
 // DefaultCacheBytes bounds the cache of delta bases. Catalog files are
@@ -155,16 +169,54 @@ type location struct {
 // one holds it. Only when no one does are the pack directories listed
 // again, for packs added since (by a fetch).
 func (s *Store) locate(h plumbing.Hash) (location, bool, error) {
+	return s.lookup(h, true)
+}
+
+// lookup is locate, asking the store's fetch for what it lacks only when
+// fetch is true.
+func (s *Store) lookup(h plumbing.Hash, fetch bool) (location, bool, error) {
 	if l, ok := s.find(h); ok {
 		return l, true, nil
 	}
 	changed, err := s.rescan()
-	if err != nil || !changed {
+	if err != nil {
+		return location{}, false, err
+	}
+	if changed {
+		if l, ok := s.find(h); ok {
+			return l, true, nil
+		}
+	}
+	s.mu.Lock()
+	get := s.fetch
+	s.mu.Unlock()
+	if get == nil || !fetch {
+		return location{}, false, nil
+	}
+	if err := get(h); err != nil {
+		return location{}, false, &NotFetchedError{Object: h, Err: err}
+	}
+	if _, err := s.rescan(); err != nil {
 		return location{}, false, err
 	}
 	l, ok := s.find(h)
 	return l, ok, nil
 }
+
+// NotFetchedError is an object the store does not hold and could not
+// fetch (SetFetch). It wraps plumbing.ErrObjectNotFound and the reason.
+type NotFetchedError struct {
+	Object plumbing.Hash
+	Err    error
+}
+
+func (e *NotFetchedError) Error() string {
+	return fmt.Sprintf("git object %s: %v: %v", e.Object, plumbing.ErrObjectNotFound, e.Err)
+}
+
+// Unwrap lets errors.Is(err, plumbing.ErrObjectNotFound) hold, and
+// errors.As find the reason.
+func (e *NotFetchedError) Unwrap() []error { return []error{plumbing.ErrObjectNotFound, e.Err} }
 
 // find looks for h in the packs opened so far, loose, and in the
 // alternates.
@@ -214,9 +266,10 @@ func loosePath(h plumbing.Hash) string {
 	return s[:2] + "/" + s[2:]
 }
 
-// Has reports whether the store holds h.
+// Has reports whether the store holds h. It never fetches: go-git asks
+// it of objects it is about to write.
 func (s *Store) Has(h plumbing.Hash) (bool, error) {
-	_, ok, err := s.locate(h)
+	_, ok, err := s.lookup(h, false)
 	return ok, err
 }
 
@@ -344,20 +397,27 @@ func (s *Store) ReadShared(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 	if e.isDelta() {
 		return s.Read(h)
 	}
-	typ, b, cached := l.store.cache.get(l.pack, l.off)
-	if !cached {
-		if typ, b, err = l.pack.inflateWhole(e); err != nil {
-			return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+	if typ, b, cached := l.store.cache.get(l.pack, l.off); cached {
+		// The cache also holds the objects a delta chain passed through,
+		// which nothing verified: what it gives is verified like the rest.
+		if err := verify(h, typ, b); err != nil {
+			return 0, nil, err
 		}
+		return typ, b, nil
 	}
-	// The cache also holds the objects a delta chain passed through,
-	// which nothing verified: what it gives is verified like the rest.
-	if err := verify(h, typ, b); err != nil {
-		return 0, nil, err
+	// Hashed as it is inflated, and judged whole before anyone sees it.
+	d := sha1.New()
+	d.Write(objectHeader(e.typ, e.size))
+	typ, b, err := l.pack.inflateInto(e, d)
+	if err != nil {
+		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
 	}
-	if !cached {
-		l.store.cache.put(l.pack, l.off, typ, b)
+	var got plumbing.Hash
+	copy(got[:], d.Sum(nil))
+	if got != h {
+		return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
 	}
+	l.store.cache.put(l.pack, l.off, typ, b)
 	return typ, b, nil
 }
 

@@ -308,6 +308,59 @@ func compareWithGit(t testing.TB, dir string) (objects, deltas int) {
 
 // FuzzDeltaChains compares the store with git cat-file on repositories
 // git packs with deep and wide delta searches, large files included.
+// TestPackedMismatch: a whole object in a pack whose stored bytes were
+// changed (a pack written without compression, so the change survives
+// inflating, under an intact zlib trailer) reads as ErrCorrupt through
+// every reader: Read, Open, and ReadShared, which hashes while inflating.
+func TestPackedMismatch(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	git(t, dir, nil, "init", "-q", "--bare")
+	content := strings.Repeat("the right content\n", 5000) // several inflate chunks
+	good := strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
+	git(t, dir, []byte(good+"\n"), "-c", "pack.compression=0", "pack-objects", "-q", "objects/pack/pack")
+	os.RemoveAll(filepath.Join(dir, "objects", good[:2]))
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v; want one", packs)
+	}
+	data, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndex(data, []byte("right"))
+	if i < 0 {
+		t.Fatal("the pack does not hold the content stored")
+	}
+	copy(data[i:], "wrong")
+	os.Chmod(packs[0], 0o644)
+	if err := os.WriteFile(packs[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := plumbing.NewHash(good)
+	reads := map[string]func(s *gitobj.Store) error{
+		"Read":       func(s *gitobj.Store) error { _, _, err := s.Read(h); return err },
+		"ReadShared": func(s *gitobj.Store) error { _, _, err := s.ReadShared(h); return err },
+		"Open": func(s *gitobj.Store) error {
+			r, _, _, err := s.Open(h)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			_, err = io.ReadAll(r)
+			return err
+		},
+	}
+	for name, read := range reads {
+		// A store of its own for each: none finds it in a cache.
+		err := read(open(t, filepath.Join(dir, "objects")))
+		var me *gitobj.MismatchError
+		if !errors.As(err, &me) || me.Object != h {
+			t.Errorf("%s: %v; want a *MismatchError of %s", name, err, good)
+		}
+	}
+}
+
 func FuzzDeltaChains(f *testing.F) {
 	f.Add(uint64(1), uint8(10), uint8(50), uint8(10), false)
 	f.Add(uint64(2), uint8(30), uint8(250), uint8(250), false)
