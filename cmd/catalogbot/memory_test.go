@@ -11,37 +11,45 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/webhook/githubtest"
+	"github.com/catalogbot/catalogbot/webhook/membudget"
 )
 
-// shippedMemoryLimit is the memory limit of deploy/base/deployment.yaml,
-// which is sized for its config.yaml's 2 workers.
-const shippedMemoryLimit = 768 << 20
-
 // TestServeBigFilesFitTheMemoryLimit runs the real command as the shipped
-// deployment does, 2 workers under a 768 MiB limit, against two pull
+// deployment does, 2 workers under a memory limit, against two pull
 // requests that each add a catalog file just under limits.fileBytes. The
-// limit reaches the process as the Go runtime's GOMEMLIMIT, 90% of the
-// container's, as serve sets it from the cgroup. Both pull requests get a
+// limit reaches the process as the Go runtime's GOMEMLIMIT, as serve sets
+// it from the cgroup (membudget.RuntimeLimit). Both pull requests get a
 // verdict, and the process's peak RSS stays under the container's limit:
-// the checks take their turn for memory instead of both holding a 95 MB
+// the checks take their turn for memory instead of both holding their
 // file and what it decodes to at once.
+//
+// It is the shipped deployment at half its size, to keep the test's time
+// down: files under a limits.fileBytes of 50 MB, not 100 MB, and a limit
+// of 480 MiB, whose budget holds one such file and not two, as 768 MiB
+// does for files under 100 MB. The limit is not halved with the files:
+// what the service holds besides its checks (the idle process, the
+// runtime's headroom) does not shrink with them. docs/performance.md has
+// the same run at full size.
 func TestServeBigFilesFitTheMemoryLimit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a process that reads two 95 MB files")
+		t.Skip("starts a process that reads two 47.5 MB files")
 	}
+	const (
+		memoryLimit = 480 << 20
+		fileBytes   = 50_000_000
+	)
 	gh := githubtest.New(t)
 	repo := gh.AddRepo("acme", "catalog", map[string]string{
 		// The images check refuses every image without asking a
 		// registry: only reading costs.
-		".catalogbot.yaml":         "images:\n  allowRegistries: [registry.invalid]\n",
+		".catalogbot.yaml":         fmt.Sprintf("images:\n  allowRegistries: [registry.invalid]\nlimits:\n  fileBytes: %d\n", fileBytes),
 		"OWNERS":                   "approvers:\n  - root-admin\n",
 		"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
 		"catalog/.indexignore":     "OWNERS\n",
 		"catalog/foo/catalog.yaml": checkCatalog,
 	})
-	size := policy.DefaultMaxFileBytes * 95 / 100
+	size := fileBytes * 95 / 100
 	var prs []*githubtest.PR
 	for _, n := range []int{1, 2} {
 		branch := fmt.Sprintf("big-%d", n)
@@ -62,7 +70,7 @@ func TestServeBigFilesFitTheMemoryLimit(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("GOMEMLIMIT", strconv.Itoa(shippedMemoryLimit*9/10))
+	t.Setenv("GOMEMLIMIT", strconv.FormatInt(membudget.RuntimeLimit(memoryLimit), 10))
 	// The startup resync finds both pull requests and the two workers
 	// take one each.
 	p := startServe(t, cfg, "0123456789abcdef0123456789abcdef")
@@ -75,7 +83,7 @@ func TestServeBigFilesFitTheMemoryLimit(t *testing.T) {
 		return nil
 	}
 	start := time.Now()
-	deadline := start.Add(3 * time.Minute)
+	deadline := start.Add(5 * time.Minute)
 	for time.Now().Before(deadline) && (verdict(prs[0]) == nil || verdict(prs[1]) == nil) {
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -87,20 +95,20 @@ func TestServeBigFilesFitTheMemoryLimit(t *testing.T) {
 			cpu = fmt.Sprintf("; serve's CPU user %s, system %s (1/100 s)", f[13], f[14])
 		}
 	}
-	t.Logf("both checked in %s; peak RSS %d MiB (limit %d MiB)%s", time.Since(start).Round(100*time.Millisecond), peak>>20, shippedMemoryLimit>>20, cpu)
+	t.Logf("both checked in %s; peak RSS %d MiB (limit %d MiB)%s", time.Since(start).Round(100*time.Millisecond), peak>>20, memoryLimit>>20, cpu)
 	for _, pr := range prs {
 		r := verdict(pr)
 		if r == nil {
 			t.Fatalf("#%d got no verdict\n%s", pr.Number, p.logs())
 		}
 		// A verdict on the content: the images check refuses the
-		// bundle's image, and the file itself was read.
-		if r.Conclusion != "failure" || !strings.Contains(r.Summary+r.Text, "registry.invalid") {
-			t.Errorf("#%d: %s %q, want the images check's failure\n%s\n%s", pr.Number, r.Conclusion, r.Title, r.Summary, r.Text)
+		// bundle's image, which it read from the file.
+		if r.Conclusion != "failure" || !strings.Contains(r.Title, "images") {
+			t.Errorf("#%d: %s %q, want the images check's failure\n%s", pr.Number, r.Conclusion, r.Title, r.Summary)
 		}
 	}
-	if peak >= shippedMemoryLimit {
-		t.Errorf("peak RSS %d MiB, over the %d MiB limit\n%s", peak>>20, shippedMemoryLimit>>20, p.logs())
+	if peak >= memoryLimit {
+		t.Errorf("peak RSS %d MiB, over the %d MiB limit\n%s", peak>>20, memoryLimit>>20, p.logs())
 	}
 }
 

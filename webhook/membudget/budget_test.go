@@ -16,17 +16,17 @@ func TestBudgetFor(t *testing.T) {
 	}{
 		{0, 0},
 		{Baseline / 2, 0},
-		// The shipped deployment: 90% of 768 MiB.
-		{768 << 20 * 9 / 10, (768<<20*9/10 - Baseline) / Amplification},
+		// The shipped deployment.
+		{RuntimeLimit(768 << 20), (RuntimeLimit(768<<20) - Baseline) / Amplification},
 	} {
 		if got := BudgetFor(tc.limit); got != tc.want {
 			t.Errorf("BudgetFor(%d) = %d, want %d", tc.limit, got, tc.want)
 		}
 	}
-	// The shipped limit admits one file just under the default
-	// limits.fileBytes (100 MB) at a time, not two.
-	if b := BudgetFor(768 << 20 * 9 / 10); b < 95_000_000 || b >= 2*95_000_000 {
-		t.Errorf("the shipped limit's budget is %d bytes; want one 95 MB file and not two", b)
+	// The shipped limit admits a file of the default limits.fileBytes
+	// (100 MB) with its package, one at a time: not two of 95 MB.
+	if b := BudgetFor(RuntimeLimit(768 << 20)); b < 100_000_000+1<<20 || b >= 2*95_000_000 {
+		t.Errorf("the shipped limit's budget is %d bytes; want a 100 MB file, and not two of 95 MB", b)
 	}
 }
 

@@ -67,8 +67,21 @@ func TestCgroupLimit(t *testing.T) {
 	}
 }
 
-// TestSetLimit: without GOMEMLIMIT the runtime gets 90% of the cgroup's
-// limit; with it, the runtime's own is kept and reported; without either
+func TestRuntimeLimit(t *testing.T) {
+	for _, tc := range []struct{ cgroup, want int64 }{
+		// The shipped deployment: 128 MiB left, more than a tenth.
+		{768 << 20, 640 << 20},
+		{4 << 30, 4<<30 - 4<<30/10},
+		{200 << 20, 100 << 20},
+	} {
+		if got := RuntimeLimit(tc.cgroup); got != tc.want {
+			t.Errorf("RuntimeLimit(%d MiB) = %d MiB, want %d MiB", tc.cgroup>>20, got>>20, tc.want>>20)
+		}
+	}
+}
+
+// TestSetLimit: without GOMEMLIMIT the runtime gets RuntimeLimit of the
+// cgroup's limit; with it, the runtime's own is kept and reported; without either
 // there is none.
 func TestSetLimit(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
@@ -87,8 +100,7 @@ func TestSetLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg := int64(768 << 20)
-	want := int64(float64(cg) * Fraction)
+	want := RuntimeLimit(768 << 20)
 	if s.Limit != want || s.Cgroup != 768<<20 || s.From != filepath.Join(limited, "memory.max") || debug.SetMemoryLimit(-1) != want {
 		t.Errorf("from the cgroup: %+v, runtime %d; want %d", s, debug.SetMemoryLimit(-1), want)
 	}
