@@ -24,11 +24,11 @@ import (
 	"strings"
 )
 
-// Headroom is what RuntimeLimit leaves of a cgroup's limit for what the Go
-// runtime's limit does not count: the binary's resident pages, memory
+// MinHeadroom is the least RuntimeLimit leaves of a cgroup's limit for what
+// the Go runtime's limit does not count: the binary's resident pages, memory
 // outside the heap's accounting, and the collector's overshoot. Measured
 // on catalogbot serve checking a 95 MB file under GOMEMLIMIT: the peak RSS
-// stood 76 MiB above GOMEMLIMIT, about the same at any limit, so the
+// stood 76 and 78 MiB above GOMEMLIMIT at 691 and 640 MiB, so the
 // headroom is a tenth of the limit but never less than MinHeadroom.
 const MinHeadroom = 128 << 20
 
