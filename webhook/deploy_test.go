@@ -19,6 +19,7 @@ import (
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/webhook/membudget"
 )
 
 // TestAppManifest holds deploy/app-manifest.json to the service: the App
@@ -196,7 +197,7 @@ func readYAML(t *testing.T, path string, each func(kind string, dec func(any) er
 
 // TestDeployReplicas: deploy/ runs replicas on the shared database, rolls
 // them one at a time, keeps one through disruptions, mounts no API token,
-// and gives each pod the memory its workers need.
+// and gives each pod the memory a check of the largest allowed file needs.
 func TestDeployReplicas(t *testing.T) {
 	var cm struct {
 		Data map[string]string `yaml:"data"`
@@ -210,8 +211,7 @@ func TestDeployReplicas(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path, envOf(map[string]string{EnvWebhookSecret: "deploy-secret-0123456789", EnvAppID: "1", EnvPrivateKey: testPEM}))
-	if err != nil {
+	if _, err := LoadConfig(path, envOf(map[string]string{EnvWebhookSecret: "deploy-secret-0123456789", EnvAppID: "1", EnvPrivateKey: testPEM})); err != nil {
 		t.Fatal(err)
 	}
 	var dep struct {
@@ -261,15 +261,16 @@ func TestDeployReplicas(t *testing.T) {
 	if !hasDB {
 		t.Errorf("replicas without %s would each keep a state of their own", EnvDatabaseURL)
 	}
-	// About 128 MiB for the process and 300 MiB per running check
-	// (docs/performance.md, "Memory with large files").
+	// The checks take turns for the memory (webhook/membudget), so the
+	// limit need not grow with the workers; it must admit a pull request
+	// that adds a file of the default limits.fileBytes.
 	limit := c.Resources.Limits["memory"]
 	mib, err := strconv.Atoi(strings.TrimSuffix(limit, "Mi"))
 	if err != nil || !strings.HasSuffix(limit, "Mi") {
 		t.Fatalf("memory limit %q: want a figure in Mi", limit)
 	}
-	if need := 128 + 300*cfg.Workers; mib < need {
-		t.Errorf("memory limit %d Mi for %d workers; they need about %d Mi", mib, cfg.Workers, need)
+	if budget := membudget.BudgetFor(membudget.RuntimeLimit(int64(mib) << 20)); budget < policy.DefaultMaxFileBytes {
+		t.Errorf("memory limit %d Mi: its checks may read %d bytes at once, less than one file of limits.fileBytes (%d)", mib, budget, policy.DefaultMaxFileBytes)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/webhook"
 	"github.com/catalogbot/catalogbot/webhook/durable"
+	"github.com/catalogbot/catalogbot/webhook/membudget"
 	"github.com/catalogbot/catalogbot/webhook/reconcile"
 )
 
@@ -124,6 +125,20 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := webhook.NewMetrics(reg)
 
+	// The memory limit: GOMEMLIMIT, or a share of the container's. The
+	// checks share a budget derived from it, so that the workers, each
+	// with a large file, never pass it together.
+	mem, err := membudget.SetLimit(os.Getenv, cgroupRoot)
+	if err != nil {
+		return err
+	}
+	budget := membudget.New(membudget.Options{Size: membudget.BudgetFor(mem.Limit), Registerer: reg})
+	if mem.Limit > 0 {
+		log.Info("memory limit", "limit_bytes", mem.Limit, "from", mem.From, "cgroup_bytes", mem.Cgroup, "check_budget_bytes", budget.Size())
+	} else {
+		log.Warn("no memory limit (neither GOMEMLIMIT nor a cgroup limit): checks are not held to a memory budget")
+	}
+
 	// Pull requests are checked with anonymous registry access: the
 	// publisher's credentials (cfg.Publish) are never used for a check.
 	// Every registry connection a pull request leads to passes the
@@ -175,6 +190,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		// policies watch, reading them as the checks do: anonymously,
 		// through the egress rule.
 		Propose: &reconcile.ProposeOptions{Registry: propose.Registry{Keychain: anonymous, Egress: rule}},
+		Memory:  budget,
 	})
 	if err != nil {
 		return err
@@ -257,6 +273,10 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	log.Info("stopped")
 	return nil
 }
+
+// cgroupRoot is where the process's cgroup file system is mounted, as a
+// container sees its own cgroup.
+const cgroupRoot = "/sys/fs/cgroup"
 
 // jsonLogger is the service's JSON log. encoding/json leaves bidirectional
 // overrides, DEL and C1 controls raw, and the log quotes pull request data

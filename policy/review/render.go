@@ -231,6 +231,28 @@ func TooLarge() (string, string) {
 		"The files beyond them cannot be seen, so the change cannot be checked or approved. Split it into smaller pull requests.", owners.MaxFiles)
 }
 
+// TooLargeForMemory is the title and summary of the check run of a pull
+// request whose check would read more than the service's memory allows
+// (MemoryError). It names the files it would read, largest first, and says
+// that the catalog was not judged.
+func TooLargeForMemory(e *MemoryError) (string, string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This pull request was not checked: checking it would read %s of catalog files, "+
+		"more than this service's memory lets its checks hold at once (%s). "+
+		"Nothing was judged invalid: the same change can be checked by a service with more memory "+
+		"(its operator raises the memory limit), or split into smaller pull requests.\n\nThe files it would read:\n\n",
+		pipeline.BytesText(e.Reads.Bytes), pipeline.BytesText(e.Budget))
+	const listed = 10
+	for i, f := range e.Reads.Files {
+		if i == listed {
+			fmt.Fprintf(&b, "- and %s more\n", checks.Plural(len(e.Reads.Files)-listed, "file"))
+			break
+		}
+		fmt.Fprintf(&b, "- %s (%s, %s)\n", checks.Code(f.Path), f.Side, pipeline.BytesText(f.Size))
+	}
+	return "Too large for this service's memory", b.String()
+}
+
 // StatusComment is the text of the one status comment on a pull request:
 // the approval verdict, every OWNERS file whose approvers must approve and
 // who did, whom to ask for the rest, approvals that do not count and why,

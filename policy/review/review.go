@@ -77,6 +77,11 @@ type PR struct {
 	// the command line sets them, from flags a user gave explicitly.
 	Overrides *Overrides
 
+	// Memory, when set, is the memory the service's checks share: the
+	// checks run once what they will read is reserved in it, and a
+	// check that would read more than all of it is a MemoryError.
+	Memory Memory
+
 	// Permission asks the forge what access login has to the
 	// repository, in GitHub's words (admin, maintain, write, triage,
 	// read, none); nil when the front end cannot ask. It is called only
@@ -229,6 +234,8 @@ type Group struct {
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
+	// Memory is as for a PR.
+	Memory Memory
 }
 
 // GroupNote is what the report of a merge group says it judged.
@@ -250,7 +257,7 @@ const GroupNote = "A merge group: the commit the merge queue would make the base
 // were the pull requests' and were decided before the queue took them.
 func EvaluateGroup(ctx context.Context, g *Group) (*Outcome, error) {
 	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head,
-		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, NoEventsWhy: GroupNote}, true)
+		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, Memory: g.Memory, NoEventsWhy: GroupNote}, true)
 }
 
 func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
@@ -258,6 +265,13 @@ func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
 	if err != nil || in == nil {
 		return o, err
 	}
+	// From here the checks read the catalogs, the owners evaluation
+	// first (it attributes the changed files to packages).
+	release, err := reserve(ctx, pr.Memory, in)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if !group {
 		// The owners check and everything after it share one evaluation.
 		if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {

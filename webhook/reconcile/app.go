@@ -65,6 +65,10 @@ type AppOptions struct {
 	// turn taken asks again, plus up to as much jitter, unless the
 	// holder hands the turn on sooner; 0 is five seconds.
 	MergeTurnRetry time.Duration
+	// Memory, when set, is the memory the checks share
+	// (webhook/membudget): each reserves what it will read before
+	// reading it. Nil admits every check at once.
+	Memory review.Memory
 	// Facts, when set, keep what deliveries told the App (comment
 	// editors, head push times, pending retries) beyond the process and
 	// share them between replicas; nil keeps them in memory.
@@ -88,6 +92,7 @@ type App struct {
 	cache    *gitcache.Cache
 	images   *images.Options
 	renderer *render.Renderer
+	memory   review.Memory
 	// userAgent is AppOptions.UserAgent.
 	userAgent string
 	// tmpCache is the cache directory made when Config.CacheDir is "",
@@ -190,7 +195,7 @@ func NewApp(o AppOptions) (*App, error) {
 	}
 	var id [6]byte
 	rand.Read(id[:])
-	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now,
+	a := &App{cfg: cfg, metrics: m, log: log, gh: gh, images: o.Images, renderer: o.Renderer, memory: o.Memory, userAgent: o.UserAgent, done: make(map[prKey]fingerprint), clock: o.Now,
 		github: errors.New("GitHub has not yet been asked for an installation token"), instance: hex.EncodeToString(id[:])}
 	if a.clock == nil {
 		a.clock = time.Now

@@ -172,8 +172,17 @@ func (a *App) judgeGroup(ctx context.Context, job webhook.Job, owner, name strin
 	}
 	outcome, err := review.EvaluateGroup(ctx, &review.Group{
 		Change: ch, Base: base, Head: head,
-		ImageOptions: a.images, Renderer: a.renderer,
+		ImageOptions: a.images, Renderer: a.renderer, Memory: a.memory,
 	})
+	var tooLarge *review.MemoryError
+	if errors.As(err, &tooLarge) {
+		title, summary := review.TooLargeForMemory(tooLarge)
+		if err := a.writeCheckRun(ctx, gh, owner, name, g.HeadSHA, CheckRunName, checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary}, false); err != nil {
+			return time.Time{}, a.fail("report", err)
+		}
+		log.Info("merge group too large for this service's memory", "bytes", tooLarge.Reads.Bytes, "budget", tooLarge.Budget)
+		return time.Time{}, nil
+	}
 	if err != nil {
 		return time.Time{}, a.fail("policy", fmt.Errorf("%s: review of merge group %s at %s: %w", src.Repo, change.ShortSHA(g.HeadSHA), change.ShortSHA(g.BaseSHA), err))
 	}

@@ -213,11 +213,20 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		Draft: pr.GetDraft(), Labels: labelsOf(pr),
 		Events: events, EventsRead: true,
 		Bots:         a.ownBots(),
-		ImageOptions: a.images, Renderer: a.renderer,
+		ImageOptions: a.images, Renderer: a.renderer, Memory: a.memory,
 		Permission: func(ctx context.Context, login string) (string, error) {
 			return ghapi.AccessOf(ctx, r.gh, r.owner, r.name, login)
 		},
 	})
+	var tooLarge *review.MemoryError
+	if errors.As(err, &tooLarge) {
+		// Not a verdict on the catalog: a service with more memory
+		// checks the same change.
+		log.Info("too large for this service's memory; failing closed", "bytes", tooLarge.Reads.Bytes, "budget", tooLarge.Budget)
+		title, summary := review.TooLargeForMemory(tooLarge)
+		r.blocks = []policy.Block{{Code: policy.CodeChecksFailed, Text: "checking the pull request would read more than this service's memory allows"}}
+		return false, r.report(ctx, head, checkOutput{Conclusion: checks.Failure, Title: title, Summary: summary})
+	}
 	if err != nil {
 		return false, a.fail("policy", fmt.Errorf("%s: review at %s: %w", src.Repo, snap.BaseSHA, err))
 	}

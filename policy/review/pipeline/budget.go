@@ -62,7 +62,7 @@ func (b *budget) charge(side, path string, size int64) error {
 	if max := b.limits.FileBytes; max > 0 && size > max {
 		return &LimitError{Key: "limits.fileBytes", rule: RuleLimitFileBytes, msg: fmt.Sprintf(
 			"not read: the file is %s, larger than limits.fileBytes (%s); split it, or raise limits.fileBytes in %s",
-			bytesText(size), bytesText(max), policy.FileName)}
+			BytesText(size), BytesText(max), policy.FileName)}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -73,15 +73,15 @@ func (b *budget) charge(side, path string, size int64) error {
 	if max := b.limits.CatalogBytes; max > 0 && b.total+size > max {
 		return &LimitError{Key: "limits.catalogBytes", rule: RuleLimitCatalogBytes, msg: fmt.Sprintf(
 			"not read: the check has read %s of catalog content and this file (%s) would pass limits.catalogBytes (%s); raise limits.catalogBytes in %s",
-			bytesText(b.total), bytesText(size), bytesText(max), policy.FileName)}
+			BytesText(b.total), BytesText(size), BytesText(max), policy.FileName)}
 	}
 	b.charged[key] = true
 	b.total += size
 	return nil
 }
 
-// bytesText writes a size for people: "209.7 MB (209715200 bytes)".
-func bytesText(n int64) string {
+// BytesText writes a size for people: "209.7 MB (209715200 bytes)".
+func BytesText(n int64) string {
 	switch {
 	case n >= 1e9:
 		return fmt.Sprintf("%.1f GB (%d bytes)", float64(n)/1e9, n)
