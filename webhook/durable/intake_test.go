@@ -5,11 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,66 +187,4 @@ func TestIntakeParsesStatementsOnce(t *testing.T) {
 	if got := stats.commits.Load() - commits; got != more {
 		t.Errorf("%d deliveries one after another committed %d transactions, want %d", more, got, more)
 	}
-}
-
-// TestJobRecords: a job's payload survives the row whether it is JSON (a
-// delivery's body, kept as JSON rather than base64) or not, and a row
-// written before bodies were kept as JSON still reads.
-func TestJobRecords(t *testing.T) {
-	received := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, c := range []struct {
-		name    string
-		payload []byte
-		want    string // the payload read back, compared as JSON when "json:"
-	}{
-		{"json body", []byte(`{"a": "<b> & c", "n": [1, 2]}`), `json:{"a":"<b> & c","n":[1,2]}`},
-		{"not json", []byte{0, 1, 2, 0xff}, "\x00\x01\x02\xff"},
-		{"none", nil, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			j := webhook.Job{Key: webhook.Key{Kind: webhook.KindPR, Repo: "o/r", PR: 7}, Event: "pull_request",
-				Delivery: "d", Payload: c.payload, Received: received, Attempt: 2}
-			rec := encodeJob(j)
-			got, err := decodeJob(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want, ok := strings.CutPrefix(c.want, "json:"); ok {
-				if !jsonEqual(t, got.Payload, []byte(want)) {
-					t.Errorf("payload %s, want %s (record %s)", got.Payload, want, rec)
-				}
-				if bytes.Contains([]byte(rec), []byte(`"payload"`)) {
-					t.Errorf("a JSON body was kept as base64: %s", rec)
-				}
-			} else if string(got.Payload) != c.want {
-				t.Errorf("payload %q, want %q", got.Payload, c.want)
-			}
-			if got.Key != j.Key || got.Delivery != "d" || !got.Received.Equal(received) || got.Attempt != 2 {
-				t.Errorf("decoded %+v from %s", got, rec)
-			}
-		})
-	}
-	// As the rows of earlier versions hold it: the body in base64.
-	old := `{"key":{"Repo":"o/r","PR":7,"Kind":"pr"},"event":"pull_request","payload":"eyJhIjoxfQ==","received":"2026-01-02T03:04:05Z"}`
-	j, err := decodeJob(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(j.Payload) != `{"a":1}` {
-		t.Errorf("an earlier row's payload read as %q", j.Payload)
-	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb)
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +116,7 @@ func Open(ctx context.Context, o Options) (*State, error) {
 	switch {
 	case o.DatabaseURL != "":
 		var pg *pgDB
-		if pg, err = openPostgres(ctx, o.DatabaseURL, o.Workers); err != nil {
+		if pg, err = openPostgres(ctx, o.DatabaseURL); err != nil {
 			return nil, err
 		}
 		s.db = pg
@@ -215,41 +214,28 @@ func (s *State) Queue(p webhook.Processor) (*Queue, error) {
 	return q, nil
 }
 
-// jobRecord is a webhook.Job as the key's row holds it. A payload that is
-// JSON (a delivery's body) is kept as it is, in Body; any other in
-// Payload, as base64, which would make a body a third larger, and a third
-// more to write each time the row is.
+// jobRecord is a webhook.Job as the key's row holds it.
 type jobRecord struct {
-	Key          webhook.Key     `json:"key"`
-	Event        string          `json:"event,omitempty"`
-	Action       string          `json:"action,omitempty"`
-	Delivery     string          `json:"delivery,omitempty"`
-	Installation int64           `json:"installation,omitempty"`
-	Body         json.RawMessage `json:"body,omitempty"`
-	Payload      []byte          `json:"payload,omitempty"`
-	Received     time.Time       `json:"received"`
-	NotBefore    time.Time       `json:"notBefore,omitzero"`
-	Replay       string          `json:"replay,omitempty"`
-	Attempt      int             `json:"attempt,omitempty"`
+	Key          webhook.Key `json:"key"`
+	Event        string      `json:"event,omitempty"`
+	Action       string      `json:"action,omitempty"`
+	Delivery     string      `json:"delivery,omitempty"`
+	Installation int64       `json:"installation,omitempty"`
+	Payload      []byte      `json:"payload,omitempty"`
+	Received     time.Time   `json:"received"`
+	NotBefore    time.Time   `json:"notBefore,omitzero"`
+	Replay       string      `json:"replay,omitempty"`
+	Attempt      int         `json:"attempt,omitempty"`
 }
 
 func encodeJob(j webhook.Job) string {
 	r := jobRecord{Key: j.Key, Event: j.Event, Action: j.Action, Delivery: j.Delivery, Installation: j.Installation,
-		Body: j.Payload, Received: j.Received, NotBefore: j.NotBefore, Attempt: j.Attempt}
+		Payload: j.Payload, Received: j.Received, NotBefore: j.NotBefore, Attempt: j.Attempt}
 	if !j.Replay.IsZero() {
 		r.Replay = hex.EncodeToString(j.Replay[:])
 	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	// Not HTML: the body's <, > and & stay as GitHub sent them.
-	enc.SetEscapeHTML(false)
-	if enc.Encode(r) != nil {
-		// Only Body can fail to encode: the payload is not JSON.
-		b.Reset()
-		r.Body, r.Payload = nil, j.Payload
-		enc.Encode(r)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := json.Marshal(r) // nothing in it can fail to encode
+	return string(b)
 }
 
 func decodeJob(s string) (webhook.Job, error) {
@@ -259,9 +245,6 @@ func decodeJob(s string) (webhook.Job, error) {
 	}
 	j := webhook.Job{Key: r.Key, Event: r.Event, Action: r.Action, Delivery: r.Delivery, Installation: r.Installation,
 		Payload: r.Payload, Received: r.Received, NotBefore: r.NotBefore, Attempt: r.Attempt}
-	if len(r.Body) > 0 {
-		j.Payload = r.Body
-	}
 	if r.Replay != "" {
 		if b, err := hex.DecodeString(r.Replay); err == nil && len(b) == len(j.Replay) {
 			copy(j.Replay[:], b)

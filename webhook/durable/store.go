@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -318,20 +317,17 @@ func (t pgTx) commit(ctx context.Context) error   { return t.t.Commit(ctx) }
 func (t pgTx) rollback(ctx context.Context) error { return t.t.Rollback(ctx) }
 func (t pgTx) raw() any                           { return t.t }
 
-func openPostgres(ctx context.Context, url string, workers int) (*pgDB, error) {
+func openPostgres(ctx context.Context, url string) (*pgDB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote the URL, password included.
 		return nil, errors.New("database: not a PostgreSQL URL (postgres://user@host:port/db)")
 	}
-	if !strings.Contains(url, "pool_max_conns") {
-		// pgx's default (the CPUs, at least 4) can be less than River
-		// holds at once: one connection listening, one per worker as it
-		// takes and finishes its key. The intake, the reaper and the
-		// App's facts need room beside them, or a delivery waits for a
-		// job to end.
-		cfg.MaxConns = max(cfg.MaxConns, int32(workers)+4)
-	}
+	// The pool stays at pgx's default (the CPUs, at least 4), or the
+	// URL's pool_max_conns: the intake shares one transaction among the
+	// deliveries that arrive together (see batcher), so it needs no more,
+	// and under CPU load more connections made the server slower, not
+	// faster (docs/performance.md).
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", cfg.ConnConfig.Host, err)
@@ -387,21 +383,25 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS catalogbot_fact_at ON catalogbot_fact (ns, at)`,
 }
 
-// indexes are the indexes added to version 1 since it was first written.
-// An index changes what no query means, so a build that lacks one runs on
-// a state that has it: they are made at every start, not under a new
-// version an older build would refuse.
-var indexes = []string{
-	// The keys with work: the bound on queued keys counts them (an
-	// index-only count, where the table's rows hold whole jobs), and
-	// reapFetched reads the oldest due.
+// sqliteIndexes are the indexes added to version 1 of a SQLite state
+// since it was first written. An index changes what no query means, so a
+// build that lacks one runs on a state that has it: they are made at
+// every start, not under a new version an older build would refuse.
+var sqliteIndexes = []string{
+	// The keys with work: the bound on queued keys counts them, and
+	// reapFetched reads the oldest due. SQLite keeps a job (the whole
+	// delivery body) in its row, so counting by the table reads a page per
+	// key; by this index, a few pages. PostgreSQL moves a large job out of
+	// the row (TOAST), so its rows are small and a count of them cheap,
+	// while the index there would cost every update of a key's due or job
+	// its in-place (HOT) update.
 	`CREATE INDEX IF NOT EXISTS catalogbot_key_pending ON catalogbot_key (due, key) WHERE job IS NOT NULL`,
 }
 
 // migrate creates catalogbot's tables in a fresh state, or upgrades them,
 // and refuses a state a newer version wrote. River's tables are migrated
 // by River (see Open).
-func migrate(ctx context.Context, d db) error {
+func migrate(ctx context.Context, d db, indexes []string) error {
 	return inTx(ctx, d, func(t tx) error {
 		if _, err := t.exec(ctx, schema[0]); err != nil {
 			return fmt.Errorf("state schema: %w", err)
@@ -422,7 +422,7 @@ func migrate(ctx context.Context, d db) error {
 			return fmt.Errorf("state schema version %d was written by a newer catalogbot (this one knows up to %d); upgrade catalogbot or start from a fresh state", have, SchemaVersion)
 		}
 		if have == SchemaVersion {
-			return ensureIndexes(ctx, t)
+			return ensureIndexes(ctx, t, indexes)
 		}
 		// Version 1 is the first; later versions add their steps here,
 		// each from the version before.
@@ -431,7 +431,7 @@ func migrate(ctx context.Context, d db) error {
 				return fmt.Errorf("state schema: %w", err)
 			}
 		}
-		if err := ensureIndexes(ctx, t); err != nil {
+		if err := ensureIndexes(ctx, t, indexes); err != nil {
 			return err
 		}
 		_, err = t.exec(ctx, `INSERT INTO catalogbot_meta (name, value) VALUES ('schema_version', $1)
@@ -440,7 +440,7 @@ func migrate(ctx context.Context, d db) error {
 	})
 }
 
-func ensureIndexes(ctx context.Context, t tx) error {
+func ensureIndexes(ctx context.Context, t tx, indexes []string) error {
 	for _, q := range indexes {
 		if _, err := t.exec(ctx, q); err != nil {
 			return fmt.Errorf("state schema: %w", err)
