@@ -40,6 +40,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# The load when the runs began, beside the load at the end in the report:
+# on a shared machine every figure moves with it.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)
 
 runs=${BENCH_RUNS:-3}
 sizes=${BENCH_SIZES:-27.5MB 55MB 110MB}
@@ -319,7 +322,12 @@ gobench_run -bench 'BenchmarkWebhookFlood' -benchtime 1x ./webhook
 # Genuine deliveries beside 0, 10 and 50 hostile slow connections.
 gobench_run -bench 'BenchmarkWebhookHostile' -benchtime 200x ./webhook
 # Intake on the in-memory queue and the durable one (SQLite, PostgreSQL;
-# the PostgreSQL case skips without initdb and pg_ctl).
+# the PostgreSQL case skips without initdb and pg_ctl). Each line carries
+# its own CPU time per delivery (cpu_us/delivery, and the PostgreSQL
+# server's as pg_cpu_us/delivery), wall time per delivery, the load average
+# at its start and end, and, for the durable engines, the rate as a share
+# of the in-memory queue's in the same run (x_memory): the rates alone
+# move with the machine's load.
 gobench_run -bench 'BenchmarkIntake' -benchtime 3s ./webhook/durable
 # The publish of the 100 MB catalog with opm's serve cache needs opm, which
 # the image-run module builds (with cgo when a C compiler is there).
@@ -333,7 +341,7 @@ report=$bench/report-$(date +%Y%m%d-%H%M%S).md
 {
 	echo "## catalogbot benchmark"
 	echo
-	echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM; load average at the start: $load_start, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- $(go version)"
 	ref_desc=missing
 	[ -n "$refvalidate" ] && ref_desc="bin/refvalidate (operator-registry v1.65.0)"

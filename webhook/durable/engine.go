@@ -175,7 +175,7 @@ func migrateSQLite(ctx context.Context, d *sqliteDB) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("state: migrating River's tables: %w", err)
 	}
-	return migrate(ctx, d)
+	return migrate(ctx, d, sqliteIndexes)
 }
 
 // migrationLock is the advisory lock replicas starting together take, so
@@ -199,7 +199,7 @@ func migratePostgres(ctx context.Context, d *pgDB) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("state: migrating River's tables: %w", err)
 	}
-	return migrate(ctx, d)
+	return migrate(ctx, d, nil)
 }
 
 // warnOnly passes on River's warnings and errors only: its informational

@@ -29,22 +29,16 @@ func (f *Facts) Update(ctx context.Context, ns, key string, fn func(old []byte, 
 	return inTx(ctx, f.db, func(t tx) error { return updateFact(ctx, f.db, t, ns, key, f.now(), fn) })
 }
 
-// Get implements webhook.Facts.
+// Get implements webhook.Facts. It reads on the state's readers.
 func (f *Facts) Get(ctx context.Context, ns, key string) ([]byte, bool, error) {
-	var v string
-	var found bool
-	err := inTx(ctx, f.db, func(t tx) error {
-		var err error
-		v, found, err = getFact(ctx, t, "", ns, key)
-		return err
-	})
+	v, found, err := getFact(ctx, f.db.reader(), "", ns, key)
 	return []byte(v), found, err
 }
 
-// List implements webhook.Facts.
+// List implements webhook.Facts. It reads on the state's readers.
 func (f *Facts) List(ctx context.Context, ns string) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	err := inTx(ctx, f.db, func(t tx) error {
+	err := func(t querier) error {
 		return t.each(ctx, `SELECT key, value FROM catalogbot_fact WHERE ns = $1`, func(r scanner) error {
 			var k, v string
 			if err := r.Scan(&k, &v); err != nil {
@@ -53,14 +47,14 @@ func (f *Facts) List(ctx context.Context, ns string) (map[string][]byte, error) 
 			out[k] = []byte(v)
 			return nil
 		}, ns)
-	})
+	}(f.db.reader())
 	if err != nil {
 		return nil, fmt.Errorf("state: listing %s: %w", ns, err)
 	}
 	return out, nil
 }
 
-func getFact(ctx context.Context, t tx, lock, ns, key string) (string, bool, error) {
+func getFact(ctx context.Context, t querier, lock, ns, key string) (string, bool, error) {
 	var v string
 	err := t.queryRow(ctx, `SELECT value FROM catalogbot_fact WHERE ns = $1 AND key = $2`+lock, ns, key).Scan(&v)
 	switch {

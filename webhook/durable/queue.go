@@ -177,6 +177,8 @@ type Queue struct {
 	// key, between River's fetch and the key's lease.
 	beforeTake func(workArgs)
 
+	batch batcher // deliveries waiting for their transaction
+
 	closed   atomic.Bool
 	stopReap context.CancelFunc
 	reaped   sync.WaitGroup
@@ -260,14 +262,11 @@ type replayState struct {
 	Failed bool  `json:"failed,omitempty"`
 }
 
-// Admits implements webhook.Intake.
+// Admits implements webhook.Intake. It reads on the state's readers, in
+// one statement: EnqueueAll checks again in its transaction, so this
+// answer needs no lock.
 func (q *Queue) Admits(delivery string, replay webhook.ReplayKey) webhook.EnqueueResult {
-	res := webhook.Queued
-	err := inTx(context.Background(), q.s.db, func(t tx) error {
-		var err error
-		res, err = q.admits(context.Background(), t, delivery, replay, q.o.Now())
-		return err
-	})
+	res, err := q.admits(context.Background(), q.s.db.reader(), delivery, replay, q.o.Now())
 	if err != nil {
 		q.log.Error("state: checking a delivery", "error", err)
 		return webhook.Full // refused with Retry-After; GitHub's redelivery or resync brings it back
@@ -275,23 +274,29 @@ func (q *Queue) Admits(delivery string, replay webhook.ReplayKey) webhook.Enqueu
 	return res
 }
 
-func (q *Queue) admits(ctx context.Context, t tx, delivery string, replay webhook.ReplayKey, now time.Time) (webhook.EnqueueResult, error) {
-	if delivery != "" {
-		var at int64
-		err := t.queryRow(ctx, `SELECT at FROM catalogbot_fact WHERE ns = $1 AND key = $2`, nsDelivery, delivery).Scan(&at)
-		switch {
-		case err == nil && now.Sub(time.Unix(0, at)) < q.o.DedupeTTL:
-			return webhook.Duplicate, nil
-		case err != nil && !errNoRows(err):
-			return 0, err
-		}
+// admits reads when the delivery id was last seen and what is known of
+// its signed body, in one statement (one round trip to PostgreSQL).
+func (q *Queue) admits(ctx context.Context, r querier, delivery string, replay webhook.ReplayKey, now time.Time) (webhook.EnqueueResult, error) {
+	if delivery == "" && replay.IsZero() {
+		return webhook.Queued, nil
 	}
-	if !replay.IsZero() {
-		st, ok, err := q.replayState(ctx, t, "", replay)
-		if err != nil {
-			return 0, err
-		}
-		if ok && (st.Live > 0 || now.Sub(time.Unix(0, st.Done)) < q.o.ReplayWindow) {
+	var (
+		at *int64
+		rv *string
+	)
+	err := r.queryRow(ctx, `SELECT (SELECT at FROM catalogbot_fact WHERE ns = $1 AND key = $2),
+		(SELECT value FROM catalogbot_fact WHERE ns = $3 AND key = $4)`,
+		nsDelivery, delivery, nsReplay, hex.EncodeToString(replay[:])).Scan(&at, &rv)
+	if err != nil {
+		return 0, fmt.Errorf("state: checking delivery %s: %w", delivery, err)
+	}
+	if delivery != "" && at != nil && now.Sub(time.Unix(0, *at)) < q.o.DedupeTTL {
+		return webhook.Duplicate, nil
+	}
+	if !replay.IsZero() && rv != nil {
+		var st replayState
+		if json.Unmarshal([]byte(*rv), &st) == nil && // unreadable: as if unknown
+			(st.Live > 0 || now.Sub(time.Unix(0, st.Done)) < q.o.ReplayWindow) {
 			return webhook.Replay, nil
 		}
 	}
@@ -342,7 +347,9 @@ func (q *Queue) finishReplay(ctx context.Context, t tx, k webhook.ReplayKey, now
 func (q *Queue) Enqueue(j webhook.Job) webhook.EnqueueResult { return q.EnqueueAll([]webhook.Job{j}) }
 
 // EnqueueAll implements webhook.Intake, with webhook.Queue.EnqueueAll's
-// semantics, in one transaction: the jobs are taken or none is.
+// semantics, in one transaction: the jobs are taken or none is. The
+// transaction may be shared with other deliveries offered meanwhile (see
+// batcher); either way EnqueueAll returns once it is committed.
 func (q *Queue) EnqueueAll(jobs []webhook.Job) webhook.EnqueueResult {
 	if len(jobs) == 0 {
 		return webhook.Queued
@@ -350,13 +357,7 @@ func (q *Queue) EnqueueAll(jobs []webhook.Job) webhook.EnqueueResult {
 	if q.closed.Load() {
 		return webhook.Closed
 	}
-	ctx := context.Background()
-	var res webhook.EnqueueResult
-	err := inTx(ctx, q.s.db, func(t tx) error {
-		var err error
-		res, err = q.enqueueAll(ctx, t, jobs, q.o.Now())
-		return err
-	})
+	res, err := q.offer(context.Background(), jobs)
 	if err != nil {
 		q.m.Errors.WithLabelValues("state").Inc()
 		q.log.Error("state: queueing work", "error", err, "key", jobs[0].Key.String())
@@ -365,7 +366,14 @@ func (q *Queue) EnqueueAll(jobs []webhook.Job) webhook.EnqueueResult {
 	return res
 }
 
-func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now time.Time) (webhook.EnqueueResult, error) {
+// pendingKeys is the number of keys with work as a transaction sees it:
+// counted once, at its first delivery, and kept by put after.
+type pendingKeys struct {
+	n     int
+	known bool
+}
+
+func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now time.Time, pending *pendingKeys) (webhook.EnqueueResult, error) {
 	delivery := jobs[0].Delivery
 	replay := jobs[0].Replay
 	if delivery == "" {
@@ -374,11 +382,14 @@ func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now ti
 	if res, err := q.admits(ctx, t, delivery, replay, now); err != nil || res != webhook.Queued {
 		return res, err
 	}
-	var pending int
-	if err := t.queryRow(ctx, `SELECT COUNT(*) FROM catalogbot_key WHERE job IS NOT NULL`).Scan(&pending); err != nil {
-		return 0, err
+	if !pending.known {
+		// catalogbot_key_pending makes this count read the index only.
+		if err := t.queryRow(ctx, `SELECT COUNT(*) FROM catalogbot_key WHERE job IS NOT NULL`).Scan(&pending.n); err != nil {
+			return 0, err
+		}
+		pending.known = true
 	}
-	if pending+len(jobs) > q.o.MaxPending {
+	if pending.n+len(jobs) > q.o.MaxPending {
 		// Counted as if every job made a new key: near the bound, a
 		// delivery may be refused that would only have replaced work.
 		// Not remembered as seen: a redelivery once there is room is welcome.
@@ -405,9 +416,12 @@ func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now ti
 		if j.Received.IsZero() {
 			j.Received = now
 		}
-		r, err := q.put(ctx, t, j, now)
+		r, added, err := q.put(ctx, t, j, now)
 		if err != nil {
 			return 0, err
+		}
+		if added {
+			pending.n++
 		}
 		result = min(result, r)
 	}
@@ -416,8 +430,9 @@ func (q *Queue) enqueueAll(ctx context.Context, t tx, jobs []webhook.Job, now ti
 
 // put makes j the key's work, as webhook.Queue does: a job due now
 // replaces the queued or held one; a held job is redundant beside a queued
-// one, and replaces an earlier held one.
-func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (webhook.EnqueueResult, error) {
+// one, and replaces an earlier held one. added says the key had no work
+// before.
+func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (_ webhook.EnqueueResult, added bool, _ error) {
 	key := j.Key.String()
 	// The row is made first, so that two deliveries for a new key meet
 	// on its lock rather than on the primary key. A worker may be
@@ -430,7 +445,7 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 	for try := 0; ; try++ {
 		if _, err := t.exec(ctx, `INSERT INTO catalogbot_key (key, epoch) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
 			key, now.UnixNano()); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		err := t.queryRow(ctx, `SELECT job, due, epoch, received FROM catalogbot_key WHERE key = $1`+q.s.db.forUpdate(), key).
 			Scan(&old, &due, &epoch, &rcv)
@@ -438,7 +453,7 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 			break
 		}
 		if !errNoRows(err) || try == 2 {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	queued := old != nil && due <= now.UnixNano()
@@ -450,7 +465,7 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 		result = webhook.Replaced
 	}
 	if held && queued {
-		return webhook.Replaced, nil
+		return webhook.Replaced, false, nil
 	}
 	at := now
 	if held {
@@ -462,7 +477,7 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 			// The newer job does the older one's work (the processor is
 			// level-triggered), so the older body counts as done now.
 			if err := q.finishReplay(ctx, t, oldJob.Replay, now, false); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			// The older job waited longer; its receipt time shows how
 			// long the key has waited.
@@ -476,27 +491,26 @@ func (q *Queue) put(ctx context.Context, t tx, j webhook.Job, now time.Time) (we
 		// newer job does not postpone it (reapFetched goes by it).
 		at = time.Unix(0, min(due, at.UnixNano()))
 	}
-	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4 WHERE key = $1`,
-		key, encodeJob(j), at.UnixNano(), j.Received.UnixNano()); err != nil {
-		return 0, err
-	}
+	// River's job first, so that the row, whose job holds the whole
+	// body, is written once.
 	id, err := q.eng.insert(ctx, t, workArgs{Key: key, Epoch: epoch}, at)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET river_id = $2 WHERE key = $1`, key, id); err != nil {
-		return 0, err
+	if _, err := t.exec(ctx, `UPDATE catalogbot_key SET job = $2, due = $3, received = $4, river_id = $5 WHERE key = $1`,
+		key, encodeJob(j), at.UnixNano(), j.Received.UnixNano(), id); err != nil {
+		return 0, false, err
 	}
-	return result, nil
+	return result, old == nil, nil
 }
 
 // Len implements webhook.Intake: the keys with queued work, all replicas
 // together; -1 when the state cannot be read.
 func (q *Queue) Len() int {
 	n := -1
-	inTx(context.Background(), q.s.db, func(t tx) error {
-		return t.queryRow(context.Background(), `SELECT COUNT(*) FROM catalogbot_key WHERE job IS NOT NULL`).Scan(&n)
-	})
+	if err := q.s.db.reader().queryRow(context.Background(), `SELECT COUNT(*) FROM catalogbot_key WHERE job IS NOT NULL`).Scan(&n); err != nil {
+		return -1
+	}
 	return n
 }
 

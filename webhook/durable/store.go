@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite"
 )
 
 // SchemaVersion is the version of catalogbot's own tables this build
@@ -39,14 +39,23 @@ type db interface {
 	// replica whose clock runs ahead cannot find a live lease lapsed. A
 	// SQLite state belongs to one process, whose clock (local) is the one.
 	clock(ctx context.Context, t tx, local func() time.Time) (time.Time, error)
+	// reader runs single reads outside any transaction, on connections
+	// of their own where the engine has them (SQLite's readers beside its
+	// one writer), so that a read waits for no writer.
+	reader() querier
 	close()
 }
 
-type tx interface {
-	exec(ctx context.Context, q string, args ...any) (int64, error)
+// querier is what reads need: a transaction, or a database's readers.
+type querier interface {
 	queryRow(ctx context.Context, q string, args ...any) scanner
 	// each calls row for every row q gives, in order, until row fails.
 	each(ctx context.Context, q string, row func(scanner) error, args ...any) error
+}
+
+type tx interface {
+	querier
+	exec(ctx context.Context, q string, args ...any) (int64, error)
 	commit(ctx context.Context) error
 	rollback(ctx context.Context) error
 	// raw is the engine's own transaction (*sql.Tx or pgx.Tx), which
@@ -59,10 +68,42 @@ type scanner interface{ Scan(dest ...any) error }
 // errNoRows is what a scanner returns for no row, whatever the engine.
 func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) }
 
-// sqliteDB is database/sql over modernc.org/sqlite.
+// sqliteDB is database/sql over modernc.org/sqlite: one connection
+// that writes (SQLite writes one at a time) and a few that only read,
+// which WAL lets run beside the writer.
 type sqliteDB struct {
-	pool *sql.DB
-	lock *os.File
+	pool  *sql.DB // the writer
+	read  *sql.DB
+	lock  *os.File
+	stats sqlStats // of both pools
+}
+
+func (d *sqliteDB) reader() querier { return sqlQuerier{d.read} }
+
+// sqlQuerier reads through a database/sql pool, a statement at a time.
+type sqlQuerier struct{ db *sql.DB }
+
+func (r sqlQuerier) queryRow(ctx context.Context, q string, args ...any) scanner {
+	return r.db.QueryRowContext(ctx, q, args...)
+}
+
+func (r sqlQuerier) each(ctx context.Context, q string, row func(scanner) error, args ...any) error {
+	rows, err := r.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, row)
+}
+
+// eachRow calls row for each of rows, and closes them.
+func eachRow(rows *sql.Rows, row func(scanner) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func (d *sqliteDB) forUpdate() string { return "" }
@@ -72,6 +113,7 @@ func (d *sqliteDB) clock(_ context.Context, _ tx, local func() time.Time) (time.
 }
 
 func (d *sqliteDB) close() {
+	d.read.Close()
 	d.pool.Close()
 	if d.lock != nil {
 		d.lock.Close() // releases the flock
@@ -104,13 +146,7 @@ func (t sqlTx) each(ctx context.Context, q string, row func(scanner) error, args
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return eachRow(rows, row)
 }
 func (t sqlTx) commit(context.Context) error   { return t.t.Commit() }
 func (t sqlTx) rollback(context.Context) error { return t.t.Rollback() }
@@ -140,21 +176,41 @@ func openSQLite(dir string) (*sqliteDB, error) {
 	// take the write lock at BEGIN, so that two never both read and then
 	// both write; the busy timeout waits out River's own writers.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	pool, err := sql.Open("sqlite", dsn)
+	d := &sqliteDB{lock: lock}
+	writer, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("state %s: %w", path, err)
 	}
+	d.pool = sql.OpenDB(&cachingConnector{inner: writer, stats: &d.stats})
 	// SQLite writes one at a time; one connection keeps River's
 	// maintenance and the intake from failing with SQLITE_BUSY.
-	pool.SetMaxOpenConns(1)
-	if err := pool.Ping(); err != nil {
-		pool.Close()
+	d.pool.SetMaxOpenConns(1)
+	// The readers cannot write (query_only), and begin no write
+	// transaction; in WAL mode each reads the last commit.
+	reader, err := sqlite.NewConnector("file:" + path + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
+		d.pool.Close()
 		lock.Close()
 		return nil, fmt.Errorf("state %s: %w", path, err)
 	}
-	return &sqliteDB{pool: pool, lock: lock}, nil
+	d.read = sql.OpenDB(&cachingConnector{inner: reader, stats: &d.stats})
+	d.read.SetMaxOpenConns(sqliteReaders)
+	d.read.SetMaxIdleConns(sqliteReaders)
+	// The writer first: it makes the file and sets the journal mode the
+	// readers then find.
+	for _, p := range []*sql.DB{d.pool, d.read} {
+		if err := p.Ping(); err != nil {
+			d.close()
+			return nil, fmt.Errorf("state %s: %w", path, err)
+		}
+	}
+	return d, nil
 }
+
+// sqliteReaders is how many connections of a SQLite state read at once:
+// the intake's duplicate checks, the queue depth and the App's facts.
+const sqliteReaders = 4
 
 // sqliteMagic begins every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
@@ -194,6 +250,34 @@ func checkStateFile(path string) error {
 // pgDB is a pgx pool.
 type pgDB struct{ pool *pgxpool.Pool }
 
+func (d *pgDB) reader() querier { return pgQuerier{d.pool} }
+
+// pgQuerier reads through the pool, each statement its own transaction:
+// one round trip, where BEGIN and COMMIT around it would make three.
+type pgQuerier struct{ pool *pgxpool.Pool }
+
+func (r pgQuerier) queryRow(ctx context.Context, q string, args ...any) scanner {
+	return r.pool.QueryRow(ctx, q, args...)
+}
+
+func (r pgQuerier) each(ctx context.Context, q string, row func(scanner) error, args ...any) error {
+	rows, err := r.pool.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	return eachPgRow(rows, row)
+}
+
+func eachPgRow(rows pgx.Rows, row func(scanner) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 func (d *pgDB) forUpdate() string { return " FOR UPDATE" }
 
 func (d *pgDB) clock(ctx context.Context, t tx, _ func() time.Time) (time.Time, error) {
@@ -227,13 +311,7 @@ func (t pgTx) each(ctx context.Context, q string, row func(scanner) error, args 
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return eachPgRow(rows, row)
 }
 func (t pgTx) commit(ctx context.Context) error   { return t.t.Commit(ctx) }
 func (t pgTx) rollback(ctx context.Context) error { return t.t.Rollback(ctx) }
@@ -245,6 +323,11 @@ func openPostgres(ctx context.Context, url string) (*pgDB, error) {
 		// pgx's message may quote the URL, password included.
 		return nil, errors.New("database: not a PostgreSQL URL (postgres://user@host:port/db)")
 	}
+	// The pool stays at pgx's default (the CPUs, at least 4), or the
+	// URL's pool_max_conns: the intake shares one transaction among the
+	// deliveries that arrive together (see batcher), so it needs no more,
+	// and under CPU load more connections made the server slower, not
+	// faster (docs/performance.md).
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", cfg.ConnConfig.Host, err)
@@ -300,10 +383,25 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS catalogbot_fact_at ON catalogbot_fact (ns, at)`,
 }
 
+// sqliteIndexes are the indexes added to version 1 of a SQLite state
+// since it was first written. An index changes what no query means, so a
+// build that lacks one runs on a state that has it: they are made at
+// every start, not under a new version an older build would refuse.
+var sqliteIndexes = []string{
+	// The keys with work: the bound on queued keys counts them, and
+	// reapFetched reads the oldest due. SQLite keeps a job (the whole
+	// delivery body) in its row, so counting by the table reads a page per
+	// key; by this index, a few pages. PostgreSQL moves a large job out of
+	// the row (TOAST), so its rows are small and a count of them cheap,
+	// while the index there would cost every update of a key's due or job
+	// its in-place (HOT) update.
+	`CREATE INDEX IF NOT EXISTS catalogbot_key_pending ON catalogbot_key (due, key) WHERE job IS NOT NULL`,
+}
+
 // migrate creates catalogbot's tables in a fresh state, or upgrades them,
 // and refuses a state a newer version wrote. River's tables are migrated
 // by River (see Open).
-func migrate(ctx context.Context, d db) error {
+func migrate(ctx context.Context, d db, indexes []string) error {
 	return inTx(ctx, d, func(t tx) error {
 		if _, err := t.exec(ctx, schema[0]); err != nil {
 			return fmt.Errorf("state schema: %w", err)
@@ -324,7 +422,7 @@ func migrate(ctx context.Context, d db) error {
 			return fmt.Errorf("state schema version %d was written by a newer catalogbot (this one knows up to %d); upgrade catalogbot or start from a fresh state", have, SchemaVersion)
 		}
 		if have == SchemaVersion {
-			return nil
+			return ensureIndexes(ctx, t, indexes)
 		}
 		// Version 1 is the first; later versions add their steps here,
 		// each from the version before.
@@ -333,8 +431,20 @@ func migrate(ctx context.Context, d db) error {
 				return fmt.Errorf("state schema: %w", err)
 			}
 		}
+		if err := ensureIndexes(ctx, t, indexes); err != nil {
+			return err
+		}
 		_, err = t.exec(ctx, `INSERT INTO catalogbot_meta (name, value) VALUES ('schema_version', $1)
 			ON CONFLICT (name) DO UPDATE SET value = excluded.value`, strconv.Itoa(SchemaVersion))
 		return err
 	})
+}
+
+func ensureIndexes(ctx context.Context, t tx, indexes []string) error {
+	for _, q := range indexes {
+		if _, err := t.exec(ctx, q); err != nil {
+			return fmt.Errorf("state schema: %w", err)
+		}
+	}
+	return nil
 }

@@ -233,7 +233,7 @@ func (q *Queue) enqueue(j webhook.Job) webhook.EnqueueResult {
 	var res webhook.EnqueueResult
 	err := inTx(ctx, q.s.db, func(t tx) error {
 		var err error
-		res, err = q.enqueueAll(ctx, t, []webhook.Job{j}, q.o.Now())
+		res, err = q.enqueueAll(ctx, t, []webhook.Job{j}, q.o.Now(), &pendingKeys{})
 		return err
 	})
 	if err != nil {
