@@ -173,6 +173,7 @@ func (a *App) judgeGroup(ctx context.Context, job webhook.Job, owner, name strin
 	outcome, err := review.EvaluateGroup(ctx, &review.Group{
 		Change: ch, Base: base, Head: head,
 		ImageOptions: a.images, Renderer: a.renderer,
+		Index: a.index,
 	})
 	if err != nil {
 		return time.Time{}, a.fail("policy", fmt.Errorf("%s: review of merge group %s at %s: %w", src.Repo, change.ShortSHA(g.HeadSHA), change.ShortSHA(g.BaseSHA), err))

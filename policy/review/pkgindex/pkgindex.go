@@ -92,7 +92,7 @@ type Store struct {
 
 // Open returns the store in dir, creating the directory if needed.
 func Open(dir string, o Options) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("package index: %w", err)
 	}
 	if o.MaxFiles <= 0 {
@@ -221,7 +221,13 @@ func writeAtomic(dir, name string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	// Readable by all, as the repository's content it describes is: the
+	// Action writes as root in its container, and actions/cache saves
+	// the directory as the runner's user.
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
