@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# hack/index-measure.sh REPO [N]: measures `catalogbot check` on the last N
+# (default 31) first-parent commits of REPO that touched catalogs/, each
+# checked as the change from its first parent under the
+# community-operators-prod policy, against git reading the same objects,
+# interleaved in one run, in CPU time (user+system, GNU time), oldest
+# commit first. Per commit, in this order:
+#
+#   git-base     git cat-file --batch reading every blob under catalogs/ of
+#                the base
+#   cold         check --cache-dir=off: a fresh process, no package index
+#   git-touched  git cat-file --batch reading only the blobs of the package
+#                directories the commit touches, on both sides
+#   ancestor     check with the package index the previous commit's check
+#                left in one cache directory: an ancestor's index, derived
+#                to the base's (the Action after actions/cache restored
+#                the last run's directory)
+#   base         the same check again: the base's own index on disk
+#
+# The first commit only fills the cache; the others are reported: the
+# median, p90 and max of each figure and of the ratios cold/git-base,
+# ancestor/git-touched and base/git-touched (ratios taken per commit),
+# the peak RSS of each kind of check, and the load average before and
+# after. REPO is only read (a bare clone is made beside it with
+# alternates). The figures are CPU time so that a loaded machine moves
+# them less than wall time; the load is printed beside them.
+#
+# Environment: INDEX_MEASURE_OUT keeps the work directory (default: a
+# temporary one, removed at the end).
+set -euo pipefail
+
+repo=${1:?usage: hack/index-measure.sh REPO [N]}
+n=${2:-31}
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${INDEX_MEASURE_OUT:-$(mktemp -d)}
+[ -n "${INDEX_MEASURE_OUT:-}" ] || trap 'rm -rf "$out"' EXIT
+mkdir -p "$out"
+[ -x /usr/bin/time ] || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+
+(cd "$here" && go build -o "$out/catalogbot" ./cmd/catalogbot)
+work="$out/repo.git"
+rm -rf "$work" "$out/index"
+git clone -q --bare --shared "$repo" "$work"
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench \
+	GIT_COMMITTER_EMAIL=bench@example.invalid GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z
+policy=$(git -C "$work" hash-object -w "$here/cmd/catalogbot/testdata/community-operators-prod.catalogbot.yaml")
+
+# with_policy COMMIT PARENT: COMMIT's tree with the policy, on PARENT.
+with_policy() {
+	local tree
+	tree=$({ git -C "$work" ls-tree "$1" | grep -v $'\t.catalogbot.yaml$' || true; printf '100644 blob %s\t.catalogbot.yaml\n' "$policy"; } | git -C "$work" mktree)
+	git -C "$work" commit-tree "$tree" -p "$2" -m "bench: $1"
+}
+
+# cpu FILE CMD...: runs CMD, appends "user+sys wall rss_kib" to FILE.
+cpu() {
+	local file=$1
+	shift
+	local tf="$out/time.txt"
+	/usr/bin/time -f '%U %S %e %M' -o "$tf" "$@" >/dev/null 2>"$out/stderr.txt" || {
+		local rc=$?
+		# 0 and 1 are verdicts; anything else is none.
+		if [ "$rc" -ne 1 ]; then
+			echo "failed ($rc): $*" >&2
+			cat "$out/stderr.txt" >&2
+			exit 1
+		fi
+	}
+	tail -n 1 "$tf" | awk '{printf "%.3f %.3f %d\n", $1 + $2, $3, $4}' >>"$file"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+mapfile -t commits < <(git -C "$work" log --first-parent --format=%H -n "$n" -- catalogs | tac)
+rm -f "$out"/*.cpu
+i=0
+for c in "${commits[@]}"; do
+	parent=$(git -C "$work" rev-parse "$c^1")
+	base=$(with_policy "$parent" "$parent")
+	head=$(with_policy "$c" "$base")
+	git -C "$work" ls-tree -r "$base" catalogs | awk '$2 == "blob" {print $3}' >"$out/all.blobs"
+	: >"$out/touched.blobs"
+	for dir in $(git -C "$work" diff --name-only "$parent" "$c" -- catalogs | cut -d/ -f1-3 | sort -u); do
+		for side in "$base" "$head"; do
+			git -C "$work" ls-tree -r "$side" -- "$dir" | awk '$2 == "blob" {print $3}' >>"$out/touched.blobs"
+		done
+	done
+	sort -u -o "$out/touched.blobs" "$out/touched.blobs"
+	check=("$out/catalogbot" check --repo "$work" --base "$base" --head "$head" --images=false --render=false
+		--author catalogbot-bench -o json)
+	export GITHUB_ACTIONS=
+	if [ "$i" -eq 0 ]; then
+		# Fills the cache with this base's index: the next commit's
+		# ancestor.
+		"${check[@]}" --cache-dir "$out/index" >/dev/null 2>&1 || true
+		i=1
+		continue
+	fi
+	cpu "$out/git-base.cpu" git -C "$work" cat-file --batch <"$out/all.blobs"
+	cpu "$out/cold.cpu" "${check[@]}" --cache-dir=off
+	cpu "$out/git-touched.cpu" git -C "$work" cat-file --batch <"$out/touched.blobs"
+	cpu "$out/ancestor.cpu" "${check[@]}" --cache-dir "$out/index"
+	cpu "$out/base.cpu" "${check[@]}" --cache-dir "$out/index"
+	echo "${c:0:9} $(tail -n1 "$out/git-base.cpu" | cut -d' ' -f1) $(tail -n1 "$out/cold.cpu" | cut -d' ' -f1) $(tail -n1 "$out/git-touched.cpu" | cut -d' ' -f1) $(tail -n1 "$out/ancestor.cpu" | cut -d' ' -f1) $(tail -n1 "$out/base.cpu" | cut -d' ' -f1) $(wc -l <"$out/touched.blobs")" >>"$out/rows.txt"
+	i=$((i + 1))
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# stats: median, p90, max of column 1 of stdin.
+stats() { sort -g | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; p = v[int(NR * 0.9 + 0.5)]; printf "%.3f | %.3f | %.3f", m, p, v[NR]}'; }
+ratio() { paste -d' ' "$out/$1.cpu" "$out/$2.cpu" | awk '{printf "%.3f\n", $1 / ($4 > 0 ? $4 : 0.001)}' | stats; }
+peak() { sort -k3 -g "$out/$1.cpu" | tail -n1 | awk '{printf "%.0f MiB", $3 / 1024}'; }
+
+echo "## catalogbot check against git, CPU seconds (user+system), $(($(wc -l <"$out/rows.txt"))) commits of $repo"
+echo
+echo "- machine: $(nproc) cores, load average before $load_before, after $load_after"
+echo
+echo "| figure | median | p90 | max |"
+echo "|---|---:|---:|---:|"
+for f in git-base cold git-touched ancestor base; do
+	echo "| $f | $(cut -d' ' -f1 "$out/$f.cpu" | stats) |"
+done
+echo "| cold / git-base | $(ratio cold git-base) |"
+echo "| ancestor / git-touched | $(ratio ancestor git-touched) |"
+echo "| base / git-touched | $(ratio base git-touched) |"
+echo
+echo "Peak RSS: cold $(peak cold), ancestor $(peak ancestor), base $(peak base). Per commit (CPU s: git-base cold git-touched ancestor base; touched blobs):"
+echo
+sed 's/^/    /' "$out/rows.txt"
