@@ -69,7 +69,7 @@ func Merge(repo *git.Repository, ours, theirs string) (*Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	bases, err := oc.MergeBase(tc)
+	bases, err := mergeBases(repo.Storer, oc, tc)
 	if err != nil {
 		return nil, fmt.Errorf("merge base of %s and %s: %w", ShortSHA(ours), ShortSHA(theirs), err)
 	}
