@@ -211,8 +211,8 @@ func median(xs []float64) float64 {
 }
 
 // withPolicy commits the tree of commit with the policy file added, on
-// top of parent, with a fixed author and date (so the ids are the same on
-// every run), and returns the new commit's id.
+// top of parent, with a fixed author and commit's date (so the ids are
+// the same on every run), and returns the new commit's id.
 func withPolicy(b *testing.B, repo, commit, policyID, parent string) string {
 	b.Helper()
 	var tree bytes.Buffer
@@ -224,10 +224,21 @@ func withPolicy(b *testing.B, repo, commit, policyID, parent string) string {
 	}
 	fmt.Fprintf(&tree, "100644 blob %s\t.catalogbot.yaml\n", policyID)
 	id := benchGit(b, repo, tree.Bytes(), "mktree")
-	return benchGit(b, repo, nil, "commit-tree", id, "-p", parent, "-m", "benchmark: "+commit)
+	// Dated as the commit it copies: a merge base is found walking by
+	// date, and a copy older than its parent would send the walk down
+	// the whole history.
+	when := benchGit(b, repo, nil, "log", "-1", "--format=%cI", commit)
+	return benchGitEnv(b, repo, []string{"GIT_AUTHOR_DATE=" + when, "GIT_COMMITTER_DATE=" + when}, nil,
+		"commit-tree", id, "-p", parent, "-m", "benchmark: "+commit)
 }
 
 func benchGit(b *testing.B, dir string, stdin []byte, args ...string) string {
+	b.Helper()
+	return benchGitEnv(b, dir, nil, stdin, args...)
+}
+
+// benchGitEnv is benchGit with env added last, so that it wins.
+func benchGitEnv(b *testing.B, dir string, env []string, stdin []byte, args ...string) string {
 	b.Helper()
 	if dir != "" {
 		args = append([]string{"-C", dir}, args...)
@@ -236,6 +247,7 @@ func benchGit(b *testing.B, dir string, stdin []byte, args ...string) string {
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=catalogbot-bench", "GIT_AUTHOR_EMAIL=bench@example.invalid",
 		"GIT_COMMITTER_NAME=catalogbot-bench", "GIT_COMMITTER_EMAIL=bench@example.invalid",
 		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
