@@ -11,6 +11,9 @@
 #   cold         check --cache-dir=off: a fresh process, no package index
 #   git-touched  git cat-file --batch reading only the blobs of the package
 #                directories the commit touches, on both sides
+#   git-package  the same for the touched packages (a package is its name
+#                across every catalog): their directories in every
+#                catalog root, on both sides
 #   ancestor     check with the package index the previous commit's check
 #                left in one cache directory: an ancestor's index, derived
 #                to the base's (the Action after actions/cache restored
@@ -19,7 +22,8 @@
 #
 # The first commit only fills the cache; the others are reported: the
 # median, p90 and max of each figure and of the ratios cold/git-base,
-# ancestor/git-touched and base/git-touched (ratios taken per commit),
+# ancestor and base against git-touched and git-package (ratios taken
+# per commit),
 # the peak RSS of each kind of check, and the load average before and
 # after. REPO is only read (a bare clone is made beside it with
 # alternates). The figures are CPU time so that a loaded machine moves
@@ -104,6 +108,15 @@ for c in "${commits[@]}"; do
 		done
 	done
 	sort -u -o "$out/touched.blobs" "$out/touched.blobs"
+	# A package is its name across every catalog: the touched packages'
+	# directories in every catalog root, on both sides.
+	: >"$out/package.blobs"
+	for pkg in $(git -C "$work" diff --name-only "$parent" "$c" -- catalogs | cut -d/ -f3 | sort -u); do
+		for side in "$base" "$head"; do
+			git -C "$work" ls-tree -r "$side" -- catalogs | awk -v p="$pkg" '$2 == "blob" {split($4, f, "/"); if (f[3] == p) print $3}' >>"$out/package.blobs"
+		done
+	done
+	sort -u -o "$out/package.blobs" "$out/package.blobs"
 	check=("$out/catalogbot" check --repo "$work" --base "$base" --head "$head" --images=false --render=false
 		--author catalogbot-bench -o json)
 	export GITHUB_ACTIONS=
@@ -117,9 +130,10 @@ for c in "${commits[@]}"; do
 	cpu "$out/git-base.cpu" git -C "$work" cat-file --batch <"$out/all.blobs"
 	cpu "$out/cold.cpu" "${check[@]}" --cache-dir=off
 	cpu "$out/git-touched.cpu" git -C "$work" cat-file --batch <"$out/touched.blobs"
+	cpu "$out/git-package.cpu" git -C "$work" cat-file --batch <"$out/package.blobs"
 	cpu "$out/ancestor.cpu" "${check[@]}" --cache-dir "$out/index"
 	cpu "$out/base.cpu" "${check[@]}" --cache-dir "$out/index"
-	echo "${c:0:9} $(tail -n1 "$out/git-base.cpu" | cut -d' ' -f1) $(tail -n1 "$out/cold.cpu" | cut -d' ' -f1) $(tail -n1 "$out/git-touched.cpu" | cut -d' ' -f1) $(tail -n1 "$out/ancestor.cpu" | cut -d' ' -f1) $(tail -n1 "$out/base.cpu" | cut -d' ' -f1) $(wc -l <"$out/touched.blobs")" >>"$out/rows.txt"
+	echo "${c:0:9} $(tail -n1 "$out/git-base.cpu" | cut -d' ' -f1) $(tail -n1 "$out/cold.cpu" | cut -d' ' -f1) $(tail -n1 "$out/git-touched.cpu" | cut -d' ' -f1) $(tail -n1 "$out/ancestor.cpu" | cut -d' ' -f1) $(tail -n1 "$out/base.cpu" | cut -d' ' -f1) $(wc -l <"$out/touched.blobs") $(tail -n1 "$out/git-package.cpu" | cut -d' ' -f1) $(wc -l <"$out/package.blobs")" >>"$out/rows.txt"
 	i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -135,13 +149,15 @@ echo "- machine: $(nproc) cores, load average before $load_before, after $load_a
 echo
 echo "| figure | median | p90 | max |"
 echo "|---|---:|---:|---:|"
-for f in git-base cold git-touched ancestor base; do
+for f in git-base cold git-touched git-package ancestor base; do
 	echo "| $f | $(cut -d' ' -f1 "$out/$f.cpu" | stats) |"
 done
 echo "| cold / git-base | $(ratio cold git-base) |"
 echo "| ancestor / git-touched | $(ratio ancestor git-touched) |"
 echo "| base / git-touched | $(ratio base git-touched) |"
+echo "| ancestor / git-package | $(ratio ancestor git-package) |"
+echo "| base / git-package | $(ratio base git-package) |"
 echo
-echo "Peak RSS: cold $(peak cold), ancestor $(peak ancestor), base $(peak base). Per commit (CPU s: git-base cold git-touched ancestor base; touched blobs):"
+echo "Peak RSS: cold $(peak cold), ancestor $(peak ancestor), base $(peak base). Per commit (CPU s: git-base cold git-touched ancestor base; touched blobs; git-package; package blobs):"
 echo
 sed 's/^/    /' "$out/rows.txt"
