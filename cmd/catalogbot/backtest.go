@@ -77,6 +77,7 @@ did, 2 usage or I/O error.`,
 	fl.StringArrayVar(&f.registry.allowPrivate, "allow-private-registry", nil, "let the checks reach this registry HOST[:PORT] although it resolves to an internal address (repeatable)")
 	fl.BoolVar(&f.registry.registryCredentials, "registry-credentials", false, "read private images with the docker config.json keychain (default: anonymous)")
 	fl.BoolVar(&f.fetchMissing, "fetch-missing", true, "in a partial clone, fetch the git objects a review reads and the clone left out from its promisor remote, with git (bounded; the remote's address passes the rule of --allow-private-registry)")
+	addCacheDirFlag(fl, &f.registry.cacheDir)
 	return cmd
 }
 
@@ -101,10 +102,14 @@ func (a *app) runBacktest(ctx context.Context, cmdPath string, f backtestFlags) 
 	// The same registry setup as check's, so that --images and --render
 	// reach registries exactly as a pull request check does.
 	var pr review.PR
-	if err := a.checkRegistries(cmdPath, f.registry, &pr); err != nil {
+	err := a.checkRegistries(cmdPath, f.registry, &pr)
+	if err != nil {
 		return err
 	}
 	o.ImageOptions, o.Renderer = pr.ImageOptions, pr.Renderer
+	if o.Index, err = openIndex(f.registry.cacheDir); err != nil {
+		return err
+	}
 	if isTerminal(a.stderr) {
 		o.Progress = progressLine(a.stderr)
 	}

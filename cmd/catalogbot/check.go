@@ -51,6 +51,8 @@ type checkFlags struct {
 	// group is set by a merge_group event: the change is a merge queue's
 	// group, judged on its content (review.EvaluateGroup).
 	group bool
+	// cacheDir is where the package index is kept (openIndex).
+	cacheDir string
 }
 
 // checkFormats are the output formats of check.
@@ -167,6 +169,7 @@ approvals judged at its own head before the queue took it.
 	fl.BoolVar(&f.render, "render", f.render, "render the reference list (its entries' packages, the catalog it assembles)")
 	addRegistryFlags(fl, "the checks", &f.insecure, &f.allowPrivate, &f.registryProxy, &f.registryCredentials)
 	fl.BoolVar(&f.fetchMissing, "fetch-missing", true, "in a partial clone, fetch the git objects a check reads and the clone left out from its promisor remote, with git (bounded; the remote's address passes the rule of --allow-private-registry)")
+	addCacheDirFlag(fl, &f.cacheDir)
 	fl.VarP(checkFormats.Value(&f.format), "output", "o", "output format: text, json, sarif, github or markdown, the job summary the Action writes (default: github inside GitHub Actions, text elsewhere)")
 	// The GitHub Action hands its free-form "args" input over as one
 	// argument (a container action's arguments are never split); this
@@ -253,7 +256,11 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	if err != nil {
 		return err
 	}
-	pr := &review.PR{Change: c, Base: baseFS, Head: merged, Merge: how, Approvals: approvals, AllImages: f.allImages}
+	index, err := openIndex(f.cacheDir)
+	if err != nil {
+		return err
+	}
+	pr := &review.PR{Change: c, Base: baseFS, Head: merged, Merge: how, Approvals: approvals, AllImages: f.allImages, Index: index}
 	if gh != nil && !f.group {
 		if gh.PR != nil {
 			pr.Draft, pr.Labels = gh.PR.Draft, gh.PR.Labels
@@ -274,7 +281,7 @@ func (a *app) runCheck(ctx context.Context, cmdPath string, f checkFlags) error 
 	if f.group {
 		evaluate = func(ctx context.Context, pr *review.PR) (*review.Outcome, error) {
 			return review.EvaluateGroup(ctx, &review.Group{Change: pr.Change, Base: pr.Base, Head: pr.Head,
-				ImageOptions: pr.ImageOptions, AllImages: pr.AllImages, Renderer: pr.Renderer})
+				ImageOptions: pr.ImageOptions, AllImages: pr.AllImages, Renderer: pr.Renderer, Index: pr.Index})
 		}
 	}
 	out, err := evaluate(ctx, pr)

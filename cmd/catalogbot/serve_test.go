@@ -36,7 +36,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(runMain())
 	}
-	os.Exit(m.Run())
+	// check and backtest keep a package index in the user's cache
+	// directory by default: the tests' goes away with them.
+	cache, err := os.MkdirTemp("", "catalogbot-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // serveProcess is catalogbot serve running as a child process.

@@ -28,6 +28,7 @@ import (
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review/pipeline"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
@@ -81,6 +82,11 @@ type PR struct {
 	// checks run once what they will read is reserved in it, and a
 	// check that would read more than all of it is a MemoryError.
 	Memory Memory
+
+	// Index keeps the package index of the base's catalogs on disk, so
+	// that a fresh process reads only the directories whose trees it
+	// has not indexed; nil keeps it in this process only.
+	Index *pkgindex.Store
 
 	// Permission asks the forge what access login has to the
 	// repository, in GitHub's words (admin, maintain, write, triage,
@@ -236,6 +242,7 @@ type Group struct {
 	Renderer     *render.Renderer
 	// Memory is as for a PR.
 	Memory Memory
+	Index  *pkgindex.Store
 }
 
 // GroupNote is what the report of a merge group says it judged.
@@ -257,7 +264,7 @@ const GroupNote = "A merge group: the commit the merge queue would make the base
 // were the pull requests' and were decided before the queue took them.
 func EvaluateGroup(ctx context.Context, g *Group) (*Outcome, error) {
 	return evaluate(ctx, &PR{Change: g.Change, Base: g.Base, Head: g.Head,
-		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, Memory: g.Memory, NoEventsWhy: GroupNote}, true)
+		ImageOptions: g.ImageOptions, AllImages: g.AllImages, Renderer: g.Renderer, Memory: g.Memory, Index: g.Index, NoEventsWhy: GroupNote}, true)
 }
 
 func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
@@ -369,6 +376,7 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 		AllImages:    pr.AllImages,
 		Renderer:     pr.Renderer,
 		Group:        group,
+		Index:        pr.Index,
 	}
 	if pol.Owners.RequireAccess != "" && !group {
 		if in.WriteAccess, in.NoAccess, err = writeAccess(ctx, pr, in.Approvals); err != nil {

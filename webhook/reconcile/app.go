@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 	"github.com/catalogbot/catalogbot/publisher/render"
 	"github.com/catalogbot/catalogbot/publisher/tmpdir"
 	"github.com/catalogbot/catalogbot/webhook"
@@ -98,6 +100,10 @@ type App struct {
 	// tmpCache is the cache directory made when Config.CacheDir is "",
 	// removed by Close.
 	tmpCache string
+	// index keeps the package index of the base's catalogs beside the
+	// git cache, so that a restart reads only the directories whose
+	// trees it has not indexed.
+	index *pkgindex.Store
 
 	slugMu sync.Mutex
 	slug   string // the App's slug, once known: its bot user is slug[bot]
@@ -244,6 +250,11 @@ func NewApp(o AppOptions) (*App, error) {
 	}
 	if a.cache, err = gitcache.NewWithOptions(dir, gitcache.Options{Logger: log}); err != nil {
 		return nil, err
+	}
+	// The package index lives beside the repositories, under a name no
+	// GitHub owner can have, and outlives a restart as they do.
+	if a.index, err = pkgindex.Open(filepath.Join(dir, ".package-index"), pkgindex.Options{}); err != nil {
+		return nil, fmt.Errorf("github app: package index: %w", err)
 	}
 	return a, nil
 }

@@ -173,6 +173,7 @@ func (a *App) judgeGroup(ctx context.Context, job webhook.Job, owner, name strin
 	outcome, err := review.EvaluateGroup(ctx, &review.Group{
 		Change: ch, Base: base, Head: head,
 		ImageOptions: a.images, Renderer: a.renderer, Memory: a.memory,
+		Index: a.index,
 	})
 	var tooLarge *review.MemoryError
 	if errors.As(err, &tooLarge) {

@@ -214,6 +214,7 @@ func (r *prRun) pass(ctx context.Context) (again bool, err error) {
 		Events: events, EventsRead: true,
 		Bots:         a.ownBots(),
 		ImageOptions: a.images, Renderer: a.renderer, Memory: a.memory,
+		Index: a.index,
 		Permission: func(ctx context.Context, login string) (string, error) {
 			return ghapi.AccessOf(ctx, r.gh, r.owner, r.name, login)
 		},

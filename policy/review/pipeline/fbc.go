@@ -211,7 +211,7 @@ func validateRoot(ctx context.Context, in *Input, root string) (head, base []che
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if s.holders, err = packageIndex(ctx, rawBase); err != nil {
+		if s.holders, err = packageIndex(ctx, rawBase, in.Index, root); err != nil {
 			return nil, nil, "", err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 )
 
 // Under the directories layout a directory is named for its operator, not
@@ -37,7 +38,7 @@ func withIdentity(ctx context.Context, in *Input, pkgs []owners.PackageTouch) er
 			names = append(names, p.Name)
 		}
 	}
-	holders, err := packageHolders(ctx, in.indexBase(), in.Policy.Catalog.Roots, names)
+	holders, err := packageHolders(ctx, in.indexBase(), in.Index, in.Policy.Catalog.Roots, names)
 	if err != nil {
 		return fmt.Errorf("find where the base keeps the packages the change touches: %w", err)
 	}
@@ -56,7 +57,7 @@ func withIdentity(ctx context.Context, in *Input, pkgs []owners.PackageTouch) er
 // root of roots that base has. The package index (cached by tree id) says
 // which directories mention a name; a mention may be a dependency, so each
 // is read to see that it holds the package itself.
-func packageHolders(ctx context.Context, base fs.FS, roots, names []string) (map[string][]string, error) {
+func packageHolders(ctx context.Context, base fs.FS, store *pkgindex.Store, roots, names []string) (map[string][]string, error) {
 	out := map[string][]string{}
 	if base == nil || len(names) == 0 {
 		return out, nil
@@ -69,7 +70,7 @@ func packageHolders(ctx context.Context, base fs.FS, roots, names []string) (map
 		if err != nil {
 			return nil, err
 		}
-		index, err := packageIndex(ctx, rootFS)
+		index, err := packageIndex(ctx, rootFS, store, root)
 		if err != nil {
 			return nil, err
 		}

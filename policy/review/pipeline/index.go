@@ -13,6 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 )
 
 // A package index says, for every package of a catalog root, which
@@ -43,8 +44,9 @@ const maxCachedDirs = 1 << 18
 type namesCache struct {
 	mu sync.Mutex
 	m  map[string][]string
-	// misses counts the directories read, for tests.
-	misses int
+	// misses counts the directories not found in memory, reads those
+	// read from git, for tests.
+	misses, reads int
 }
 
 func (c *namesCache) get(key string) ([]string, bool) {
@@ -66,6 +68,12 @@ func (c *namesCache) put(key string, names []string) {
 	c.m[key] = names
 }
 
+func (c *namesCache) read(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads += n
+}
+
 func (c *namesCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -75,7 +83,14 @@ func (c *namesCache) reset() {
 // packageIndex lists, for the catalog root fsys, the package directories
 // that mention each package, by package name. Directories without a tree
 // id (a file system other than a git tree) are read every time.
-func packageIndex(ctx context.Context, fsys fs.FS) (map[string][]string, error) {
+//
+// store, when not nil, keeps the index on disk across processes: what a
+// directory mentions is looked up in memory, then in the store's index of
+// this root tree or, failing that, of the tree of the same scope (the
+// root's path) saved last, and only the directories none of them knows
+// are read. The index of the root tree is saved back when it had to be
+// derived.
+func packageIndex(ctx context.Context, fsys fs.FS, store *pkgindex.Store, scope string) (map[string][]string, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, err
@@ -88,28 +103,50 @@ func packageIndex(ctx context.Context, fsys fs.FS) (map[string][]string, error) 
 	salt := hex.EncodeToString(sum[:8])
 
 	byDir := map[string][]string{}
-	keys := map[string]string{}
+	trees := map[string]string{}
 	missing := map[string]bool{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		key := ""
 		if info, err := e.Info(); err == nil {
 			if id, ok := change.ObjectID(info); ok {
-				key = salt + "/" + e.Name() + "@" + id
+				trees[e.Name()] = id
+				if names, ok := dirNamesCache.get(dirKey(salt, e.Name(), id)); ok {
+					byDir[e.Name()] = names
+					continue
+				}
 			}
-		}
-		if key != "" {
-			if names, ok := dirNamesCache.get(key); ok {
-				byDir[e.Name()] = names
-				continue
-			}
-			keys[e.Name()] = key
 		}
 		missing[e.Name()] = true
 	}
+	rootTree := ""
+	if store != nil {
+		if info, err := fs.Stat(fsys, "."); err == nil {
+			rootTree, _ = change.ObjectID(info)
+		}
+	}
+	// derived says the store has no index of this very tree yet.
+	derived := false
+	if rootTree != "" && len(missing) > 0 {
+		saved, ok := store.Load(rootTree)
+		if !ok {
+			derived = true
+			saved, _ = store.Nearest(scope)
+		}
+		for dir := range missing {
+			if id := trees[dir]; id != "" {
+				if names, ok := saved.Lookup(salt, dir, id); ok {
+					byDir[dir] = names
+					dirNamesCache.put(dirKey(salt, dir, id), names)
+					delete(missing, dir)
+				}
+			}
+		}
+	}
 	if len(missing) > 0 {
+		derived = true
+		dirNamesCache.read(len(missing))
 		scoped, err := newScopedFS(fsys, missing)
 		if err != nil {
 			return nil, err
@@ -130,10 +167,23 @@ func packageIndex(ctx context.Context, fsys fs.FS) (map[string][]string, error) 
 			names := found[dir]
 			slices.Sort(names)
 			byDir[dir] = names
-			if key := keys[dir]; key != "" {
-				dirNamesCache.put(key, names)
+			if id := trees[dir]; id != "" {
+				dirNamesCache.put(dirKey(salt, dir, id), names)
 			}
 		}
+	}
+	if rootTree != "" && !derived {
+		// Known in this process: saved once, for the next one.
+		derived = !store.Has(rootTree)
+	}
+	if rootTree != "" && derived {
+		r := &pkgindex.Root{Tree: rootTree, Salt: salt}
+		for dir, id := range trees {
+			r.Entries = append(r.Entries, pkgindex.Entry{Dir: dir, Tree: id, Packages: byDir[dir]})
+		}
+		// A store that cannot be written costs the next process the
+		// read this one made, never a wrong answer.
+		_ = store.Save(scope, r)
 	}
 	index := map[string][]string{}
 	for _, dir := range slices.Sorted(maps.Keys(byDir)) {
@@ -143,3 +193,8 @@ func packageIndex(ctx context.Context, fsys fs.FS) (map[string][]string, error) 
 	}
 	return index, nil
 }
+
+// dirKey is a package directory's key in dirNamesCache: its tree id with
+// its name and the root's .indexignore (whose patterns can name it),
+// which is everything outside the tree that decides what is read.
+func dirKey(salt, dir, id string) string { return salt + "/" + dir + "@" + id }

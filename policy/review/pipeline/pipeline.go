@@ -18,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
@@ -74,6 +75,10 @@ type Input struct {
 	// between them. Run sets a new one when it is nil, over
 	// ImageOptions.Hosts.
 	Breaker *registry.Breaker
+	// Index, when set, keeps the package index of the base's catalog
+	// roots on disk across processes (see packageIndex); nil keeps it
+	// in this process only.
+	Index *pkgindex.Store
 
 	// bindOnce puts Base and Head within the policy's limits once;
 	// rawBase is the Base given, for the package index (see bind).

@@ -411,7 +411,7 @@ func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []st
 		if err != nil {
 			return nil, err
 		}
-		if holders, err = packageIndex(ctx, baseFS); err != nil {
+		if holders, err = packageIndex(ctx, baseFS, in.Index, root); err != nil {
 			return nil, err
 		}
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/review"
+	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
 
@@ -79,6 +80,9 @@ type Options struct {
 	ImageOptions *images.Options
 	AllImages    bool
 	Renderer     *render.Renderer
+	// Index keeps the package index of each base's catalogs on disk
+	// across runs (review.PR's).
+	Index *pkgindex.Store
 
 	// Progress, when set, is called before the first commit is reviewed
 	// and after each one.
@@ -566,6 +570,7 @@ func reviewCommit(ctx context.Context, repoDir string, c *Commit, trials []trial
 			ImageOptions: o.ImageOptions,
 			AllImages:    o.AllImages,
 			Renderer:     o.Renderer,
+			Index:        o.Index,
 		}
 		out, err := review.Evaluate(ctx, pr)
 		// An object missing, or one whose bytes are not the ones git
