@@ -163,8 +163,9 @@ func NewApp(o AppOptions) (*App, error) {
 		base = o.HTTPClient.Transport
 	}
 	tr := ghapi.NewTransport(ghapi.TransportOptions{
-		Base:       base,
-		MinBackoff: o.GitHubBackoff,
+		Base:           base,
+		MinBackoff:     o.GitHubBackoff,
+		AttemptTimeout: cfg.GitHubTimeout,
 		Hooks: ghapi.Hooks{
 			Call:      func(method, code string) { m.GitHubCalls.WithLabelValues(method, code).Inc() },
 			RateLimit: func(n int) { m.RateLimitRemaining.Set(float64(n)) },
