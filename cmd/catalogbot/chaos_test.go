@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -55,6 +56,15 @@ var chaosRegressions = map[uint64]string{
 	34: "the schema lost with the commits an immediate stop drops",
 }
 
+// chaosFaultsOf are the kept seeds found while the schedule drew from
+// fewer faults than today: each draws from as many as it did then (the
+// first n cases of fault), so that it replays the schedule that failed.
+var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8}
+
+// chaosFaults is how many faults a schedule draws from (the cases of
+// fault).
+const chaosFaults = 10
+
 // chaosSkipped are seeds that break an invariant for a reason not fixed
 // yet: they are skipped, saying why.
 var chaosSkipped = map[uint64]string{}
@@ -66,6 +76,10 @@ const (
 	chaosMergeBound   = 60 * time.Second
 	chaosPublishBound = 45 * time.Second
 	chaosSettleBound  = 45 * time.Second
+	// chaosReadyBound: once the service settled, every replica ready
+	// again within this (a readiness probe's answer is kept 3 s, a
+	// token is probed again every few seconds).
+	chaosReadyBound = 20 * time.Second
 )
 
 // TestChaos runs seeded schedules of faults against two real serve
@@ -159,6 +173,10 @@ type chaos struct {
 	// slowUntil (Unix nanoseconds) and slowBy make GitHub answer slowly.
 	slowUntil atomic.Int64
 	slowBy    atomic.Int64
+	// silentUntil (Unix nanoseconds) makes GitHub hold every REST
+	// request that comes until then without an answer, for longer than
+	// the replicas wait for one (chaosGitHubTimeout).
+	silentUntil atomic.Int64
 
 	prs []*chaosPR
 }
@@ -171,12 +189,15 @@ type chaosReplica struct {
 	addr      string
 }
 
-// chaosTrigger stops the first GitHub request match accepts until the
-// kill is done.
+// chaosTrigger stops the first GitHub request match accepts (REST or
+// git) until the kill is done.
 type chaosTrigger struct {
 	match func(*http.Request) bool
 	hit   chan struct{}
 	done  chan struct{}
+	// owner is the replica that sent the request held, -1 when it is
+	// not known; set before hit is closed.
+	owner int
 }
 
 // chaosPR is a pull request of the schedule and what it should come to.
@@ -186,6 +207,11 @@ type chaosPR struct {
 }
 
 const chaosSecret = "0123456789abcdef0123456789abcdef"
+
+// chaosGitHubTimeout is the replicas' githubTimeout: how long they wait
+// for an answer of GitHub's before they give the attempt up. The fault
+// "GitHub silent" holds requests longer than this, "GitHub slow" less.
+const chaosGitHubTimeout = 3 * time.Second
 
 func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 	c := &chaos{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6368616f73)), pg: pg, start: time.Now()}
@@ -205,6 +231,7 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 		"catalog/foo/catalog.yaml": checkCatalog,
 	})
 	c.gh.HookResponses(c.hook)
+	c.gh.HookGit(func(r *http.Request, _ string) { c.hold(r) })
 
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
@@ -215,8 +242,8 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 		cfg := filepath.Join(dir, name+".yaml")
 		// The shortest resync and a short lease: a schedule settles in
 		// seconds.
-		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\n",
-			c.gh.AppID(), key, c.gh.URL, filepath.Join(dir, name+"-cache"))
+		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\ngithubTimeout: %s\n",
+			c.gh.AppID(), key, c.gh.URL, filepath.Join(dir, name+"-cache"), chaosGitHubTimeout)
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -240,12 +267,27 @@ func (c *chaos) logf(format string, args ...any) {
 	c.steps = append(c.steps, fmt.Sprintf("%6.2fs ", time.Since(c.start).Seconds())+fmt.Sprintf(format, args...))
 }
 
-// hook is the fake GitHub's response hook: it answers slowly while the
-// schedule says so, and holds a request a kill waits for.
+// hook is the fake GitHub's response hook: it answers slowly, or not
+// before the replica gave up waiting, while the schedule says so, and
+// holds a request a kill waits for.
 func (c *chaos) hook(r *http.Request, _ *githubtest.Response) {
-	if until := c.slowUntil.Load(); time.Now().UnixNano() < until {
+	now := time.Now().UnixNano()
+	if now < c.silentUntil.Load() {
+		// Held until the replica's attempt has timed out, then
+		// answered to no one.
+		select {
+		case <-time.After(chaosGitHubTimeout + time.Second):
+		case <-r.Context().Done():
+		}
+	} else if now < c.slowUntil.Load() {
 		time.Sleep(time.Duration(c.slowBy.Load()))
 	}
+	c.hold(r)
+}
+
+// hold holds r, a REST request or a git transfer half sent, until the
+// kill waiting for it is done, when it is the one the kill waits for.
+func (c *chaos) hold(r *http.Request) {
 	c.mu.Lock()
 	tr := c.trigger
 	if tr != nil && tr.match(r) {
@@ -255,12 +297,68 @@ func (c *chaos) hook(r *http.Request, _ *githubtest.Response) {
 	}
 	c.mu.Unlock()
 	if tr != nil {
+		tr.owner = c.sender(r)
 		close(tr.hit)
 		select {
 		case <-tr.done:
 		case <-time.After(30 * time.Second):
 		}
 	}
+}
+
+// sender is the replica whose connection r came on, -1 when none is
+// found: the socket whose local port is r's remote port and whose peer
+// is the fake's port (/proc/net/tcp), among the replicas' open files.
+// The fake sees only an address; the kill should land on the process
+// that is in the middle of the exchange, not on the other.
+func (c *chaos) sender(r *http.Request) int {
+	_, port, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return -1
+	}
+	local, _ := strconv.Atoi(port)
+	srv, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return -1
+	}
+	_, sport, _ := net.SplitHostPort(srv.String())
+	remote, _ := strconv.Atoi(sport)
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return -1
+	}
+	inode := ""
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			continue
+		}
+		lp, _ := strconv.ParseUint(f[1][strings.LastIndexByte(f[1], ':')+1:], 16, 32)
+		rp, _ := strconv.ParseUint(f[2][strings.LastIndexByte(f[2], ':')+1:], 16, 32)
+		if int(lp) == local && int(rp) == remote {
+			inode = f[9]
+			break
+		}
+	}
+	if inode == "" {
+		return -1
+	}
+	want := "socket:[" + inode + "]"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, rep := range c.replicas {
+		if rep.p == nil {
+			continue
+		}
+		fds := fmt.Sprintf("/proc/%d/fd", rep.p.cmd.Process.Pid)
+		ents, _ := os.ReadDir(fds)
+		for _, e := range ents {
+			if l, _ := os.Readlink(filepath.Join(fds, e.Name())); l == want {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func (c *chaos) startReplica(i int) {
@@ -391,18 +489,20 @@ func (c *chaos) kill(i int, when string) {
 	c.logf("replica %s started again", r.name)
 }
 
-// killOn kills a random replica once a GitHub request that match accepts
-// arrives (holding it until then), or after wait if none does.
+// killOn kills the replica that sent a GitHub request that match
+// accepts, once one arrives (holding it until then), or a random one
+// after wait if none does.
 func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Duration) {
 	i := c.rng.IntN(2)
-	tr := &chaosTrigger{match: match, hit: make(chan struct{}), done: make(chan struct{})}
+	tr := &chaosTrigger{match: match, hit: make(chan struct{}), done: make(chan struct{}), owner: -1}
 	c.mu.Lock()
 	c.trigger = tr
 	c.mu.Unlock()
 	when := "after " + wait.String() + " without " + what
+	hit := false
 	select {
 	case <-tr.hit:
-		when = "in the middle of " + what
+		hit = true
 	case <-time.After(wait):
 		c.mu.Lock()
 		if c.trigger == tr {
@@ -411,8 +511,16 @@ func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Du
 		c.mu.Unlock()
 		select {
 		case <-tr.hit:
-			when = "in the middle of " + what
+			hit = true
 		default:
+		}
+	}
+	if hit {
+		when = "in the middle of " + what
+		if tr.owner >= 0 {
+			i = tr.owner
+		} else {
+			when += " (another replica's, its sender not found)"
 		}
 	}
 	c.kill(i, when)
@@ -422,12 +530,19 @@ func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Du
 var (
 	checkRunPath = regexp.MustCompile(`/check-runs(/\d+)?$`)
 	mergePath    = regexp.MustCompile(`/pulls/\d+/merge$`)
+	// uploadPackPath is a git fetch's pack, the fake's answer to it held
+	// with half of it sent.
+	uploadPackPath = regexp.MustCompile(`\.git/git-upload-pack$`)
 )
 
 // fault draws one fault and runs it to its end.
 func (c *chaos) fault() {
 	t := c.t
-	switch c.rng.IntN(8) {
+	n := chaosFaults
+	if k, ok := chaosFaultsOf[c.seed]; ok {
+		n = k
+	}
+	switch c.rng.IntN(n) {
 	case 0:
 		d := time.Duration(c.rng.IntN(1500)) * time.Millisecond
 		time.Sleep(d)
@@ -471,6 +586,17 @@ func (c *chaos) fault() {
 		c.slowBy.Store(int64(by))
 		c.slowUntil.Store(time.Now().Add(d).UnixNano())
 		time.Sleep(d)
+	case 8:
+		// No answer at all, not an error: each request held past the
+		// replicas' timeout, so that only the timeout ends the wait.
+		d := time.Duration(1000+c.rng.IntN(3000)) * time.Millisecond
+		c.logf("GitHub leaves every request unanswered for %s (each held %s)", d, chaosGitHubTimeout+time.Second)
+		c.silentUntil.Store(time.Now().Add(d).UnixNano())
+		time.Sleep(d)
+	case 9:
+		c.killOn("a git fetch's pack", func(r *http.Request) bool {
+			return uploadPackPath.MatchString(r.URL.Path)
+		}, 4*time.Second)
 	default:
 		t.Fatal("no such fault")
 	}
@@ -480,17 +606,24 @@ func (c *chaos) fault() {
 // that does not name the state as its reason counts as 0 too: while
 // PostgreSQL is stopped, that is the reason.
 func readyz(addr string) int {
+	code, body := readyzAnswer(addr)
+	if code == http.StatusServiceUnavailable && !strings.Contains(body, "state") {
+		return 0
+	}
+	return code
+}
+
+// readyzAnswer is a replica's /readyz status and body, 0 when it does not
+// answer.
+func readyzAnswer(addr string) (int, string) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get("http://" + addr + "/readyz")
 	if err != nil {
-		return 0
+		return 0, err.Error()
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode == http.StatusServiceUnavailable && !strings.Contains(string(body), "state") {
-		return 0
-	}
-	return resp.StatusCode
+	return resp.StatusCode, strings.TrimSpace(string(body))
 }
 
 // postgresOutage stops PostgreSQL until a replica says it is not ready,
@@ -703,6 +836,26 @@ func (c *chaos) run() time.Duration {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// With every fault over and the work done, every replica says it
+	// is ready: a /readyz that stays 503 once all is well would keep
+	// a replica out of its load balancer for nothing.
+	for _, r := range c.replicas {
+		c.mu.Lock()
+		addr := r.addr
+		c.mu.Unlock()
+		deadline := time.Now().Add(chaosReadyBound)
+		for {
+			code, body := readyzAnswer(addr)
+			if code == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("replica %s's /readyz answers %d %q %s after every pull request settled", r.name, code, body, chaosReadyBound)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	// A second merge would show by now; none may.
 	time.Sleep(time.Second)

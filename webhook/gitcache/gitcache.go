@@ -87,6 +87,8 @@ type Cache struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 	err   error // see Err
+
+	probe probe // see Writable
 }
 
 // Options configure a Cache; the zero value is usable.
