@@ -133,6 +133,14 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// The machine's clock, unless a test injects a skew (faultclock.go).
+	now, skew, err := faultClock(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if skew != 0 {
+		log.Warn("the service's clock is moved by a fault injected for tests", "offset", skew.String(), "env", envClockOffset)
+	}
 	// The work queue and what deliveries told the App live in the state:
 	// a SQLite file by default, or the PostgreSQL database replicas share.
 	stateDir := cfg.StateDir
@@ -144,7 +152,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	state, err := durable.Open(ctx, durable.Options{
 		DatabaseURL: cfg.DatabaseURL, StateDir: stateDir,
 		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
-		ResyncInterval: cfg.ResyncInterval, LeaseTTL: cfg.LeaseTTL, Logger: log, Metrics: metrics,
+		ResyncInterval: cfg.ResyncInterval, LeaseTTL: cfg.LeaseTTL, Logger: log, Metrics: metrics, Now: now,
 	})
 	if err != nil {
 		return err
@@ -156,6 +164,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		Renderer:  renderer,
 		UserAgent: a.userAgent(),
 		Facts:     state.Facts(),
+		Now:       now,
 	})
 	if err != nil {
 		return err
