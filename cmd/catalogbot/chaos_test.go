@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -63,7 +64,12 @@ var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8}
 
 // chaosFaults is how many faults a schedule draws from (the cases of
 // fault).
-const chaosFaults = 10
+const chaosFaults = 11
+
+// chaosCacheFS is the size of the file system each replica's git cache is
+// on (a tmpfs, when one can be mounted): room for the schedule's
+// repository many times over, and little to fill.
+const chaosCacheFS = 16 << 20
 
 // chaosSkipped are seeds that break an invariant for a reason not fixed
 // yet: they are skipped, saying why.
@@ -179,6 +185,9 @@ type chaos struct {
 	silentUntil atomic.Int64
 
 	prs []*chaosPR
+	// noSmallFS is why the caches are not on file systems of their own
+	// ("" when they are): the full-disk fault is then left out.
+	noSmallFS string
 }
 
 // chaosReplica is one of the two serve processes; p is nil while it is
@@ -187,6 +196,11 @@ type chaosReplica struct {
 	name, cfg string
 	p         *serveProcess
 	addr      string
+	// cache is its git cache directory, on a small file system of its
+	// own when one could be mounted (smallFS; "" when not).
+	cache, smallFS string
+	// env is added to its environment: a clock moved (faultclock.go).
+	env []string
 }
 
 // chaosTrigger stops the first GitHub request match accepts (REST or
@@ -238,17 +252,26 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 	if err := os.WriteFile(key, c.gh.PrivateKeyPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	fsWhy := ""
 	for i, name := range []string{"a", "b"} {
+		cache := filepath.Join(dir, name+"-cache")
+		small := ""
+		if fsWhy == "" {
+			if fsWhy = mountSmallFS(t, cache, chaosCacheFS); fsWhy == "" {
+				small = cache
+			}
+		}
 		cfg := filepath.Join(dir, name+".yaml")
 		// The shortest resync and a short lease: a schedule settles in
 		// seconds.
 		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\ngithubTimeout: %s\n",
-			c.gh.AppID(), key, c.gh.URL, filepath.Join(dir, name+"-cache"), chaosGitHubTimeout)
+			c.gh.AppID(), key, c.gh.URL, cache, chaosGitHubTimeout)
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c.replicas[i] = &chaosReplica{name: name, cfg: cfg}
+		c.replicas[i] = &chaosReplica{name: name, cfg: cfg, cache: cache, smallFS: small}
 	}
+	c.noSmallFS = fsWhy
 	t.Cleanup(func() {
 		for _, r := range c.replicas {
 			if r.p != nil && r.p.cmd.ProcessState == nil {
@@ -363,7 +386,7 @@ func (c *chaos) sender(r *http.Request) int {
 
 func (c *chaos) startReplica(i int) {
 	r := c.replicas[i]
-	p := startServe(c.t, r.cfg, chaosSecret)
+	p := startServe(c.t, r.cfg, chaosSecret, r.env...)
 	addr := <-p.addr
 	p.addr <- addr
 	c.mu.Lock()
@@ -597,8 +620,97 @@ func (c *chaos) fault() {
 		c.killOn("a git fetch's pack", func(r *http.Request) bool {
 			return uploadPackPath.MatchString(r.URL.Path)
 		}, 4*time.Second)
+	case 10:
+		c.diskFull(c.rng.IntN(2), time.Duration(1000+c.rng.IntN(3000))*time.Millisecond)
 	default:
 		t.Fatal("no such fault")
+	}
+}
+
+// mountSmallFS mounts a tmpfs of size bytes at dir, unmounted when the
+// test ends, and returns "", or why it could not: mounting needs root.
+// Under CI=true as root it must work; as another user the full-disk
+// fault is left out, saying why.
+func mountSmallFS(t *testing.T, dir string, size int) string {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		return "not root: no file system of its own to fill"
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mounting a tmpfs as root: %v", err)
+		}
+		return "mounting a tmpfs: " + err.Error()
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return ""
+}
+
+// diskFull fills replica i's git cache's file system for d: its /readyz
+// must answer 503 naming the git cache within a few seconds, the work it
+// meanwhile takes fail and be retried; once space is back, /readyz must
+// answer 200 again within 20 s.
+func (c *chaos) diskFull(i int, d time.Duration) {
+	t := c.t
+	r := c.replicas[i]
+	if r.smallFS == "" {
+		c.logf("no full disk (%s)", c.noSmallFS)
+		return
+	}
+	ballast := filepath.Join(r.smallFS, "ballast")
+	f, err := os.Create(ballast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	f.Close()
+	full := time.Now()
+	c.logf("replica %s's git cache disk full", r.name)
+	// A replica killed meanwhile is started again: the one up now.
+	addr := func() string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return r.addr
+	}
+	for {
+		code, body := readyzAnswer(addr())
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "git cache") {
+			c.logf("replica %s's /readyz answers 503: %s", r.name, body)
+			break
+		}
+		if time.Since(full) > 10*time.Second {
+			t.Errorf("replica %s's /readyz answered %d %q, not 503 naming the git cache, for 10s of a full disk", r.name, code, body)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Until(full.Add(d)))
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	c.logf("replica %s's git cache disk has room again", r.name)
+	for {
+		code, body := readyzAnswer(addr())
+		if code == http.StatusOK {
+			c.logf("replica %s's /readyz answers 200", r.name)
+			return
+		}
+		if time.Since(freed) > 20*time.Second {
+			t.Errorf("replica %s's /readyz answered %d %q 20s after its disk had room again", r.name, code, body)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -737,6 +849,22 @@ func (c *chaos) run() time.Duration {
 		skew += time.Duration(c.rng.IntN(60)) * time.Second
 		c.gh.Advance(skew)
 		c.logf("GitHub's clock is %s off the replicas'", skew)
+	}
+	if _, kept := chaosFaultsOf[c.seed]; !kept {
+		// In half the schedules, replica b's own clock apart from a's
+		// (and PostgreSQL's, and GitHub's) by more than a lease: it must
+		// take no live lease over, since leases are told by the
+		// database's clock. Drawn from a stream of its own, so that the
+		// rest of the schedule is what the seed drew before.
+		skewRng := rand.New(rand.NewPCG(c.seed, 0x736b6577))
+		if skewRng.IntN(2) == 0 {
+			skew := time.Duration(4000+skewRng.IntN(4000)) * time.Millisecond
+			if skewRng.IntN(2) == 0 {
+				skew = -skew
+			}
+			c.replicas[1].env = []string{envClockOffset + "=" + skew.String(), envUnsafeFaults + "=clock-offset"}
+			c.logf("replica b's clock is %s off a's (the lease is 3s)", skew)
+		}
 	}
 	c.startReplica(0)
 	c.startReplica(1)
