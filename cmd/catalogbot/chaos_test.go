@@ -91,17 +91,21 @@ const (
 // TestChaos runs seeded schedules of faults against two real serve
 // processes on one PostgreSQL, the fake GitHub and a registry: a replica
 // killed (SIGKILL) at a random moment, in the middle of a check run's
-// write, of a merge or of a publish's push, and started again on its
-// cache; PostgreSQL stopped for a few seconds; GitHub answering 502 for a
-// while, rejecting every token once, or answering slowly; GitHub's clock
-// apart from the replicas'. Pull requests are opened meanwhile, some
+// write, of a merge, of a git fetch's pack or of a publish's push, and
+// started again on its cache; PostgreSQL stopped for a few seconds;
+// GitHub answering 502 for a while, rejecting every token once, answering
+// slowly or not at all (past the replicas' timeout); a replica's git
+// cache disk full; GitHub's clock apart from the replicas', and one
+// replica's own clock apart from the other's by more than a lease. Pull
+// requests are opened meanwhile, some
 // approved and valid, some not approved, some invalid. After the faults
 // end, each schedule must hold that every approved, valid pull request
 // was merged exactly once, within a bound; the image's tag holds the
 // digest published from the branch's tip; every open pull request's run
-// says why, with the true reason and no passing state; and while
-// PostgreSQL was stopped a replica's /readyz answered 503, and 200 once it
-// was back. A failing schedule prints its seed and its steps.
+// says why, with the true reason and no passing state; while PostgreSQL
+// was stopped, or a replica's cache disk full, its /readyz answered 503,
+// and 200 once it was back; and at the end every replica is ready. A
+// failing schedule prints its seed and its steps.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and a database, for minutes")
