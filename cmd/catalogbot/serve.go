@@ -62,7 +62,8 @@ refuses to start without a webhook secret.
 Besides /webhook it serves GET /healthz (liveness) and /readyz; /readyz
 says ready once GitHub has accepted the App's credentials, and answers 503
 with the reason while the state cannot be written, no installation token
-can be minted or the git cache is broken beyond repair, so a replica that
+can be minted, or the git cache is broken beyond repair or cannot be
+written (its disk full), so a replica that
 cannot do the work takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.

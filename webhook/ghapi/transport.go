@@ -201,7 +201,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// AttemptTimeout is an attempt that had no complete answer within
+// AttemptTimeoutError is an attempt that had no complete answer within
 // TransportOptions.AttemptTimeout. It is a net.Error that says it timed
 // out, so callers class it with the other network errors.
 type AttemptTimeoutError struct {
