@@ -55,16 +55,32 @@ var chaosRegressions = map[uint64]string{
 	// now.
 	23: "a push lost with the commits an immediate stop drops",
 	34: "the schema lost with the commits an immediate stop drops",
+	// A replica's cache disk full: a fetch found the repository broken
+	// and could not rebuild it, and the replica stayed not ready after
+	// the disk had room, until some fetch would clear it.
+	6: "a cache rebuilt on a full disk stayed not ready once it had room",
 }
 
 // chaosFaultsOf are the kept seeds found while the schedule drew from
 // fewer faults than today: each draws from as many as it did then (the
 // first n cases of fault), so that it replays the schedule that failed.
-var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8}
+var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8, 6: 11}
 
 // chaosFaults is how many faults a schedule draws from (the cases of
-// fault).
-const chaosFaults = 11
+// fault); from chaosSkewFaults on, a replica's own clock may be apart
+// too.
+const (
+	chaosFaults     = 11
+	chaosSkewFaults = 11
+)
+
+// faults is how many faults seed's schedule draws from.
+func faultsOf(seed uint64) int {
+	if n, ok := chaosFaultsOf[seed]; ok {
+		return n
+	}
+	return chaosFaults
+}
 
 // chaosCacheFS is the size of the file system each replica's git cache is
 // on (a tmpfs, when one can be mounted): room for the schedule's
@@ -192,6 +208,9 @@ type chaos struct {
 	// noSmallFS is why the caches are not on file systems of their own
 	// ("" when they are): the full-disk fault is then left out.
 	noSmallFS string
+	// stopped counts the faults after which a lease may rightly be taken
+	// over: a replica killed, PostgreSQL stopped (renewals fail).
+	stopped atomic.Int32
 }
 
 // chaosReplica is one of the two serve processes; p is nil while it is
@@ -507,6 +526,7 @@ func (c *chaos) kill(i int, when string) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+	c.stopped.Add(1)
 	c.mu.Lock()
 	c.dead = append(c.dead, p)
 	c.mu.Unlock()
@@ -565,11 +585,7 @@ var (
 // fault draws one fault and runs it to its end.
 func (c *chaos) fault() {
 	t := c.t
-	n := chaosFaults
-	if k, ok := chaosFaultsOf[c.seed]; ok {
-		n = k
-	}
-	switch c.rng.IntN(n) {
+	switch c.rng.IntN(faultsOf(c.seed)) {
 	case 0:
 		d := time.Duration(c.rng.IntN(1500)) * time.Millisecond
 		time.Sleep(d)
@@ -759,6 +775,7 @@ func (c *chaos) postgresOutage() {
 	if err := c.pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	c.stopped.Add(1)
 	stopped := time.Now()
 	c.logf("PostgreSQL stopped")
 	// A probe's answer is kept 3 s and bounded by 2 s.
@@ -854,7 +871,7 @@ func (c *chaos) run() time.Duration {
 		c.gh.Advance(skew)
 		c.logf("GitHub's clock is %s off the replicas'", skew)
 	}
-	if _, kept := chaosFaultsOf[c.seed]; !kept {
+	if faultsOf(c.seed) >= chaosSkewFaults {
 		// In half the schedules, replica b's own clock apart from a's
 		// (and PostgreSQL's, and GitHub's) by more than a lease: it must
 		// take no live lease over, since leases are told by the
@@ -989,6 +1006,16 @@ func (c *chaos) run() time.Duration {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// No replica took work over from another that lived and could
+	// renew its lease (whatever their clocks say): only a kill or
+	// PostgreSQL's stop lets one lapse.
+	if c.stopped.Load() == 0 {
+		for _, line := range strings.Split(c.allLogs(), "\n") {
+			if strings.Contains(line, "took over work") {
+				t.Errorf("work taken over with no replica stopped and PostgreSQL up: %s", line)
+			}
+		}
+	}
 	// A second merge would show by now; none may.
 	time.Sleep(time.Second)
 	endPushes()
@@ -1026,6 +1053,23 @@ func (c *chaos) story() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return "schedule:\n  " + strings.Join(c.steps, "\n  ")
+}
+
+// allLogs are every process's whole log, the killed ones' included.
+func (c *chaos) allLogs() string {
+	c.mu.Lock()
+	procs := append([]*serveProcess(nil), c.dead...)
+	for _, r := range c.replicas {
+		if r.p != nil {
+			procs = append(procs, r.p)
+		}
+	}
+	c.mu.Unlock()
+	var b strings.Builder
+	for _, p := range procs {
+		b.WriteString(p.logs())
+	}
+	return b.String()
 }
 
 // processLogs are the last lines of every process's log, the killed

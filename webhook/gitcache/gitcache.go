@@ -89,6 +89,10 @@ type Cache struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 	err   error // see Err
+	// pending is the repository whose rebuild failed, nil when none;
+	// Err tries it again, no sooner than retryAt.
+	pending *pendingRepair
+	retryAt time.Time
 
 	probe probe // see Writable
 }
@@ -181,7 +185,7 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 		}
 	} else if why := check(dir, locals); why != nil {
 		if err := c.rebuild(dir, src.Repo, why); err != nil {
-			c.setErr(err)
+			c.unrepaired(dir, src.Repo, why, err)
 			return nil, err
 		}
 	}
@@ -195,14 +199,14 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 		}
 		if why != nil {
 			if rerr := c.rebuild(dir, src.Repo, why); rerr != nil {
-				c.setErr(rerr)
+				c.unrepaired(dir, src.Repo, why, rerr)
 				return nil, rerr
 			}
 			out, err = c.fetchInto(ctx, dir, src, refs)
 		}
 	}
 	if err == nil {
-		c.setErr(nil)
+		c.repaired()
 	}
 	return out, err
 }

@@ -31,16 +31,19 @@ type probe struct {
 	now func() time.Time // nil is time.Now; tests replace it
 }
 
+func (p *probe) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
 // Writable reports whether the cache's directory takes a write now:
 // probeBytes written to a file of its own there, synced and removed. Its
 // answer is kept for a few seconds. It is safe to call from any goroutine.
 func (c *Cache) Writable() error {
 	p := &c.probe
-	now := time.Now
-	if p.now != nil {
-		now = p.now
-	}
-	t := now()
+	t := p.clock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.at.IsZero() && t.Sub(p.at) >= 0 && t.Sub(p.at) < probeTTL {

@@ -1,6 +1,7 @@
 package gitcache
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -85,5 +86,53 @@ func TestWritableTellsAFullDisk(t *testing.T) {
 	ents, _ := os.ReadDir(c.Dir())
 	if len(ents) != 0 {
 		t.Errorf("the cache holds %d entries after the probes, want none", len(ents))
+	}
+}
+
+// TestUnrepairedCacheHealsWithoutAFetch: a repository found broken while
+// the disk is full cannot be rebuilt, and Err says so; once the disk has
+// room, Err tries the rebuild again and clears, with no fetch (a replica
+// not ready may be given none).
+func TestUnrepairedCacheHealsWithoutAFetch(t *testing.T) {
+	dir := smallFS(t, 1<<20)
+	o := newOrigin(t, "sekrit")
+	o.commit("refs/heads/main", "", map[string]string{"a": "1\n"})
+	c, err := New(filepath.Join(dir, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	c.probe.now = func() time.Time { return now }
+	src := Source{Repo: "o/r", URL: o.url(), Token: "sekrit"}
+	ctx := context.Background()
+	if _, err := c.Branch(ctx, src, "main"); err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := c.path(src.Repo)
+	// Broken as a killed fetch leaves it, found by a fetch on a full disk.
+	if err := os.WriteFile(filepath.Join(repo, "HEAD"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ballast := fill(t, dir)
+	_, ferr := c.Branch(ctx, src, "main")
+	if ferr == nil {
+		t.Fatal("a fetch on a full disk succeeded")
+	}
+	if c.Err() == nil {
+		t.Logf("the fetch: %v", ferr)
+		t.Fatal("Err is nil while the repository could not be rebuilt")
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Err(); err == nil {
+		t.Fatalf("within %s of the last try, Err tried again", probeTTL)
+	}
+	now = now.Add(probeTTL)
+	if err := c.Err(); err != nil {
+		t.Fatalf("the disk has room again, yet Err = %v", err)
+	}
+	if _, err := c.Branch(ctx, src, "main"); err != nil {
+		t.Fatalf("a fetch after the repair: %v", err)
 	}
 }
