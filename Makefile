@@ -205,8 +205,10 @@ e2e: ## end-to-end tests against a local docker-registry
 	$(GO) test -tags e2e -count=1 ./checks/images/... ./publisher/... ./webhook/... ./cmd/...
 
 # The chaos suite (cmd/catalogbot's TestChaos): CHAOS_SEEDS seeded
-# schedules of faults (replicas killed, PostgreSQL stopped, GitHub failing,
-# slow or on another clock) against two serve processes on one PostgreSQL,
+# schedules of faults (replicas killed, mid-fetch among other moments;
+# PostgreSQL stopped; GitHub failing, slow, silent or on another clock; a
+# git cache disk full, which needs root to mount; a replica's own clock
+# apart) against two serve processes on one PostgreSQL,
 # each schedule checked against the service's invariants. About 17 s a
 # schedule on two cores; .ci/run runs 20.
 CHAOS_SEEDS ?= 50

@@ -128,7 +128,11 @@ type Config struct {
 	// of a job it runs before another replica takes the job over: the
 	// bound on the takeover after a replica dies. 0 is the default (30s).
 	LeaseTTL time.Duration
-	Bots     []string // extra logins whose comments never count
+	// GitHubTimeout bounds each attempt of a GitHub API request, from
+	// sending it to the last byte of the answer; an attempt past it is
+	// given up and sent again. 0 is the default (30s).
+	GitHubTimeout time.Duration
+	Bots          []string // extra logins whose comments never count
 
 	// PendingRetries and PendingBackoff say how a check that could not
 	// judge is tried again: PendingRetries times, the first after
@@ -567,6 +571,11 @@ func (p *configParser) parse(data []byte, c *Config) {
 		"leaseTTL": func(v *yaml.Node) {
 			if d, ok := p.duration(v, "leaseTTL", time.Second); ok {
 				c.LeaseTTL = d
+			}
+		},
+		"githubTimeout": func(v *yaml.Node) {
+			if d, ok := p.duration(v, "githubTimeout", time.Second); ok {
+				c.GitHubTimeout = d
 			}
 		},
 		"replayWindow": func(v *yaml.Node) {

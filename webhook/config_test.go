@@ -74,6 +74,7 @@ func TestLoadConfigFull(t *testing.T) {
 		PendingRetries:         3,
 		PendingBackoff:         2 * time.Minute,
 		GitHubURL:              "https://github.example.com/api/v3/",
+		GitHubTimeout:          45 * time.Second,
 		CacheDir:               "/var/cache/catalogbot",
 		StateDir:               filepath.Join("testdata", "config", "state"),
 		Bots:                   []string{"renovate[bot]", "dependabot[bot]"},

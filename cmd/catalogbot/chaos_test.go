@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,7 +55,37 @@ var chaosRegressions = map[uint64]string{
 	// now.
 	23: "a push lost with the commits an immediate stop drops",
 	34: "the schema lost with the commits an immediate stop drops",
+	// A replica's cache disk full: a fetch found the repository broken
+	// and could not rebuild it, and the replica stayed not ready after
+	// the disk had room, until some fetch would clear it.
+	6: "a cache rebuilt on a full disk stayed not ready once it had room",
 }
+
+// chaosFaultsOf are the kept seeds found while the schedule drew from
+// fewer faults than today: each draws from as many as it did then (the
+// first n cases of fault), so that it replays the schedule that failed.
+var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8, 6: 11}
+
+// chaosFaults is how many faults a schedule draws from (the cases of
+// fault); from chaosSkewFaults on, a replica's own clock may be apart
+// too.
+const (
+	chaosFaults     = 11
+	chaosSkewFaults = 11
+)
+
+// faults is how many faults seed's schedule draws from.
+func faultsOf(seed uint64) int {
+	if n, ok := chaosFaultsOf[seed]; ok {
+		return n
+	}
+	return chaosFaults
+}
+
+// chaosCacheFS is the size of the file system each replica's git cache is
+// on (a tmpfs, when one can be mounted): room for the schedule's
+// repository many times over, and little to fill.
+const chaosCacheFS = 16 << 20
 
 // chaosSkipped are seeds that break an invariant for a reason not fixed
 // yet: they are skipped, saying why.
@@ -66,22 +98,30 @@ const (
 	chaosMergeBound   = 60 * time.Second
 	chaosPublishBound = 45 * time.Second
 	chaosSettleBound  = 45 * time.Second
+	// chaosReadyBound: once the service settled, every replica ready
+	// again within this (a readiness probe's answer is kept 3 s, a
+	// token is probed again every few seconds).
+	chaosReadyBound = 20 * time.Second
 )
 
 // TestChaos runs seeded schedules of faults against two real serve
 // processes on one PostgreSQL, the fake GitHub and a registry: a replica
 // killed (SIGKILL) at a random moment, in the middle of a check run's
-// write, of a merge or of a publish's push, and started again on its
-// cache; PostgreSQL stopped for a few seconds; GitHub answering 502 for a
-// while, rejecting every token once, or answering slowly; GitHub's clock
-// apart from the replicas'. Pull requests are opened meanwhile, some
+// write, of a merge, of a git fetch's pack or of a publish's push, and
+// started again on its cache; PostgreSQL stopped for a few seconds;
+// GitHub answering 502 for a while, rejecting every token once, answering
+// slowly or not at all (past the replicas' timeout); a replica's git
+// cache disk full; GitHub's clock apart from the replicas', and one
+// replica's own clock apart from the other's by more than a lease. Pull
+// requests are opened meanwhile, some
 // approved and valid, some not approved, some invalid. After the faults
 // end, each schedule must hold that every approved, valid pull request
 // was merged exactly once, within a bound; the image's tag holds the
 // digest published from the branch's tip; every open pull request's run
-// says why, with the true reason and no passing state; and while
-// PostgreSQL was stopped a replica's /readyz answered 503, and 200 once it
-// was back. A failing schedule prints its seed and its steps.
+// says why, with the true reason and no passing state; while PostgreSQL
+// was stopped, or a replica's cache disk full, its /readyz answered 503,
+// and 200 once it was back; and at the end every replica is ready. A
+// failing schedule prints its seed and its steps.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and a database, for minutes")
@@ -159,8 +199,18 @@ type chaos struct {
 	// slowUntil (Unix nanoseconds) and slowBy make GitHub answer slowly.
 	slowUntil atomic.Int64
 	slowBy    atomic.Int64
+	// silentUntil (Unix nanoseconds) makes GitHub hold every REST
+	// request that comes until then without an answer, for longer than
+	// the replicas wait for one (chaosGitHubTimeout).
+	silentUntil atomic.Int64
 
 	prs []*chaosPR
+	// noSmallFS is why the caches are not on file systems of their own
+	// ("" when they are): the full-disk fault is then left out.
+	noSmallFS string
+	// stopped counts the faults after which a lease may rightly be taken
+	// over: a replica killed, PostgreSQL stopped (renewals fail).
+	stopped atomic.Int32
 }
 
 // chaosReplica is one of the two serve processes; p is nil while it is
@@ -169,14 +219,22 @@ type chaosReplica struct {
 	name, cfg string
 	p         *serveProcess
 	addr      string
+	// cache is its git cache directory, on a small file system of its
+	// own when one could be mounted (smallFS; "" when not).
+	cache, smallFS string
+	// env is added to its environment: a clock moved (faultclock.go).
+	env []string
 }
 
-// chaosTrigger stops the first GitHub request match accepts until the
-// kill is done.
+// chaosTrigger stops the first GitHub request match accepts (REST or
+// git) until the kill is done.
 type chaosTrigger struct {
 	match func(*http.Request) bool
 	hit   chan struct{}
 	done  chan struct{}
+	// owner is the replica that sent the request held, -1 when it is
+	// not known; set before hit is closed.
+	owner int
 }
 
 // chaosPR is a pull request of the schedule and what it should come to.
@@ -186,6 +244,11 @@ type chaosPR struct {
 }
 
 const chaosSecret = "0123456789abcdef0123456789abcdef"
+
+// chaosGitHubTimeout is the replicas' githubTimeout: how long they wait
+// for an answer of GitHub's before they give the attempt up. The fault
+// "GitHub silent" holds requests longer than this, "GitHub slow" less.
+const chaosGitHubTimeout = 3 * time.Second
 
 func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 	c := &chaos{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6368616f73)), pg: pg, start: time.Now()}
@@ -205,23 +268,33 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 		"catalog/foo/catalog.yaml": checkCatalog,
 	})
 	c.gh.HookResponses(c.hook)
+	c.gh.HookGit(func(r *http.Request, _ string) { c.hold(r) })
 
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(key, c.gh.PrivateKeyPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	fsWhy := ""
 	for i, name := range []string{"a", "b"} {
+		cache := filepath.Join(dir, name+"-cache")
+		small := ""
+		if fsWhy == "" {
+			if fsWhy = mountSmallFS(t, cache, chaosCacheFS); fsWhy == "" {
+				small = cache
+			}
+		}
 		cfg := filepath.Join(dir, name+".yaml")
 		// The shortest resync and a short lease: a schedule settles in
 		// seconds.
-		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\n",
-			c.gh.AppID(), key, c.gh.URL, filepath.Join(dir, name+"-cache"))
+		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\ngithubTimeout: %s\n",
+			c.gh.AppID(), key, c.gh.URL, cache, chaosGitHubTimeout)
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c.replicas[i] = &chaosReplica{name: name, cfg: cfg}
+		c.replicas[i] = &chaosReplica{name: name, cfg: cfg, cache: cache, smallFS: small}
 	}
+	c.noSmallFS = fsWhy
 	t.Cleanup(func() {
 		for _, r := range c.replicas {
 			if r.p != nil && r.p.cmd.ProcessState == nil {
@@ -240,12 +313,27 @@ func (c *chaos) logf(format string, args ...any) {
 	c.steps = append(c.steps, fmt.Sprintf("%6.2fs ", time.Since(c.start).Seconds())+fmt.Sprintf(format, args...))
 }
 
-// hook is the fake GitHub's response hook: it answers slowly while the
-// schedule says so, and holds a request a kill waits for.
+// hook is the fake GitHub's response hook: it answers slowly, or not
+// before the replica gave up waiting, while the schedule says so, and
+// holds a request a kill waits for.
 func (c *chaos) hook(r *http.Request, _ *githubtest.Response) {
-	if until := c.slowUntil.Load(); time.Now().UnixNano() < until {
+	now := time.Now().UnixNano()
+	if now < c.silentUntil.Load() {
+		// Held until the replica's attempt has timed out, then
+		// answered to no one.
+		select {
+		case <-time.After(chaosGitHubTimeout + time.Second):
+		case <-r.Context().Done():
+		}
+	} else if now < c.slowUntil.Load() {
 		time.Sleep(time.Duration(c.slowBy.Load()))
 	}
+	c.hold(r)
+}
+
+// hold holds r, a REST request or a git transfer half sent, until the
+// kill waiting for it is done, when it is the one the kill waits for.
+func (c *chaos) hold(r *http.Request) {
 	c.mu.Lock()
 	tr := c.trigger
 	if tr != nil && tr.match(r) {
@@ -255,6 +343,7 @@ func (c *chaos) hook(r *http.Request, _ *githubtest.Response) {
 	}
 	c.mu.Unlock()
 	if tr != nil {
+		tr.owner = c.sender(r)
 		close(tr.hit)
 		select {
 		case <-tr.done:
@@ -263,9 +352,64 @@ func (c *chaos) hook(r *http.Request, _ *githubtest.Response) {
 	}
 }
 
+// sender is the replica whose connection r came on, -1 when none is
+// found: the socket whose local port is r's remote port and whose peer
+// is the fake's port (/proc/net/tcp), among the replicas' open files.
+// The fake sees only an address; the kill should land on the process
+// that is in the middle of the exchange, not on the other.
+func (c *chaos) sender(r *http.Request) int {
+	_, port, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return -1
+	}
+	local, _ := strconv.Atoi(port)
+	srv, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return -1
+	}
+	_, sport, _ := net.SplitHostPort(srv.String())
+	remote, _ := strconv.Atoi(sport)
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return -1
+	}
+	inode := ""
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			continue
+		}
+		lp, _ := strconv.ParseUint(f[1][strings.LastIndexByte(f[1], ':')+1:], 16, 32)
+		rp, _ := strconv.ParseUint(f[2][strings.LastIndexByte(f[2], ':')+1:], 16, 32)
+		if int(lp) == local && int(rp) == remote {
+			inode = f[9]
+			break
+		}
+	}
+	if inode == "" {
+		return -1
+	}
+	want := "socket:[" + inode + "]"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, rep := range c.replicas {
+		if rep.p == nil {
+			continue
+		}
+		fds := fmt.Sprintf("/proc/%d/fd", rep.p.cmd.Process.Pid)
+		ents, _ := os.ReadDir(fds)
+		for _, e := range ents {
+			if l, _ := os.Readlink(filepath.Join(fds, e.Name())); l == want {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 func (c *chaos) startReplica(i int) {
 	r := c.replicas[i]
-	p := startServe(c.t, r.cfg, chaosSecret)
+	p := startServe(c.t, r.cfg, chaosSecret, r.env...)
 	addr := <-p.addr
 	p.addr <- addr
 	c.mu.Lock()
@@ -382,6 +526,7 @@ func (c *chaos) kill(i int, when string) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+	c.stopped.Add(1)
 	c.mu.Lock()
 	c.dead = append(c.dead, p)
 	c.mu.Unlock()
@@ -391,18 +536,20 @@ func (c *chaos) kill(i int, when string) {
 	c.logf("replica %s started again", r.name)
 }
 
-// killOn kills a random replica once a GitHub request that match accepts
-// arrives (holding it until then), or after wait if none does.
+// killOn kills the replica that sent a GitHub request that match
+// accepts, once one arrives (holding it until then), or a random one
+// after wait if none does.
 func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Duration) {
 	i := c.rng.IntN(2)
-	tr := &chaosTrigger{match: match, hit: make(chan struct{}), done: make(chan struct{})}
+	tr := &chaosTrigger{match: match, hit: make(chan struct{}), done: make(chan struct{}), owner: -1}
 	c.mu.Lock()
 	c.trigger = tr
 	c.mu.Unlock()
 	when := "after " + wait.String() + " without " + what
+	hit := false
 	select {
 	case <-tr.hit:
-		when = "in the middle of " + what
+		hit = true
 	case <-time.After(wait):
 		c.mu.Lock()
 		if c.trigger == tr {
@@ -411,8 +558,16 @@ func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Du
 		c.mu.Unlock()
 		select {
 		case <-tr.hit:
-			when = "in the middle of " + what
+			hit = true
 		default:
+		}
+	}
+	if hit {
+		when = "in the middle of " + what
+		if tr.owner >= 0 {
+			i = tr.owner
+		} else {
+			when += " (another replica's, its sender not found)"
 		}
 	}
 	c.kill(i, when)
@@ -422,12 +577,15 @@ func (c *chaos) killOn(what string, match func(*http.Request) bool, wait time.Du
 var (
 	checkRunPath = regexp.MustCompile(`/check-runs(/\d+)?$`)
 	mergePath    = regexp.MustCompile(`/pulls/\d+/merge$`)
+	// uploadPackPath is a git fetch's pack, the fake's answer to it held
+	// with half of it sent.
+	uploadPackPath = regexp.MustCompile(`\.git/git-upload-pack$`)
 )
 
 // fault draws one fault and runs it to its end.
 func (c *chaos) fault() {
 	t := c.t
-	switch c.rng.IntN(8) {
+	switch c.rng.IntN(faultsOf(c.seed)) {
 	case 0:
 		d := time.Duration(c.rng.IntN(1500)) * time.Millisecond
 		time.Sleep(d)
@@ -471,8 +629,87 @@ func (c *chaos) fault() {
 		c.slowBy.Store(int64(by))
 		c.slowUntil.Store(time.Now().Add(d).UnixNano())
 		time.Sleep(d)
+	case 8:
+		// No answer at all, not an error: each request held past the
+		// replicas' timeout, so that only the timeout ends the wait.
+		d := time.Duration(1000+c.rng.IntN(3000)) * time.Millisecond
+		c.logf("GitHub leaves every request unanswered for %s (each held %s)", d, chaosGitHubTimeout+time.Second)
+		c.silentUntil.Store(time.Now().Add(d).UnixNano())
+		time.Sleep(d)
+	case 9:
+		c.killOn("a git fetch's pack", func(r *http.Request) bool {
+			return uploadPackPath.MatchString(r.URL.Path)
+		}, 4*time.Second)
+	case 10:
+		c.diskFull(c.rng.IntN(2), time.Duration(1000+c.rng.IntN(3000))*time.Millisecond)
 	default:
 		t.Fatal("no such fault")
+	}
+}
+
+// diskFull fills replica i's git cache's file system for d: its /readyz
+// must answer 503 naming the git cache within a few seconds, the work it
+// meanwhile takes fail and be retried; once space is back, /readyz must
+// answer 200 again within 20 s.
+func (c *chaos) diskFull(i int, d time.Duration) {
+	t := c.t
+	r := c.replicas[i]
+	if r.smallFS == "" {
+		c.logf("no full disk (%s)", c.noSmallFS)
+		return
+	}
+	ballast := filepath.Join(r.smallFS, "ballast")
+	f, err := os.Create(ballast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	f.Close()
+	full := time.Now()
+	c.logf("replica %s's git cache disk full", r.name)
+	// A replica killed meanwhile is started again: the one up now.
+	addr := func() string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return r.addr
+	}
+	for {
+		code, body := readyzAnswer(addr())
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "git cache") {
+			c.logf("replica %s's /readyz answers 503: %s", r.name, body)
+			break
+		}
+		if time.Since(full) > 10*time.Second {
+			t.Errorf("replica %s's /readyz answered %d %q, not 503 naming the git cache, for 10s of a full disk", r.name, code, body)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Until(full.Add(d)))
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	c.logf("replica %s's git cache disk has room again", r.name)
+	for {
+		code, body := readyzAnswer(addr())
+		if code == http.StatusOK {
+			c.logf("replica %s's /readyz answers 200", r.name)
+			return
+		}
+		if time.Since(freed) > 20*time.Second {
+			t.Errorf("replica %s's /readyz answered %d %q 20s after its disk had room again", r.name, code, body)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -480,17 +717,24 @@ func (c *chaos) fault() {
 // that does not name the state as its reason counts as 0 too: while
 // PostgreSQL is stopped, that is the reason.
 func readyz(addr string) int {
+	code, body := readyzAnswer(addr)
+	if code == http.StatusServiceUnavailable && !strings.Contains(body, "state") {
+		return 0
+	}
+	return code
+}
+
+// readyzAnswer is a replica's /readyz status and body, 0 when it does not
+// answer.
+func readyzAnswer(addr string) (int, string) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get("http://" + addr + "/readyz")
 	if err != nil {
-		return 0
+		return 0, err.Error()
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode == http.StatusServiceUnavailable && !strings.Contains(string(body), "state") {
-		return 0
-	}
-	return resp.StatusCode
+	return resp.StatusCode, strings.TrimSpace(string(body))
 }
 
 // postgresOutage stops PostgreSQL until a replica says it is not ready,
@@ -510,6 +754,7 @@ func (c *chaos) postgresOutage() {
 	if err := c.pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	c.stopped.Add(1)
 	stopped := time.Now()
 	c.logf("PostgreSQL stopped")
 	// A probe's answer is kept 3 s and bounded by 2 s.
@@ -604,6 +849,22 @@ func (c *chaos) run() time.Duration {
 		skew += time.Duration(c.rng.IntN(60)) * time.Second
 		c.gh.Advance(skew)
 		c.logf("GitHub's clock is %s off the replicas'", skew)
+	}
+	if faultsOf(c.seed) >= chaosSkewFaults {
+		// In half the schedules, replica b's own clock apart from a's
+		// (and PostgreSQL's, and GitHub's) by more than a lease: it must
+		// take no live lease over, since leases are told by the
+		// database's clock. Drawn from a stream of its own, so that the
+		// rest of the schedule is what the seed drew before.
+		skewRng := rand.New(rand.NewPCG(c.seed, 0x736b6577))
+		if skewRng.IntN(2) == 0 {
+			skew := time.Duration(4000+skewRng.IntN(4000)) * time.Millisecond
+			if skewRng.IntN(2) == 0 {
+				skew = -skew
+			}
+			c.replicas[1].env = []string{envClockOffset + "=" + skew.String(), envUnsafeFaults + "=clock-offset"}
+			c.logf("replica b's clock is %s off a's (the lease is 3s)", skew)
+		}
 	}
 	c.startReplica(0)
 	c.startReplica(1)
@@ -704,6 +965,36 @@ func (c *chaos) run() time.Duration {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// With every fault over and the work done, every replica says it
+	// is ready: a /readyz that stays 503 once all is well would keep
+	// a replica out of its load balancer for nothing.
+	for _, r := range c.replicas {
+		c.mu.Lock()
+		addr := r.addr
+		c.mu.Unlock()
+		deadline := time.Now().Add(chaosReadyBound)
+		for {
+			code, body := readyzAnswer(addr)
+			if code == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("replica %s's /readyz answers %d %q %s after every pull request settled", r.name, code, body, chaosReadyBound)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// No replica took work over from another that lived and could
+	// renew its lease (whatever their clocks say): only a kill or
+	// PostgreSQL's stop lets one lapse.
+	if c.stopped.Load() == 0 {
+		for _, line := range strings.Split(c.allLogs(), "\n") {
+			if strings.Contains(line, "took over work") {
+				t.Errorf("work taken over with no replica stopped and PostgreSQL up: %s", line)
+			}
+		}
+	}
 	// A second merge would show by now; none may.
 	time.Sleep(time.Second)
 	endPushes()
@@ -741,6 +1032,23 @@ func (c *chaos) story() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return "schedule:\n  " + strings.Join(c.steps, "\n  ")
+}
+
+// allLogs are every process's whole log, the killed ones' included.
+func (c *chaos) allLogs() string {
+	c.mu.Lock()
+	procs := append([]*serveProcess(nil), c.dead...)
+	for _, r := range c.replicas {
+		if r.p != nil {
+			procs = append(procs, r.p)
+		}
+	}
+	c.mu.Unlock()
+	var b strings.Builder
+	for _, p := range procs {
+		b.WriteString(p.logs())
+	}
+	return b.String()
 }
 
 // processLogs are the last lines of every process's log, the killed

@@ -68,7 +68,8 @@ refuses to start without a webhook secret.
 Besides /webhook it serves GET /healthz (liveness) and /readyz; /readyz
 says ready once GitHub has accepted the App's credentials, and answers 503
 with the reason while the state cannot be written, no installation token
-can be minted or the git cache is broken beyond repair, so a replica that
+can be minted, or the git cache is broken beyond repair or cannot be
+written (its disk full), so a replica that
 cannot do the work takes no deliveries. Prometheus /metrics
 is served on a listener of its own, metricsAddr (127.0.0.1:9090 by
 default), and asks for a bearer token when CATALOGBOT_METRICS_TOKEN is set.
@@ -157,6 +158,14 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// The machine's clock, unless a test injects a skew (faultclock.go).
+	now, skew, err := faultClock(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if skew != 0 {
+		log.Warn("the service's clock is moved by a fault injected for tests", "offset", skew.String(), "env", envClockOffset)
+	}
 	// The work queue and what deliveries told the App live in the state:
 	// a SQLite file by default, or the PostgreSQL database replicas share.
 	stateDir := cfg.StateDir
@@ -168,7 +177,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 	state, err := durable.Open(ctx, durable.Options{
 		DatabaseURL: cfg.DatabaseURL, StateDir: stateDir,
 		Workers: cfg.Workers, MaxPending: cfg.MaxPending, DedupeTTL: cfg.DedupeTTL, ReplayWindow: cfg.ReplayWindow,
-		ResyncInterval: cfg.ResyncInterval, LeaseTTL: cfg.LeaseTTL, Logger: log, Metrics: metrics,
+		ResyncInterval: cfg.ResyncInterval, LeaseTTL: cfg.LeaseTTL, Logger: log, Metrics: metrics, Now: now,
 	})
 	if err != nil {
 		return err
@@ -191,6 +200,7 @@ func (a *app) runServe(ctx context.Context, f serveFlags) error {
 		// through the egress rule.
 		Propose: &reconcile.ProposeOptions{Registry: propose.Registry{Keychain: anonymous, Egress: rule}},
 		Memory:  budget,
+		Now:     now,
 	})
 	if err != nil {
 		return err

@@ -59,12 +59,12 @@ type serveProcess struct {
 }
 
 // startServe starts catalogbot serve with the configuration file cfg and
-// waits until it listens.
-func startServe(t *testing.T, cfg, secret string) *serveProcess {
+// waits until it listens; env is added to its environment.
+func startServe(t *testing.T, cfg, secret string, env ...string) *serveProcess {
 	t.Helper()
 	p := &serveProcess{addr: make(chan string, 1), metrics: make(chan string, 1), done: make(chan error, 1)}
 	p.cmd = exec.Command(os.Args[0], "serve", "--config", cfg)
-	p.cmd.Env = append(os.Environ(), runMainEnv+"=1", "CATALOGBOT_WEBHOOK_SECRET="+secret)
+	p.cmd.Env = append(append(os.Environ(), runMainEnv+"=1", "CATALOGBOT_WEBHOOK_SECRET="+secret), env...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package ghapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -43,7 +44,14 @@ type TransportOptions struct {
 	// ETagMaxBody is the largest response body that is cached; 0 means
 	// 1 MiB.
 	ETagMaxBody int
-	Hooks       Hooks
+	// AttemptTimeout bounds one attempt, from sending the request to the
+	// last byte of its response body read: an answer that never comes
+	// (a connection GitHub or a proxy holds open and silent) is given up
+	// and retried like a transport error, instead of holding the job,
+	// its worker and its lease for good. 0 means DefaultAttemptTimeout,
+	// negative no bound.
+	AttemptTimeout time.Duration
+	Hooks          Hooks
 
 	// sleep waits d or until ctx ends; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -69,8 +77,16 @@ type Transport struct {
 	etag *etagCache
 }
 
+// DefaultAttemptTimeout is TransportOptions.AttemptTimeout's default:
+// GitHub itself ends a REST request that takes longer than 10 s, so an
+// attempt still unanswered after three times that is not coming.
+const DefaultAttemptTimeout = 30 * time.Second
+
 // NewTransport returns a Transport with o's settings.
 func NewTransport(o TransportOptions) *Transport {
+	if o.AttemptTimeout == 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
 	if o.Base == nil {
 		o.Base = http.DefaultTransport
 	}
@@ -139,7 +155,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	for attempt := 0; ; attempt++ {
-		r := req.Clone(ctx)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if t.o.AttemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, t.o.AttemptTimeout)
+		}
+		r := req.Clone(actx)
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
@@ -149,6 +169,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.o.Base.RoundTrip(r)
 		if err != nil {
+			cancel()
+			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+				err = &AttemptTimeoutError{Method: req.Method, URL: req.URL.Redacted(), After: t.o.AttemptTimeout, Err: err}
+			}
 			t.call(req.Method, "error")
 			if ctx.Err() != nil || attempt >= t.o.Retries {
 				return nil, err
@@ -158,6 +182,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
+		// The attempt's bound lasts until its body is closed: a body
+		// that stops coming in the middle is given up too.
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		t.call(req.Method, strconv.Itoa(resp.StatusCode))
 		if rem, ok := headerInt(resp.Header, "X-RateLimit-Remaining"); ok && t.o.Hooks.RateLimit != nil {
 			t.o.Hooks.RateLimit(int(rem))
@@ -172,6 +199,35 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// AttemptTimeoutError is an attempt that had no complete answer within
+// TransportOptions.AttemptTimeout. It is a net.Error that says it timed
+// out, so callers class it with the other network errors.
+type AttemptTimeoutError struct {
+	Method, URL string
+	After       time.Duration
+	Err         error
+}
+
+func (e *AttemptTimeoutError) Error() string {
+	return fmt.Sprintf("%s %s: no answer within %s: %v", e.Method, e.URL, e.After, e.Err)
+}
+
+func (e *AttemptTimeoutError) Unwrap() error   { return e.Err }
+func (e *AttemptTimeoutError) Timeout() bool   { return true }
+func (e *AttemptTimeoutError) Temporary() bool { return true }
+
+// cancelOnClose ends an attempt's context once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func (t *Transport) call(method, code string) {

@@ -317,3 +317,65 @@ func TestConditionalRequests(t *testing.T) {
 		t.Errorf("after a change: %q", body)
 	}
 }
+
+// TestAttemptTimeout: an answer that never comes (headers, or the rest of
+// a body) is given up after AttemptTimeout and the request tried again,
+// instead of holding its caller for good.
+func TestAttemptTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	silent := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	halfBody := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, `{"partial":`)
+		w.(http.Flusher).Flush()
+		silent(w, r)
+	}
+	tests := []struct {
+		name    string
+		replies []func(http.ResponseWriter, *http.Request)
+		want    string // the body read, or the error's text
+		calls   string
+	}{
+		{"no headers, then an answer", []func(http.ResponseWriter, *http.Request){silent, ok("fine")}, "fine", "error,200"},
+		{"never an answer", []func(http.ResponseWriter, *http.Request){silent, silent}, "no answer within 50ms", "error,error"},
+		{"a body that stops", []func(http.ResponseWriter, *http.Request){halfBody}, "context deadline exceeded", "200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{replies: tt.replies}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			var codes []string
+			tr := NewTransport(TransportOptions{AttemptTimeout: 50 * time.Millisecond, Retries: 1, sleep: (&fakeClock{}).sleep,
+				Hooks: Hooks{Call: func(_, c string) { codes = append(codes, c) }}})
+			var got string
+			resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+			if err == nil {
+				data, rerr := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got = string(data)
+				if rerr != nil {
+					got = rerr.Error()
+				}
+			} else {
+				got = err.Error()
+				var te *AttemptTimeoutError
+				if !errors.As(err, &te) || !te.Timeout() {
+					t.Errorf("err = %#v, want an *AttemptTimeoutError", err)
+				}
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want %q in it", got, tt.want)
+			}
+			if c := strings.Join(codes, ","); c != tt.calls {
+				t.Errorf("calls = %s, want %s", c, tt.calls)
+			}
+		})
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -81,12 +82,19 @@ type Source struct {
 
 // Cache is a directory of bare repositories, one per GitHub repository.
 type Cache struct {
-	dir string
-	log *slog.Logger
+	dir          string
+	log          *slog.Logger
+	fetchTimeout time.Duration // see Options
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 	err   error // see Err
+	// pending is the repository whose rebuild failed, nil when none;
+	// Err tries it again, no sooner than retryAt.
+	pending *pendingRepair
+	retryAt time.Time
+
+	probe probe // see Writable
 }
 
 // Options configure a Cache; the zero value is usable.
@@ -94,7 +102,17 @@ type Options struct {
 	// Logger is told of the repositories rebuilt (repair.go); nil
 	// discards it.
 	Logger *slog.Logger
+	// FetchTimeout bounds one fetch, negotiation and pack included: a
+	// server that stops answering in the middle would otherwise hold
+	// the fetch, its repository's lock and the caller's job until the
+	// process stops. 0 means DefaultFetchTimeout, negative no bound.
+	FetchTimeout time.Duration
 }
+
+// DefaultFetchTimeout is Options.FetchTimeout's default: a first fetch of
+// a large repository takes minutes; a fetch still going after this one is
+// taken to be stalled.
+const DefaultFetchTimeout = 10 * time.Minute
 
 // New returns a cache in dir, creating it if needed.
 func New(dir string) (*Cache, error) { return NewWithOptions(dir, Options{}) }
@@ -107,7 +125,10 @@ func NewWithOptions(dir string, o Options) (*Cache, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{dir: dir, log: o.Logger, locks: make(map[string]*sync.Mutex)}, nil
+	if o.FetchTimeout == 0 {
+		o.FetchTimeout = DefaultFetchTimeout
+	}
+	return &Cache{dir: dir, log: o.Logger, fetchTimeout: o.FetchTimeout, locks: make(map[string]*sync.Mutex)}, nil
 }
 
 // Dir is the cache's directory.
@@ -170,7 +191,7 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 		}
 	} else if why := check(dir, locals); why != nil {
 		if err := c.rebuild(dir, src.Repo, why); err != nil {
-			c.setErr(err)
+			c.unrepaired(dir, src.Repo, why, err)
 			return nil, err
 		}
 	}
@@ -184,14 +205,14 @@ func (c *Cache) fetch(ctx context.Context, src Source, refs map[string]string) (
 		}
 		if why != nil {
 			if rerr := c.rebuild(dir, src.Repo, why); rerr != nil {
-				c.setErr(rerr)
+				c.unrepaired(dir, src.Repo, why, rerr)
 				return nil, rerr
 			}
 			out, err = c.fetchInto(ctx, dir, src, refs)
 		}
 	}
 	if err == nil {
-		c.setErr(nil)
+		c.repaired()
 	}
 	return out, err
 }
@@ -209,7 +230,15 @@ func (c *Cache) fetchInto(ctx context.Context, dir string, src Source, refs map[
 	if src.Token != "" {
 		opts.Auth = &githttp.BasicAuth{Username: "x-access-token", Password: src.Token}
 	}
-	if err := remote.FetchContext(ctx, opts); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+	fctx, cancel := ctx, context.CancelFunc(func() {})
+	if c.fetchTimeout > 0 {
+		fctx, cancel = context.WithTimeout(ctx, c.fetchTimeout)
+	}
+	defer cancel()
+	if err := remote.FetchContext(fctx, opts); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		if ctx.Err() == nil && errors.Is(fctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("not done within %s: %w", c.fetchTimeout, err)
+		}
 		return nil, fmt.Errorf("git fetch %s (%s): %w", src.Repo, strings.Join(slices.Sorted(maps.Keys(refs)), ", "), err)
 	}
 	out := make(map[string]string, len(refs))

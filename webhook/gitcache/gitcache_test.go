@@ -36,6 +36,9 @@ type origin struct {
 
 	mu     sync.Mutex
 	served []string // one entry per upload-pack request: the wanted refs' count
+	// stall, when set, holds every pack request without an answer until
+	// the client gives up.
+	stall bool
 }
 
 func newOrigin(t *testing.T, token string) *origin {
@@ -132,7 +135,12 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		o.mu.Lock()
 		o.served = append(o.served, strings.Repeat("w", len(req.Wants))+strings.Repeat("h", min(haves, 1)))
+		stall := o.stall
 		o.mu.Unlock()
+		if stall {
+			<-r.Context().Done()
+			return
+		}
 		resp, err := sess.UploadPack(r.Context(), req)
 		if err != nil {
 			http.Error(w, err.Error(), 500)
@@ -347,5 +355,32 @@ func TestMergeGroupRef(t *testing.T) {
 		if _, err := c.Ref(context.Background(), src, bad); err == nil || !strings.Contains(err.Error(), "invalid ref") {
 			t.Errorf("Ref(%q) = %v, want an invalid ref error", bad, err)
 		}
+	}
+}
+
+// TestStalledFetchEnds: a server that stops answering in the middle of a
+// fetch holds it no longer than FetchTimeout, and the repository fetches
+// again once the server answers.
+func TestStalledFetchEnds(t *testing.T) {
+	o := newOrigin(t, "sekrit")
+	base := o.commit("refs/heads/main", "", map[string]string{"a": "a\n"})
+	c, err := NewWithOptions(t.TempDir(), Options{FetchTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source{Repo: "o/r", URL: o.url(), Token: "sekrit"}
+	o.mu.Lock()
+	o.stall = true
+	o.mu.Unlock()
+	_, err = c.Branch(context.Background(), src, "main")
+	if err == nil || !strings.Contains(err.Error(), "not done within 200ms") {
+		t.Fatalf("a stalled fetch: %v, want it given up after 200ms", err)
+	}
+	o.mu.Lock()
+	o.stall = false
+	o.mu.Unlock()
+	got, err := c.Branch(context.Background(), src, "main")
+	if err != nil || got != base {
+		t.Fatalf("after the stall: %s, %v; want %s", got, err, base)
 	}
 }

@@ -37,18 +37,62 @@ func (e *brokenError) Is(target error) bool { return target == ErrBroken }
 func broken(format string, a ...any) error { return &brokenError{why: fmt.Sprintf(format, a...)} }
 
 // Err is why the cache cannot work, nil while it can: a repository found
-// broken that could not be rebuilt (the disk full or read-only, say). The
-// next fetch that succeeds clears it. Readiness reports it.
+// broken that could not be rebuilt (the disk full or read-only, say).
+// Readiness reports it, so it must clear once the cause has: asked, it
+// tries the rebuild again (no more often than every few seconds, and not
+// while a fetch of the repository is under way), rather than wait for a
+// fetch that a replica not ready may never be given. The next fetch that
+// succeeds clears it too.
 func (c *Cache) Err() error {
+	t := c.probe.clock()
+	c.mu.Lock()
+	p, err := c.pending, c.err
+	if p == nil || t.Before(c.retryAt) {
+		c.mu.Unlock()
+		return err
+	}
+	c.retryAt = t.Add(probeTTL)
+	l := c.locks[p.dir]
+	c.mu.Unlock()
+	// A fetch under way holds the lock, and will rebuild or report.
+	if l == nil || !l.TryLock() {
+		return err
+	}
+	rerr := c.rebuild(p.dir, p.repo, p.why)
+	l.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.pending != p {
+		return c.err
+	}
+	if rerr == nil {
+		c.pending, c.err = nil, nil
+	} else {
+		c.err = rerr
+	}
 	return c.err
 }
 
-func (c *Cache) setErr(err error) {
+// pendingRepair is a repository whose rebuild failed.
+type pendingRepair struct {
+	dir, repo string
+	why       error // what was found broken
+}
+
+// unrepaired records that the rebuild of repo (in dir), found broken for
+// why, failed with err: Err tries it again in a few seconds.
+func (c *Cache) unrepaired(dir, repo string, why, err error) {
+	t := c.probe.clock()
 	c.mu.Lock()
-	c.err = err
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.pending, c.err, c.retryAt = &pendingRepair{dir: dir, repo: repo, why: why}, err, t.Add(probeTTL)
+}
+
+// repaired records a fetch that worked: nothing is left to repair.
+func (c *Cache) repaired() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending, c.err = nil, nil
 }
 
 // check looks for the damage a killed fetch leaves in the repository in

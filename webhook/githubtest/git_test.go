@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/go-git/go-git/v5"
@@ -114,5 +116,41 @@ func TestGitRefusesWithoutToken(t *testing.T) {
 		RefSpecs: []config.RefSpec{"refs/remotes/origin/main:refs/heads/other"}, Progress: io.Discard})
 	if err == nil || repo.Branch("other") != "" {
 		t.Errorf("push: %v, branch other = %q; want a refusal", err, repo.Branch("other"))
+	}
+}
+
+// TestHookGitHoldsAFetchMidTransfer: a git hook that blocks holds the
+// clone with half the pack sent, while the fake answers other requests;
+// released, the clone completes.
+func TestHookGitHoldsAFetchMidTransfer(t *testing.T) {
+	s, repo := newRepo(t)
+	tok := token(t, s, repo)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.HookGit(func(r *http.Request, service string) {
+		if service == "git-upload-pack" {
+			once.Do(func() { close(held) })
+			<-release
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := git.Clone(memory.NewStorage(), nil, &git.CloneOptions{URL: repo.CloneURL(), NoCheckout: true,
+			Auth: &githttp.BasicAuth{Username: "x-access-token", Password: tok}})
+		done <- err
+	}()
+	<-held
+	// The fake is not locked by the held transfer.
+	if resp, _ := raw(t, s, http.MethodGet, "/repos/"+owner+"/"+name, tok, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET the repository while a fetch is held: %d", resp.StatusCode)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the clone ended while held: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("clone after release: %v", err)
 	}
 }

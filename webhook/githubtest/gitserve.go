@@ -42,7 +42,12 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, owner, name, s
 		return status
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 	_, pass, _ := r.BasicAuth()
 	in := s.tokenInstallation(pass)
 	if in == nil {
@@ -102,9 +107,36 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, owner, name, s
 		return fail(http.StatusForbidden, fmt.Sprintf("%s %s is not served (fetch only)", r.Method, service))
 	}
 	w.Header().Set("Cache-Control", "no-cache")
+	// The answer is sent without the lock, so that a hook holding it
+	// in the middle holds this client only.
+	hook := s.gitHook
+	s.mu.Unlock()
+	locked = false
+	w.Header().Set("Content-Length", fmt.Sprint(out.Len()))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out.Bytes())
+	data := out.Bytes()
+	if hook != nil {
+		half := len(data) / 2
+		_, _ = w.Write(data[:half])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		data = data[half:]
+		hook(r, service)
+	}
+	_, _ = w.Write(data)
 	return http.StatusOK
+}
+
+// HookGit calls f on every git request the fake answers (service is
+// "info/refs" or "git-upload-pack"), once the status, the headers and the
+// first half of the body are sent, before the rest: for as long as f
+// blocks, the client is in the middle of the transfer, as a fetch over a
+// slow or stalled connection is.
+func (s *Server) HookGit(f func(r *http.Request, service string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gitHook = f
 }
 
 // decodeUploadPack reads the wants, then the haves up to "done". Haves the repository does not

@@ -57,6 +57,7 @@ type Server struct {
 	rateUsed        int
 	allowViolations bool
 	hook            func(*http.Request, *Response)
+	gitHook         func(*http.Request, string) // HookGit's
 	// hooks are the receivers of the deliveries the fake makes on its
 	// own (hooks.go).
 	hooks sinks

@@ -184,8 +184,9 @@ func NewApp(o AppOptions) (*App, error) {
 		base = o.HTTPClient.Transport
 	}
 	tr := ghapi.NewTransport(ghapi.TransportOptions{
-		Base:       base,
-		MinBackoff: o.GitHubBackoff,
+		Base:           base,
+		MinBackoff:     o.GitHubBackoff,
+		AttemptTimeout: cfg.GitHubTimeout,
 		Hooks: ghapi.Hooks{
 			Call:      func(method, code string) { m.GitHubCalls.WithLabelValues(method, code).Inc() },
 			RateLimit: func(n int) { m.RateLimitRemaining.Set(float64(n)) },
@@ -281,7 +282,8 @@ func (a *App) gitFailed(ctx context.Context, inst int64, token string, err error
 // Ready reports whether the App can do work: GitHub has accepted its
 // credentials (ProbeGitHub, which RunReadiness repeats until it has), the
 // last installation token it asked for was minted, and its git cache is
-// usable (a repository found broken was rebuilt). A service that cannot
+// usable (a repository found broken was rebuilt, and its file system
+// takes a write: not full, not read-only). A service that cannot
 // mint an installation token (GitHub unreachable, a wrong App id or key,
 // a revoked installation) would take deliveries it cannot act on; not
 // ready, it gets none until it can.
@@ -304,6 +306,9 @@ func (a *App) Ready() error {
 	}
 	if err := a.cache.Err(); err != nil {
 		return webhook.NotReady("the git cache is broken and could not be repaired", err)
+	}
+	if err := a.cache.Writable(); err != nil {
+		return webhook.NotReady("the git cache cannot be written", err)
 	}
 	return nil
 }
