@@ -27,7 +27,9 @@ func TestCheckOLMv1Rules(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			r := changetest.NewRepo(t)
 			base := r.Commit("base", map[string]string{
-				".catalogbot.yaml":         "olmv1: error\n",
+				// The images are random, not bundles: truthfulness is not what
+				// these cases are about.
+				".catalogbot.yaml":         "olmv1: error\nimages:\n  truthfulness: off\n",
 				"OWNERS":                   "approvers:\n  - root-admin\n",
 				"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
 				"catalog/foo/catalog.yaml": tc.Base,
