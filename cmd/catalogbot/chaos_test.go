@@ -1119,13 +1119,14 @@ func (c *chaos) run() time.Duration {
 // checkTarpitConns holds the tarpit's connections to the bound the
 // shared breaker promises: each process contacts it once, then at most
 // once per cool-down (which doubles after every failed probe: the bound
-// assumes none, and is generous). A contact is up to 4 connections: the
-// images check and the truthfulness check's render of the bundle image
-// each dial, https and plain http (a loopback registry), since the render
-// consults the process's breaker but takes no slot of its own. Without a
-// pull request on it, nothing may dial it.
+// assumes none, and is generous). A contact is up to 2 connections,
+// https and plain http (a loopback registry): the images check's; the
+// truthfulness check's render of the same image takes a slot of the host
+// too and waits for that contact's outcome rather than dial (it dialled
+// as well before, 4 connections a contact). Without a pull request on
+// it, nothing may dial it.
 func (c *chaos) checkTarpitConns() {
-	const chaosConnsPerContact = 4
+	const chaosConnsPerContact = 2
 	var first time.Time
 	for _, m := range c.prs {
 		if m.kind == "tarpit" {
