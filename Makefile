@@ -208,9 +208,10 @@ e2e: ## end-to-end tests against a local docker-registry
 # schedules of faults (replicas killed, mid-fetch among other moments;
 # PostgreSQL stopped; GitHub failing, slow, silent or on another clock; a
 # git cache disk full, which needs root to mount; a replica's own clock
-# apart) against two serve processes on one PostgreSQL,
-# each schedule checked against the service's invariants. About 17 s a
-# schedule on two cores; .ci/run runs 20.
+# apart; a pull request on a registry that never answers) against two
+# serve processes on one PostgreSQL, each schedule checked against the
+# service's invariants. About 21 s a schedule on two cores; .ci/run runs
+# 20.
 CHAOS_SEEDS ?= 50
 chaos: ## run CHAOS_SEEDS (default 50) seeded schedules of faults against two serve replicas on PostgreSQL
 	CATALOGBOT_CHAOS_SEEDS=$(CHAOS_SEEDS) $(GO) test -tags '$(GOTAGS)' -count=1 -timeout 60m -run '^TestChaos$$' ./cmd/catalogbot

@@ -17,7 +17,8 @@ type Breaker struct {
 	// Hosts, when set, is the process's breaker of every host (see
 	// Hosts): Check fails while it is open for host, and Record opens it
 	// too, so that the checks that contact registries without taking a
-	// slot (rendering, templates) learn from other jobs and teach them.
+	// slot (the references and templates renders) learn from other jobs
+	// and teach them. The truthfulness render also takes a slot of it.
 	Hosts *Hosts
 
 	mu   sync.Mutex

@@ -68,9 +68,10 @@ var chaosFaultsOf = map[uint64]int{7: 8, 18: 8, 23: 8, 34: 8, 6: 11}
 
 // chaosFaults is how many faults a schedule draws from (the cases of
 // fault); from chaosSkewFaults on, a replica's own clock may be apart
-// too.
+// too. The twelfth fault, a pull request naming the tarpit registry,
+// came after every seed kept so far: each of those draws from fewer.
 const (
-	chaosFaults     = 11
+	chaosFaults     = 12
 	chaosSkewFaults = 11
 )
 
@@ -112,16 +113,20 @@ const (
 // GitHub answering 502 for a while, rejecting every token once, answering
 // slowly or not at all (past the replicas' timeout); a replica's git
 // cache disk full; GitHub's clock apart from the replicas', and one
-// replica's own clock apart from the other's by more than a lease. Pull
-// requests are opened meanwhile, some
+// replica's own clock apart from the other's by more than a lease; a pull
+// request whose bundle image is on a registry that accepts connections
+// and never answers (a tarpit). Pull requests are opened meanwhile, some
 // approved and valid, some not approved, some invalid. After the faults
 // end, each schedule must hold that every approved, valid pull request
 // was merged exactly once, within a bound; the image's tag holds the
 // digest published from the branch's tip; every open pull request's run
 // says why, with the true reason and no passing state; while PostgreSQL
 // was stopped, or a replica's cache disk full, its /readyz answered 503,
-// and 200 once it was back; and at the end every replica is ready. A
-// failing schedule prints its seed and its steps.
+// and 200 once it was back, and 200 while a pull request waited on the
+// tarpit; a pull request on the tarpit stays open, pending, naming it,
+// never merged nor failed, and the tarpit is dialled about once per
+// cool-down per process, not once per try; and at the end every replica
+// is ready. A failing schedule prints its seed and its steps.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and a database, for minutes")
@@ -185,7 +190,10 @@ type chaos struct {
 	repo  *githubtest.Repo
 	reg   *registrytest.Registry
 	image string
-	start time.Time
+	// tarpit is a registry that accepts connections and never answers;
+	// the pull requests of kind "tarpit" name a bundle image on it.
+	tarpit *registrytest.Tarpit
+	start  time.Time
 
 	mu       sync.Mutex
 	replicas [2]*chaosReplica
@@ -239,8 +247,13 @@ type chaosTrigger struct {
 
 // chaosPR is a pull request of the schedule and what it should come to.
 type chaosPR struct {
-	pr   *githubtest.PR
-	kind string // "good" (approved, valid), "unapproved" or "invalid"
+	pr *githubtest.PR
+	// kind is "good" (approved, valid), "unapproved", "invalid" or
+	// "tarpit" (approved, its bundle image on the tarpit: it can never be
+	// judged, so it stays open, waiting on that registry).
+	kind string
+	// opened is when the schedule opened it, on the test's clock.
+	opened time.Time
 }
 
 const chaosSecret = "0123456789abcdef0123456789abcdef"
@@ -249,6 +262,14 @@ const chaosSecret = "0123456789abcdef0123456789abcdef"
 // for an answer of GitHub's before they give the attempt up. The fault
 // "GitHub silent" holds requests longer than this, "GitHub slow" less.
 const chaosGitHubTimeout = 3 * time.Second
+
+// chaosReferenceTimeout is the policy's limits.referenceTimeout, and
+// chaosCoolDown the replicas' registryCoolDown: what a pull request on
+// the tarpit costs, in a worker's time and in connections.
+const (
+	chaosReferenceTimeout = 3 * time.Second
+	chaosCoolDown         = 5 * time.Second
+)
 
 func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 	c := &chaos{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6368616f73)), pg: pg, start: time.Now()}
@@ -259,9 +280,13 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 	t.Setenv("CATALOGBOT_DATABASE_URL", dbURL)
 	c.reg = registrytest.New(t)
 	c.image = c.reg.Ref("acme/catalog:latest")
+	c.tarpit = registrytest.NewTarpit(t)
 	c.gh = githubtest.New(t)
+	// Each reference is given chaosReferenceTimeout: a check that
+	// contacts the tarpit holds its worker that long.
 	c.repo = c.gh.AddRepo("acme", "catalog", map[string]string{
-		".catalogbot.yaml":         "merge:\n  enabled: true\n  method: squash\npublish:\n  image: " + c.image + "\n  base: scratch\n",
+		".catalogbot.yaml": "merge:\n  enabled: true\n  method: squash\npublish:\n  image: " + c.image + "\n  base: scratch\n" +
+			"limits:\n  referenceTimeout: " + chaosReferenceTimeout.String() + "\n",
 		"OWNERS":                   "approvers:\n  - root-admin\n",
 		"catalog/foo/OWNERS":       "approvers:\n  - alice\n",
 		"catalog/.indexignore":     "OWNERS\n",
@@ -286,9 +311,13 @@ func newChaos(t *testing.T, pg *durabletest.Server, seed uint64) *chaos {
 		}
 		cfg := filepath.Join(dir, name+".yaml")
 		// The shortest resync and a short lease: a schedule settles in
-		// seconds.
-		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\ngithubTimeout: %s\n",
-			c.gh.AppID(), key, c.gh.URL, cache, chaosGitHubTimeout)
+		// seconds. The tarpit is on loopback, which pull request checks
+		// may reach only when allowed; a job gives up waiting for
+		// another's contact with it after half a second, and its breaker
+		// stays open chaosCoolDown (doubled after each failed probe).
+		conf := fmt.Sprintf("appID: %d\nprivateKeyFile: %s\ngithubURL: %s/\nlisten: 127.0.0.1:0\nmetricsAddr: 127.0.0.1:0\nworkers: 2\nresyncInterval: 30s\ncacheDir: %s\nleaseTTL: 3s\ngithubTimeout: %s\n"+
+			"allowPrivateRegistries: [%q]\nregistryHostWait: 500ms\nregistryCoolDown: %s\n",
+			c.gh.AppID(), key, c.gh.URL, cache, chaosGitHubTimeout, c.tarpit.Addr, chaosCoolDown)
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -505,10 +534,17 @@ func (c *chaos) open(kind string) {
 	case "invalid":
 		// A file that does not parse.
 		content = fmt.Sprintf("{not: a catalog %d", n)
+	case "tarpit":
+		// A bundle of its own channel, so that it is valid but for its
+		// image, which only the tarpit could tell about.
+		file = fmt.Sprintf("catalog/foo/tarpit-%d.yaml", n)
+		content = fmt.Sprintf("---\nschema: olm.channel\npackage: foo\nname: tarpit-%[1]d\nentries:\n  - name: foo.v2.%[1]d.0\n"+
+			"---\nschema: olm.bundle\npackage: foo\nname: foo.v2.%[1]d.0\nimage: %[2]s/x@sha256:%064[1]x\n"+
+			"properties:\n  - type: olm.package\n    value:\n      packageName: foo\n      version: 2.%[1]d.0\n", n, c.tarpit.Addr)
 	}
 	c.repo.Commit(branch, map[string]string{file: content}, "note "+fmt.Sprint(n))
 	pr := c.repo.OpenPR(author, branch, "main")
-	c.prs = append(c.prs, &chaosPR{pr: pr, kind: kind})
+	c.prs = append(c.prs, &chaosPR{pr: pr, kind: kind, opened: time.Now()})
 	c.logf("#%d opened by %s (%s)", pr.Number, author, kind)
 	c.deliver("pull_request", c.gh.Payload("pull_request", "opened", githubtest.PayloadArgs{Repo: c.repo, PR: pr.Number}))
 }
@@ -642,6 +678,8 @@ func (c *chaos) fault() {
 		}, 4*time.Second)
 	case 10:
 		c.diskFull(c.rng.IntN(2), time.Duration(1000+c.rng.IntN(3000))*time.Millisecond)
+	case 11:
+		c.tarpitPR()
 	default:
 		t.Fatal("no such fault")
 	}
@@ -707,6 +745,54 @@ func (c *chaos) diskFull(i int, d time.Duration) {
 		}
 		if time.Since(freed) > 20*time.Second {
 			t.Errorf("replica %s's /readyz answered %d %q 20s after its disk had room again", r.name, code, body)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// tarpitPR opens an approved pull request whose bundle image is on the
+// tarpit, a registry that accepts connections and never answers. A
+// registry a pull request names being down is not the service's fault:
+// from before the pull request is opened until its run says it waits on
+// the tarpit, every replica's /readyz must answer 200.
+func (c *chaos) tarpitPR() {
+	t := c.t
+	addrs := func() []string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return []string{c.replicas[0].addr, c.replicas[1].addr}
+	}
+	// Ready first (a replica may have been started again by the last
+	// fault), so that a 503 to come is the tarpit's.
+	for _, addr := range addrs() {
+		for deadline := time.Now().Add(chaosReadyBound); readyz(addr) != http.StatusOK; {
+			if time.Now().After(deadline) {
+				t.Errorf("/readyz of %s did not answer 200 before the pull request on the tarpit", addr)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	c.logf("the tarpit %s named in a pull request's bundle image", c.tarpit.Addr)
+	c.open("tarpit")
+	m := c.prs[len(c.prs)-1]
+	deadline := time.Now().Add(chaosReferenceTimeout + 20*time.Second)
+	for {
+		for i, addr := range addrs() {
+			if code, body := readyzAnswer(addr); code != http.StatusOK {
+				t.Errorf("replica %s's /readyz answered %d %q while a pull request waited on the tarpit", c.replicas[i].name, code, body)
+				return
+			}
+		}
+		if c.reason(m) == "" {
+			c.logf("#%d waits on the tarpit; %d connections to it so far", m.pr.Number, c.tarpit.Conns())
+			return
+		}
+		if time.Now().After(deadline) {
+			// Not an error yet: the invariants after the faults
+			// say whether it came to the true reason.
+			c.logf("#%d not yet waiting on the tarpit: %s", m.pr.Number, c.reason(m))
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -821,6 +907,23 @@ func (c *chaos) reason(m *chaosPR) string {
 		return "its run gives no blocked-by line:\n" + run.Text
 	case slices.ContainsFunc(said, func(c policy.Code) bool { return slices.Contains(chaosPassing, c) }):
 		return fmt.Sprintf("left in a passing state %q:\n%s", said, run.Text)
+	}
+	if m.kind == "tarpit" {
+		// Pending, waiting on the tarpit by name; never failed: that the
+		// registry does not answer says nothing of the image.
+		text := run.Title + "\n" + run.Summary + "\n" + run.Text
+		for _, a := range run.Annotations {
+			text += "\n" + a.Message
+		}
+		switch {
+		case run.Conclusion == "failure" || slices.Contains(said, policy.CodeChecksFailed):
+			return fmt.Sprintf("reported invalid (%s, blocked by %q):\n%s", run.Conclusion, said, text)
+		case !slices.Contains(said, policy.CodeChecksPending):
+			return fmt.Sprintf("blocked by %q, not by %s:\n%s", said, policy.CodeChecksPending, text)
+		case !strings.Contains(text, "registry "+c.tarpit.Addr):
+			return fmt.Sprintf("pending without naming the registry %s:\n%s", c.tarpit.Addr, text)
+		}
+		return ""
 	}
 	want := map[string]policy.Code{"unapproved": policy.CodeApprovalMissing, "invalid": policy.CodeChecksFailed}[m.kind]
 	if want == "" {
@@ -998,6 +1101,7 @@ func (c *chaos) run() time.Duration {
 	// A second merge would show by now; none may.
 	time.Sleep(time.Second)
 	endPushes()
+	c.checkTarpitConns()
 	for _, m := range c.prs {
 		n := c.merged(m.pr)
 		switch {
@@ -1010,6 +1114,43 @@ func (c *chaos) run() time.Duration {
 	t.Logf("%d pull requests, %d merged, every approved one %s after the faults' end\n%s",
 		len(c.prs), len(c.repo.Merges()), took.Round(100*time.Millisecond), c.story())
 	return took
+}
+
+// checkTarpitConns holds the tarpit's connections to the bound the
+// shared breaker promises: each process contacts it once, then at most
+// once per cool-down (which doubles after every failed probe: the bound
+// assumes none, and is generous). A contact is up to 2 connections,
+// https and plain http (a loopback registry): the images check's; the
+// truthfulness check's render of the same image takes a slot of the host
+// too and waits for that contact's outcome rather than dial (it dialled
+// as well before, 4 connections a contact). Without a pull request on
+// it, nothing may dial it.
+func (c *chaos) checkTarpitConns() {
+	const chaosConnsPerContact = 2
+	var first time.Time
+	for _, m := range c.prs {
+		if m.kind == "tarpit" {
+			first = m.opened
+			break
+		}
+	}
+	conns := c.tarpit.Conns()
+	if first.IsZero() {
+		if conns != 0 {
+			c.t.Errorf("%d connections to the tarpit, which no pull request names", conns)
+		}
+		return
+	}
+	c.mu.Lock()
+	processes := 2 + len(c.dead)
+	c.mu.Unlock()
+	contacts := 1 + int(time.Since(first)/chaosCoolDown)
+	bound := chaosConnsPerContact * processes * contacts
+	c.logf("%d connections to the tarpit (bound %d: %d processes, %d contacts each at most)", conns, bound, processes, contacts)
+	if conns > bound {
+		c.t.Errorf("%d connections to the tarpit in %s, more than %d (%d processes, each contacting it at most once per %s cool-down, %d connections a contact)",
+			conns, time.Since(first).Round(time.Second), bound, processes, chaosCoolDown, chaosConnsPerContact)
+	}
 }
 
 // publishedDigest is the digest the newest successful publish run at sha

@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/reference"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/truth"
 	"github.com/catalogbot/catalogbot/publisher/render"
 )
@@ -262,7 +263,22 @@ func judgeOne(ctx context.Context, in *Input, pb placedBundle, sev checks.Severi
 		rctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	// The render takes a slot of the process's bound on the host, as the
+	// images check does: on a host not heard from, or not answering, the
+	// images check's contact with it goes alone and this one waits for its
+	// outcome rather than dial too. Without it, every pull request on a
+	// registry that never answers held its worker for the whole deadline
+	// here, whatever the bound let the images check do.
+	var hosts *registry.Hosts
+	if in.Breaker != nil {
+		hosts = in.Breaker.Hosts
+	}
+	leave, err := hosts.Acquire(rctx, host, in)
+	if err != nil {
+		return truthOutcome{what: truthWaiting, wait: &checks.Wait{Registry: host, Class: checks.WaitTransport}}
+	}
 	r, err := in.Renderer.RenderRef(rctx, ref)
+	leave(err)
 	if err != nil {
 		switch c := sortContact(host, err); {
 		case c.refused != nil:

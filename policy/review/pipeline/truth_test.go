@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/publisher/render"
@@ -238,5 +240,42 @@ func BenchmarkTruth(b *testing.B) {
 				run()
 			}
 		})
+	}
+}
+
+// TestTruthTakesAHostSlot: while another check's first contact with a
+// registry host is under way (the images check's, in the App), the
+// truthfulness check's render of a bundle image on that host waits for its
+// outcome within the process's registryHostWait, and leaves the bundle
+// waiting on the host, rather than dial it too. On a registry that never
+// answers, dialling held the job for the whole limits.referenceTimeout
+// however the images check was bounded.
+func TestTruthTakesAHostSlot(t *testing.T) {
+	tarpit := registrytest.NewTarpit(t)
+	renderer, err := render.New(render.Options{RegistryOnly: true, Keychain: authn.NewMultiKeychain(), TempDir: t.TempDir(),
+		InsecureRegistries: []string{tarpit.Addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := registry.NewHosts(registry.HostsOptions{Wait: 200 * time.Millisecond})
+	// The other check's contact, which goes alone: the host is new.
+	leave, err := hosts.Acquire(context.Background(), tarpit.Addr, "images check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave(nil)
+	head := map[string]string{"catalog/foo/catalog.yaml": strings.Replace(fooCatalog, "quay.io/example/foo-bundle:v1.0.0",
+		tarpit.Addr+"/foo-bundle@sha256:"+strings.Repeat("ab", 32), 1)}
+	pol := policy.Default()
+	pol.Limits.ReferenceTimeout = 5 * time.Second
+	in := &Input{Change: diff(nil, head, nil), Base: tree(nil), Head: tree(head), Policy: pol,
+		ImageOptions: &images.Options{Keychain: authn.NewMultiKeychain(), Hosts: hosts}, Renderer: renderer,
+		Breaker: &registry.Breaker{Hosts: hosts}}
+	res := Truth{}.Run(context.Background(), in)
+	if res.Conclusion != checks.Pending || len(res.Waits) != 1 || res.Waits[0].Registry != tarpit.Addr {
+		t.Errorf("truthfulness = %s %+v, want pending on %s:\n%s", res.Conclusion, res.Waits, tarpit.Addr, res.Summary)
+	}
+	if n := settled(tarpit.Conns); n != 0 {
+		t.Errorf("the truthfulness check dialled the tarpit %d times while another check's first contact was under way, want 0", n)
 	}
 }
