@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 	"github.com/catalogbot/catalogbot/checks/release"
@@ -404,7 +405,9 @@ func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []st
 	c := touchedCatalog{root: root, pkgs: own}
 	var holders map[string][]string
 	if isDir(in.Base, root) {
-		baseFS, err := subFS(in.Base, root)
+		// The index of the base the fbc check's scope takes (see bind):
+		// unbounded and so the same, found in memory here.
+		baseFS, err := catalogfs.New(in.indexBase(), []string{root})
 		if err != nil {
 			return nil, err
 		}
