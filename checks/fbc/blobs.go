@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"slices"
 	"strings"
@@ -108,41 +109,12 @@ func fastBlobs(data []byte, roots []*ynode, spans [][2]int) ([]Blob, bool) {
 
 // blobOf is the blob of one object a fast parser read, at line. It reports
 // false for anything whose meta the exact decoder would read differently
-// (keys that fold to schema, package or name, or that fold alike, and
-// non-string values of those keys). Sums are identical to the exact path's:
-// the sha256 of the blob as encoding/json writes it, map keys sorted, HTML
-// left unescaped, newline ended.
+// (see metaKeys). Sums are identical to the exact path's: the sha256 of
+// the blob as encoding/json writes it, map keys sorted, HTML left
+// unescaped, newline ended.
 func blobOf(root *ynode, line int) (Blob, bool) {
-	if root.kind != 'm' {
-		return Blob{}, false
-	}
-	folds := make(map[string]bool, len(root.keys))
-	for _, k := range root.keys {
-		// ASCII keys fold as they lower-case; any other key goes the
-		// exact way, whose Unicode folding this need not repeat.
-		if !isASCII(k) {
-			return Blob{}, false
-		}
-		f := strings.ToLower(k)
-		if folds[f] {
-			return Blob{}, false
-		}
-		folds[f] = true
-		if (f == "schema" || f == "package" || f == "name") && k != f {
-			return Blob{}, false
-		}
-	}
-	field := func(key string) (string, bool) {
-		n := root.get(key)
-		if n == nil {
-			return "", true
-		}
-		return string(n.str), n.kind == 's'
-	}
-	schema, ok1 := field("schema")
-	pkg, ok2 := field("package")
-	name, ok3 := field("name")
-	if !ok1 || !ok2 || !ok3 {
+	schema, pkg, name, ok := metaKeys(root)
+	if !ok {
 		return Blob{}, false
 	}
 	h := sha256.New()
@@ -156,6 +128,59 @@ func blobOf(root *ynode, line int) (Blob, bool) {
 		b.Package = name
 	}
 	return b, true
+}
+
+// metaOf is the meta the exact decoder makes of one object a fast parser
+// read: the same keys and the same blob, byte for byte, as blobOf's sums
+// show. False for an object it would read differently (see metaKeys).
+func metaOf(root *ynode) (meta, bool) {
+	schema, pkg, name, ok := metaKeys(root)
+	if !ok {
+		return meta{}, false
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	writeCanonical(w, root)
+	w.WriteByte('\n')
+	w.Flush()
+	return meta{Schema: schema, Package: pkg, Name: name, Blob: buf.Bytes()}, true
+}
+
+// metaKeys are the schema, package and name of one object a fast parser
+// read. It reports false for anything whose meta the exact decoder would
+// read differently: keys that fold to schema, package or name, or that
+// fold alike, and non-string values of those keys.
+func metaKeys(root *ynode) (schema, pkg, name string, ok bool) {
+	if root.kind != 'm' {
+		return "", "", "", false
+	}
+	folds := make(map[string]bool, len(root.keys))
+	for _, k := range root.keys {
+		// ASCII keys fold as they lower-case; any other key goes the
+		// exact way, whose Unicode folding this need not repeat.
+		if !isASCII(k) {
+			return "", "", "", false
+		}
+		f := strings.ToLower(k)
+		if folds[f] {
+			return "", "", "", false
+		}
+		folds[f] = true
+		if (f == "schema" || f == "package" || f == "name") && k != f {
+			return "", "", "", false
+		}
+	}
+	field := func(key string) (string, bool) {
+		n := root.get(key)
+		if n == nil {
+			return "", true
+		}
+		return string(n.str), n.kind == 's'
+	}
+	schema, ok1 := field("schema")
+	pkg, ok2 := field("package")
+	name, ok3 := field("name")
+	return schema, pkg, name, ok1 && ok2 && ok3
 }
 
 // writeCanonical writes n as encoding/json encodes the value the exact

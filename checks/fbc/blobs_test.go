@@ -20,6 +20,8 @@ var yamlBlobSeeds = []string{
 	"schema: olm.package\nname: &n anchored\ndescription: *n\n",
 	"Schema: olm.package\nname: folded\n",
 	"---#\nA: A",
+	// A literal block whose first lines are empty: one newline each.
+	"schema: olm.package\nname: lit\ndescription: |\n\n\n  first\n\n  second\n",
 }
 
 var blobSeeds = []string{

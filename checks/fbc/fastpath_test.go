@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,61 @@ func sameResult(t testing.TB, fsys fstest.MapFS) {
 	}
 }
 
+// sameWhole loads fsys whole (as LoadPlacedWhole and LoadConfig do) with
+// and without the fast path and fails if any file's blobs, records or
+// errors differ; it returns the documents the fast path took.
+func sameWhole(t testing.TB, fsys fstest.MapFS) int {
+	t.Helper()
+	fast, err := load(context.Background(), fsys, Options{full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := 0
+	for _, f := range fast.files {
+		took += f.fastDocs
+	}
+	if took == 0 {
+		// Nothing to compare, as in sameResult.
+		return 0
+	}
+	var exact *catalog
+	for i := 0; i < 10; i++ {
+		if exact, err = load(context.Background(), fsys, Options{full: true, exact: true}); err != nil {
+			t.Fatal(err)
+		}
+		if reflect.DeepEqual(wholeView(fast), wholeView(exact)) {
+			return took
+		}
+	}
+	f, _ := json.MarshalIndent(wholeView(fast), "", "  ")
+	e, _ := json.MarshalIndent(wholeView(exact), "", "  ")
+	t.Fatalf("whole load: fast path differs from exact path\nfast:\n%s\nexact:\n%s", f, e)
+	return took
+}
+
+// wholeView is what a whole load yields, file by file, in a form that
+// compares: the typed blobs, the records and the errors as text.
+func wholeView(c *catalog) []any {
+	var out []any
+	for _, f := range c.files {
+		var errs []string
+		for _, e := range f.errs {
+			errs = append(errs, fmt.Sprintf("%s:%d [%d,%d) %s: %v", e.File, e.Line, e.Start, e.End, e.rule, e.err))
+		}
+		var bundles []string
+		for _, b := range f.bundles {
+			// The property error by its text, not its address.
+			perr := fmt.Sprint(b.propErr)
+			b.propErr = nil
+			bundles = append(bundles, fmt.Sprintf("%+v %s", b, perr))
+		}
+		out = append(out, map[string]any{"path": f.path, "config": f.config, "errs": errs,
+			"packages": fmt.Sprintf("%+v", f.packages), "channels": fmt.Sprintf("%+v", f.channels),
+			"bundles": bundles, "deps": fmt.Sprintf("%+v", f.deps), "others": f.others, "images": f.images})
+	}
+	return out
+}
+
 func equalResults(a, b *Result) bool {
 	return a.OPMMessage == b.OPMMessage && a.Stats == b.Stats &&
 		reflect.DeepEqual(a.Findings, b.Findings) && reflect.DeepEqual(a.Images, b.Images)
@@ -69,7 +125,10 @@ func TestFastPathGolden(t *testing.T) {
 		for name, content := range c.Files {
 			fsys[name] = &fstest.MapFile{Data: []byte(content)}
 		}
-		t.Run(c.Name, func(t *testing.T) { sameResult(t, fsys) })
+		t.Run(c.Name, func(t *testing.T) {
+			sameResult(t, fsys)
+			sameWhole(t, fsys)
+		})
 	}
 }
 
@@ -77,7 +136,7 @@ func TestFastPathGolden(t *testing.T) {
 // community-operators catalogs, when the shared corpus is present.
 func TestFastPathCorpus(t *testing.T) {
 	files := corpusFiles(t)
-	var docs, fastDocs int
+	var docs, fastDocs, wholeDocs int
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -91,6 +150,7 @@ func TestFastPathCorpus(t *testing.T) {
 		docs += st.Packages + st.Channels + st.Bundles + st.Deprecations + st.Others
 		fastDocs += res.fastDocs
 		sameResult(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
+		wholeDocs += sameWhole(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
 		sameResult(t, fstest.MapFS{"catalog.json": &fstest.MapFile{Data: yamlToJSONStream(t, data)}})
 	}
 	// The comparison only means something if the fast path is taken: on
@@ -99,6 +159,12 @@ func TestFastPathCorpus(t *testing.T) {
 		t.Errorf("fast path took %d of %d corpus documents, want at least 99%%", fastDocs, docs)
 	}
 	t.Logf("fast path took %d of %d corpus documents", fastDocs, docs)
+	// A whole load (the OLM v1 readiness, the storefront cards, the
+	// release guard) takes it as often.
+	if wholeDocs*100 < docs*99 {
+		t.Errorf("fast path took %d of %d corpus documents loaded whole, want at least 99%%", wholeDocs, docs)
+	}
+	t.Logf("fast path took %d of %d corpus documents loaded whole", wholeDocs, docs)
 }
 
 // corpusFiles unpacks the shared community-operators-prod corpus and

@@ -611,6 +611,7 @@ func (p *fastParser) literal(rest []byte, ind int) *ynode {
 	}
 	var out []byte
 	pendingBreaks := 0
+	content := false
 	j := start
 	for ; j < len(p.lines); j++ {
 		l := p.lines[j]
@@ -627,9 +628,12 @@ func (p *fastParser) literal(rest []byte, ind int) *ynode {
 		for ; pendingBreaks > 0; pendingBreaks-- {
 			out = append(out, '\n')
 		}
-		if len(out) > 0 {
+		// The line break that ends a content line; empty lines before
+		// the first one are one newline each and no more.
+		if content {
 			out = append(out, '\n')
 		}
+		content = true
 		for k := blockInd; k < l.ind; k++ {
 			out = append(out, ' ')
 		}

@@ -317,6 +317,30 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 			return false
 		}
 	}
+	if opts.full && !opts.exact {
+		// A whole load keeps every blob as the exact decoder types it,
+		// but most of the cost of that decoder is sigs.k8s.io/yaml
+		// turning YAML into JSON. A document the fast parser reads
+		// becomes the same meta the exact decoder makes of it (the
+		// canonical JSON blobOf hashes), and is typed from there as
+		// any other.
+		fast = func(raw []byte, d *document) bool {
+			root, ok := parseFastYAML(raw)
+			if !ok {
+				return false
+			}
+			m, ok := metaOf(root)
+			if !ok {
+				return false
+			}
+			at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
+			if rule, err := fr.add(at, &m); err != nil {
+				fr.errs = append(fr.errs, loadError{pos: at, rule: rule, err: err})
+			}
+			fr.fastDocs++
+			return true
+		}
+	}
 	decodeStream(data, fast, func(d *document) bool {
 		at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
 		if d.err != nil {

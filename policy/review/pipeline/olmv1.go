@@ -58,7 +58,7 @@ func Verdict(p *olmv1.Package) string {
 // summary's section under olmv1: report and the olmv1 check's input
 // otherwise. Packages are loaded whole, once per Input.
 func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
-	cats, err := in.touchedWhole.loadWhole(ctx, in)
+	cats, err := in.touched.load(ctx, in)
 	if err != nil {
 		return nil, err
 	}

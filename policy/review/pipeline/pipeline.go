@@ -88,12 +88,9 @@ type Input struct {
 	// contacts a registry for the change's data (see imageCap).
 	images *imageCap
 
-	// touched are the touched packages as loaded once for the release
-	// guard and the graphs.
+	// touched are the touched packages as loaded once, whole, for the
+	// release guard, the graphs, the OLM v1 readiness and the cards.
 	touched touchedCatalogs
-	// touchedWhole are the same packages loaded whole, once, for the
-	// OLM v1 readiness (see OLMv1Readiness).
-	touchedWhole touchedCatalogs
 	// listOnce is the reference list rendered whole, once, for the
 	// owners, references and release checks (see list).
 	listOnce renderedList

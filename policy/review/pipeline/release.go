@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/catalogfs"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/graph"
 	"github.com/catalogbot/catalogbot/checks/release"
@@ -310,7 +311,11 @@ type touchedCatalog struct {
 }
 
 // touchedCatalogs loads the touched packages once per Input, for the
-// release guard, the continuity rule and the graphs alike.
+// release guard, the continuity rule, the graphs, the OLM v1 readiness,
+// the storefront cards and the truthfulness check alike. They are loaded
+// whole (fbc.LoadPlacedWhole), as the rules that read what a bundle
+// declares need them: every review reads the cards, so a lean load for
+// the release guard would only decode the same files a second time.
 type touchedCatalogs struct {
 	once sync.Once
 	cats []touchedCatalog
@@ -318,18 +323,11 @@ type touchedCatalogs struct {
 }
 
 func (t *touchedCatalogs) load(ctx context.Context, in *Input) ([]touchedCatalog, error) {
-	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in, false) })
+	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in) })
 	return t.cats, t.err
 }
 
-// loadWhole is load with every blob kept whole (fbc.LoadPlacedWhole), for
-// the rules that read what a bundle declares.
-func (t *touchedCatalogs) loadWhole(ctx context.Context, in *Input) ([]touchedCatalog, error) {
-	t.once.Do(func() { t.cats, t.err = loadTouched(ctx, in, true) })
-	return t.cats, t.err
-}
-
-func loadTouched(ctx context.Context, in *Input, whole bool) ([]touchedCatalog, error) {
+func loadTouched(ctx context.Context, in *Input) ([]touchedCatalog, error) {
 	touched, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
@@ -384,7 +382,7 @@ func loadTouched(ctx context.Context, in *Input, whole bool) ([]touchedCatalog, 
 	errs := make([]error, len(roots))
 	sideBySide(len(roots), func(i int) {
 		if root := roots[i]; len(load[root]) > 0 {
-			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root], whole)
+			cats[i], errs[i] = loadTouchedRoot(ctx, in, root, own[root], load[root])
 		}
 	})
 	var out []touchedCatalog
@@ -402,12 +400,14 @@ func loadTouched(ctx context.Context, in *Input, whole bool) ([]touchedCatalog, 
 // loadTouchedRoot loads the packages want of one catalog root on both
 // sides, with every directory that holds one of them on the base; own are
 // the packages the change touches there.
-func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []string, whole bool) (*touchedCatalog, error) {
+func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []string) (*touchedCatalog, error) {
 	dirs, _ := touchedDirs(in.Change, root)
 	c := touchedCatalog{root: root, pkgs: own}
 	var holders map[string][]string
 	if isDir(in.Base, root) {
-		baseFS, err := subFS(in.Base, root)
+		// The index of the base the fbc check's scope takes (see bind):
+		// unbounded and so the same, found in memory here.
+		baseFS, err := catalogfs.New(in.indexBase(), []string{root})
 		if err != nil {
 			return nil, err
 		}
@@ -433,10 +433,7 @@ func loadTouchedRoot(ctx context.Context, in *Input, root string, own, want []st
 		if err != nil {
 			return nil, err
 		}
-		if whole {
-			return fbc.LoadPlacedWhole(ctx, scoped)
-		}
-		return fbc.LoadPlaced(ctx, scoped)
+		return fbc.LoadPlacedWhole(ctx, scoped)
 	}
 	var err error
 	if c.base, err = load(in.Base); err != nil {

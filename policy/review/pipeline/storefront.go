@@ -18,7 +18,7 @@ type Card struct {
 // the summary: what users see of each before they install it. They read
 // the packages as OLMv1Readiness loaded them.
 func Cards(ctx context.Context, in *Input) ([]Card, error) {
-	cats, err := in.touchedWhole.loadWhole(ctx, in)
+	cats, err := in.touched.load(ctx, in)
 	if err != nil {
 		return nil, err
 	}

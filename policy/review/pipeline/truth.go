@@ -171,7 +171,7 @@ func truthWords(o truthOutcome) string {
 // file, or to another file, or whose other properties alone changed, is
 // not judged again: the base's verdict on the same claims stands.
 func bundlesToJudge(ctx context.Context, in *Input) ([]placedBundle, error) {
-	cats, err := in.touchedWhole.loadWhole(ctx, in)
+	cats, err := in.touched.load(ctx, in)
 	if err != nil {
 		return nil, err
 	}
