@@ -12,12 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
-	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/propose/proposetest"
@@ -39,15 +35,8 @@ func TestRunCommunityOperatorsSlice(t *testing.T) {
 	repository := reg.Host + "/community-operator-pipeline-prod/" + pkg
 	proposetest.PushBundle(t, reg, "community-operator-pipeline-prod/"+pkg, "0.9.59", pkg, pkg+".v0.9.59", "0.9.59")
 	proposetest.PushBundle(t, reg, "community-operator-pipeline-prod/"+pkg, "0.9.60", pkg, pkg+".v0.9.60", "0.9.60")
-	rule, err := egress.New([]string{reg.Host}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anonymous := authn.NewMultiKeychain()
-	r, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := testOptions(t, reg, time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC))
+	r := opts.Renderer
 
 	read := func(p string) string {
 		data, err := os.ReadFile(p)
@@ -90,13 +79,8 @@ func TestRunCommunityOperatorsSlice(t *testing.T) {
 	repo := changetest.NewRepo(t)
 	base := repo.Commit("catalogs", files)
 
-	got, err := propose.Run(context.Background(), propose.Options{
-		Repo: repo.Dir, Branch: "propose/" + pkg, Author: "community-operators-bot",
-		Registry: propose.Registry{Keychain: anonymous, Egress: rule},
-		Images:   &images.Options{Keychain: anonymous, Egress: rule},
-		Renderer: r,
-		Now:      func() time.Time { return time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC) },
-	})
+	opts.Repo, opts.Branch, opts.Author = repo.Dir, "propose/"+pkg, "community-operators-bot"
+	got, err := propose.Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

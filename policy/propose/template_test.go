@@ -9,12 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
-	"github.com/catalogbot/catalogbot/checks/images"
-	"github.com/catalogbot/catalogbot/checks/registry/egress"
 	"github.com/catalogbot/catalogbot/checks/registry/registrytest"
 	"github.com/catalogbot/catalogbot/policy/propose"
 	"github.com/catalogbot/catalogbot/policy/propose/proposetest"
@@ -32,15 +28,8 @@ func TestRunTemplates(t *testing.T) {
 	d100 := proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.0.0", "foo", "foo.v1.0.0", "1.0.0")
 	proposetest.PushBundle(t, reg, "acme/foo-bundle", "v1.1.0", "foo", "foo.v1.1.0", "1.1.0")
 	old := reg.Host + "/acme/foo-bundle@" + d100
-	rule, err := egress.New([]string{reg.Host}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anonymous := authn.NewMultiKeychain()
-	r, err := render.New(render.Options{RegistryOnly: true, Keychain: anonymous, Egress: rule})
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := testOptions(t, reg, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r := opts.Renderer
 	basic := fmt.Sprintf(`schema: olm.template.basic
 entries:
   - schema: olm.package
@@ -97,13 +86,9 @@ propose:
 				"catalogs/v4.17/foo/catalog.yaml": out.String(),
 				"catalogs/v4.18/foo/catalog.yaml": out.String(),
 			})
-			got, err := propose.Run(context.Background(), propose.Options{
-				Repo: repo.Dir, Branch: "releases",
-				Registry: propose.Registry{Keychain: anonymous, Egress: rule},
-				Images:   &images.Options{Keychain: anonymous, Egress: rule},
-				Renderer: r,
-				Now:      func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-			})
+			o := opts
+			o.Repo, o.Branch = repo.Dir, "releases"
+			got, err := propose.Run(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
