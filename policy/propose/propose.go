@@ -497,19 +497,7 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 			b.catalog = append(b.catalog, pl.catalog)
 		}
 		for _, ch := range w.Channels {
-			hd := h.heads[ch]
-			prev, prevVersion := hd.name, hd.version
-			var entries []declcfg.ChannelEntry
-			chain := []string{prev}
-			for _, b := range news {
-				e := declcfg.ChannelEntry{Name: b.blob.Name, Replaces: prev}
-				if w.Graph == policy.GraphSkipRange {
-					e.SkipRange = fmt.Sprintf(">=%s <%s", prevVersion, b.tag.Version)
-				}
-				entries = append(entries, e)
-				prev, prevVersion = b.blob.Name, b.tag.Version
-				chain = append(chain, b.blob.Name)
-			}
+			entries, graph := chainOf(w.Graph, ch, h.heads[ch], news)
 			file, data, err := editChannel(tree, p.edits, h.files, w.Package, ch, entries)
 			if err != nil {
 				return nil, err
@@ -518,11 +506,30 @@ func plan(ctx context.Context, o Options, pol *policy.Policy, targets []policy.T
 			if !slices.Contains(pl.files, file) {
 				pl.files = append(pl.files, file)
 			}
-			pl.graphs = append(pl.graphs, fmt.Sprintf("%s: %s → %s (%s)", ch, hd.name, prev, strings.Join(chain, " → ")))
+			pl.graphs = append(pl.graphs, graph)
 		}
 		p.places = append(p.places, pl)
 	}
 	return p, nil
+}
+
+// chainOf is how news join channel ch from its head hd: the entries, in
+// version order, each replacing the one before (and under GraphSkipRange
+// skipping every version from it), and the line the body shows for it.
+func chainOf(graph, ch string, hd channelHead, news []*bundle) ([]declcfg.ChannelEntry, string) {
+	prev, prevVersion := hd.name, hd.version
+	var entries []declcfg.ChannelEntry
+	chain := []string{prev}
+	for _, b := range news {
+		e := declcfg.ChannelEntry{Name: b.blob.Name, Replaces: prev}
+		if graph == policy.GraphSkipRange {
+			e.SkipRange = fmt.Sprintf(">=%s <%s", prevVersion, b.tag.Version)
+		}
+		entries = append(entries, e)
+		prev, prevVersion = b.blob.Name, b.tag.Version
+		chain = append(chain, b.blob.Name)
+	}
+	return entries, fmt.Sprintf("%s: %s → %s (%s)", ch, hd.name, prev, strings.Join(chain, " → "))
 }
 
 // editChannel adds entries to the channel in whichever of files holds it,
@@ -532,12 +539,9 @@ func editChannel(tree fs.FS, edits map[string][]byte, files []string, pkg, ch st
 		if !isCatalogFile(f) {
 			continue
 		}
-		data, ok := edits[f]
-		if !ok {
-			var err error
-			if data, err = fs.ReadFile(tree, f); err != nil {
-				return "", nil, err
-			}
+		data, err := readEdited(tree, edits, f)
+		if err != nil {
+			return "", nil, err
 		}
 		out, err := addEntries(f, data, pkg, ch, entries)
 		if errors.Is(err, errNotHere) {

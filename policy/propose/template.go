@@ -214,19 +214,9 @@ func (p *placed) placeInTemplate(ctx context.Context, o Options, tree fs.FS, w p
 	heads map[string]channelHead, have *declcfg.DeclarativeConfig, files []string, news []*bundle, edited map[string]bool, pl *place) error {
 	entries := map[string][]declcfg.ChannelEntry{}
 	for _, ch := range w.Channels {
-		hd := heads[ch]
-		prev, prevVersion := hd.name, hd.version
-		chain := []string{prev}
-		for _, b := range news {
-			e := declcfg.ChannelEntry{Name: b.blob.Name, Replaces: prev}
-			if w.Graph == policy.GraphSkipRange {
-				e.SkipRange = fmt.Sprintf(">=%s <%s", prevVersion, b.tag.Version)
-			}
-			entries[ch] = append(entries[ch], e)
-			prev, prevVersion = b.blob.Name, b.tag.Version
-			chain = append(chain, b.blob.Name)
-		}
-		pl.graphs = append(pl.graphs, fmt.Sprintf("%s: %s → %s (%s)", ch, hd.name, prev, strings.Join(chain, " → ")))
+		var graph string
+		entries[ch], graph = chainOf(w.Graph, ch, heads[ch], news)
+		pl.graphs = append(pl.graphs, graph)
 	}
 	if !edited[tm.Template] {
 		data, err := readEdited(tree, p.edits, tm.Template)
