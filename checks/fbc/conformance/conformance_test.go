@@ -86,34 +86,7 @@ func TestGoldenParity(t *testing.T) {
 // one catalog). opm accepts all of them. With -short only three versions
 // are validated.
 func TestCorpusParity(t *testing.T) {
-	tarball, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(tarball); err != nil {
-		t.Skipf("the shared corpus is not available (%v): it lives in ../shared beside the project, which a bare clone does not have", err)
-	}
-	for _, tool := range []string{"tar", "zstd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed; unpacking the corpus needs `tar --zstd`", tool)
-		}
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("tar", "--zstd", "-xf", tarball, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpack %s: %v\n%s", tarball, err, out)
-	}
-	var versions []string
-	for _, pattern := range []string{"catalogs/v4.*", "*/catalogs/v4.*"} {
-		m, err := filepath.Glob(filepath.Join(dir, pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		versions = append(versions, m...)
-	}
-	sort.Strings(versions)
-	if len(versions) == 0 {
-		t.Fatalf("no catalogs/v4.* directories in %s", tarball)
-	}
+	versions := corpusVersions(t)
 	if testing.Short() {
 		// One version per bundle payload style (olm.bundle.object up to
 		// v4.16, olm.csv.metadata from v4.17) plus the newest.
@@ -153,6 +126,42 @@ func TestCorpusParity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// corpusVersions unpacks the shared corpus (community-operators-prod) into
+// a temporary directory and returns its catalogs/v4.* directories, sorted;
+// it skips the test where the corpus or tar --zstd is not available.
+func corpusVersions(t *testing.T) []string {
+	t.Helper()
+	tarball, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tarball); err != nil {
+		t.Skipf("the shared corpus is not available (%v): it lives in ../shared beside the project, which a bare clone does not have", err)
+	}
+	for _, tool := range []string{"tar", "zstd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed; unpacking the corpus needs `tar --zstd`", tool)
+		}
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "--zstd", "-xf", tarball, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v\n%s", tarball, err, out)
+	}
+	var versions []string
+	for _, pattern := range []string{"catalogs/v4.*", "*/catalogs/v4.*"} {
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, m...)
+	}
+	sort.Strings(versions)
+	if len(versions) == 0 {
+		t.Fatalf("no catalogs/v4.* directories in %s", tarball)
+	}
+	return versions
 }
 
 // loadSeeds returns the seed catalogs in testdata/seeds plus every valid

@@ -8,9 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -84,32 +82,7 @@ func TestServedParity(t *testing.T) {
 		}
 	})
 	t.Run("corpus", func(t *testing.T) {
-		tarball, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "corpus", "community-operators-prod.tar.zst"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(tarball); err != nil {
-			t.Skipf("the shared corpus is not available (%v)", err)
-		}
-		if _, err := exec.LookPath("zstd"); err != nil {
-			t.Skip("zstd is not installed; unpacking the corpus needs `tar --zstd`")
-		}
-		dir := t.TempDir()
-		if out, err := exec.Command("tar", "--zstd", "-xf", tarball, "-C", dir).CombinedOutput(); err != nil {
-			t.Fatalf("unpack %s: %v\n%s", tarball, err, out)
-		}
-		var versions []string
-		for _, pattern := range []string{"catalogs/v4.*", "*/catalogs/v4.*"} {
-			m, err := filepath.Glob(filepath.Join(dir, pattern))
-			if err != nil {
-				t.Fatal(err)
-			}
-			versions = append(versions, m...)
-		}
-		sort.Strings(versions)
-		if len(versions) == 0 {
-			t.Fatalf("no catalogs/v4.* directories in %s", tarball)
-		}
+		versions := corpusVersions(t)
 		for _, v := range versions {
 			if testing.Short() && filepath.Base(v) != "v4.12" && filepath.Base(v) != "v4.22" {
 				continue
