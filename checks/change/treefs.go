@@ -293,8 +293,14 @@ func (t *treeFS) blob(h plumbing.Hash) ([]byte, error) {
 
 func (t *treeFS) readBlob(h plumbing.Hash) ([]byte, error) {
 	if t.objects != nil {
-		_, b, err := t.objects.Read(h)
-		return b, err
+		// The same catalog file is read by several checks and from each
+		// catalog that holds it: the shared read rebuilds and hashes it
+		// once, and the caller gets a copy of its own.
+		_, b, err := t.objects.ReadShared(h)
+		if err != nil {
+			return nil, err
+		}
+		return bytes.Clone(b), nil
 	}
 	b, err := object.GetBlob(t.s, h)
 	if err != nil {

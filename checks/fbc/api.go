@@ -16,8 +16,13 @@ type Options struct {
 	// with its position.
 	Images bool
 
-	// full keeps every blob whole, for LoadConfig.
+	// full keeps every blob whole, for LoadConfig and LoadPlacedWhole.
 	full bool
+
+	// owned is a load whose blobs its caller owns (LoadConfig's): it
+	// decodes for itself, never sharing a decoded file through the
+	// review's Cache.
+	owned bool
 
 	// exact disables the fast path for plain YAML, for tests that hold the
 	// fast path to the exact one.

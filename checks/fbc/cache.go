@@ -32,6 +32,7 @@ type cacheKey struct {
 	images   bool
 	exact    bool
 	mentions bool
+	full     bool
 }
 
 // NewCache returns an empty cache.
@@ -52,24 +53,24 @@ func cacheFrom(ctx context.Context) *Cache {
 // key is the key of a file decoded with opts, false for a load whose
 // results are not shared: LoadConfig's, whose blobs its caller owns.
 func (c *Cache) key(data []byte, path string, opts Options) (cacheKey, bool) {
-	if c == nil || opts.full {
+	if c == nil || opts.owned {
 		return cacheKey{}, false
 	}
-	return cacheKey{sum: sha256.Sum256(data), path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions}, true
+	return cacheKey{sum: sha256.Sum256(data), path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions, full: opts.full}, true
 }
 
 // objectKey is key for a file of a git tree, named by its object id
 // before it is read: false for a file of any other file system, and as
 // for key.
 func (c *Cache) objectKey(fi fs.FileInfo, path string, opts Options) (cacheKey, bool) {
-	if c == nil || opts.full || !fi.Mode().IsRegular() {
+	if c == nil || opts.owned || !fi.Mode().IsRegular() {
 		return cacheKey{}, false
 	}
 	h, ok := fi.Sys().(plumbing.Hash)
 	if !ok || h.IsZero() {
 		return cacheKey{}, false
 	}
-	k := cacheKey{kind: 'g', path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions}
+	k := cacheKey{kind: 'g', path: path, images: opts.Images, exact: opts.exact, mentions: opts.mentions, full: opts.full}
 	copy(k.sum[:], h[:])
 	return k, true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 )
 
 // countingFS counts the reads of its files' content and can make them
@@ -127,4 +128,48 @@ func TestCacheByObjectID(t *testing.T) {
 			t.Errorf("after a failed read, the next load gave %+v, want %+v", res.Findings, want.Findings)
 		}
 	})
+}
+
+// TestCacheWholeLoads: under a cache, whole loads of one file (the same
+// package in the catalog of every OpenShift version) read it once and
+// share what was decoded, while LoadConfig, whose caller owns the blobs
+// it gets, decodes for itself every time.
+func TestCacheWholeLoads(t *testing.T) {
+	files := map[string]string{"a/catalog.yaml": validCatalog}
+	fsys := objectFS(files)
+	ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+	first, err := fbc.LoadPlacedWhole(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := fsys.reads.Load()
+	second, err := fbc.LoadPlacedWhole(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := fsys.reads.Load(); again != reads {
+		t.Errorf("a second whole load read the file again: %d reads, then %d", reads, again)
+	}
+	if len(first.Config.Bundles) == 0 || len(first.Config.Bundles[0].Properties) == 0 {
+		t.Fatalf("the catalog loaded no bundle properties: %+v", first.Config)
+	}
+	if !reflect.DeepEqual(first.Config, second.Config) || !reflect.DeepEqual(first.Bundles, second.Bundles) {
+		t.Error("two whole loads of one file differ")
+	}
+	if &first.Config.Bundles[0].Properties[0] != &second.Config.Bundles[0].Properties[0] {
+		t.Error("two whole loads under one cache decoded the file twice")
+	}
+
+	owned := make([]*declcfg.DeclarativeConfig, 2)
+	for i := range owned {
+		if owned[i], err = fbc.LoadConfig(ctx, fsys); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if &owned[0].Bundles[0].Properties[0] == &owned[1].Bundles[0].Properties[0] {
+		t.Error("two LoadConfig calls share their blobs; each caller owns its own")
+	}
+	if &owned[0].Bundles[0].Properties[0] == &first.Config.Bundles[0].Properties[0] {
+		t.Error("LoadConfig shares the blobs of a whole load")
+	}
 }

@@ -12,7 +12,7 @@ import (
 // in load order, with no validation beyond loading. It fails with the error
 // opm's loader would report first.
 func LoadConfig(ctx context.Context, fsys fs.FS) (*declcfg.DeclarativeConfig, error) {
-	cat, err := load(ctx, fsys, Options{full: true})
+	cat, err := load(ctx, fsys, Options{full: true, owned: true})
 	if err != nil {
 		return nil, err
 	}

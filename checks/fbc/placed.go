@@ -17,6 +17,10 @@ import (
 // olm.maxOpenShiftVersion properties only, which is what a graph and the
 // rules that follow clusters across versions need; reading a large catalog
 // this way costs what validating it costs.
+//
+// Config is read only: under a Cache (WithCache) the blobs of one file
+// are decoded once and shared by every load that reads that file, as the
+// same package in a dozen catalogs of a repository is.
 type Placed struct {
 	Config declcfg.DeclarativeConfig
 	// Packages, Channels, Bundles and Deprecations place the blobs of the

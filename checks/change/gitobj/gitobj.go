@@ -71,6 +71,8 @@ type Store struct {
 	// fetch, when set, is asked for an object no one holds (see
 	// SetFetch).
 	fetch func(plumbing.Hash) error
+	// reading are the objects ReadShared is rebuilding now.
+	reading map[cacheKey]*inflight
 }
 
 // SetFetch has the store ask fetch for an object that neither it nor its
@@ -350,6 +352,9 @@ func (s *Store) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return 0, nil, err
 	}
 	if ok && l.pack != nil {
+		if typ, b, v, cached := l.store.cache.lookup(l.pack, l.off); cached && v == h {
+			return typ, bytes.Clone(b), nil
+		}
 		if e, err := l.pack.entry(l.off); err == nil && e.isDelta() {
 			// Rebuilt in a buffer of its own already: verify it in place
 			// rather than copy it.
@@ -390,35 +395,86 @@ func (s *Store) ReadShared(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 	if !ok || l.pack == nil {
 		return s.Read(h)
 	}
-	e, err := l.pack.entry(l.off)
-	if err != nil {
-		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
-	}
-	if e.isDelta() {
-		return s.Read(h)
-	}
-	if typ, b, cached := l.store.cache.get(l.pack, l.off); cached {
+	if typ, b, v, cached := l.store.cache.lookup(l.pack, l.off); cached {
 		// The cache also holds the objects a delta chain passed through,
-		// which nothing verified: what it gives is verified like the rest.
+		// which nothing verified: those are verified before anyone sees
+		// them, and marked so that the next read is not hashed again.
+		if v == h {
+			return typ, b, nil
+		}
 		if err := verify(h, typ, b); err != nil {
 			return 0, nil, err
 		}
+		l.store.cache.putVerified(l.pack, l.off, typ, b, h)
 		return typ, b, nil
 	}
-	// Hashed as it is inflated, and judged whole before anyone sees it.
-	d := sha1.New()
-	d.Write(objectHeader(e.typ, e.size))
-	typ, b, err := l.pack.inflateInto(e, d)
-	if err != nil {
-		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+	// A change to one package of a catalog per OpenShift version asks for
+	// the same blob from a dozen catalogs at once: one of them rebuilds
+	// it, the others wait for its bytes.
+	return l.store.shared(cacheKey{l.pack, l.off}, func() (plumbing.ObjectType, []byte, error) {
+		e, err := l.pack.entry(l.off)
+		if err != nil {
+			return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+		}
+		var typ plumbing.ObjectType
+		var b []byte
+		if e.isDelta() {
+			if typ, b, err = l.store.packed(h, l.pack, l.off); err != nil {
+				return 0, nil, err
+			}
+			if err := verify(h, typ, b); err != nil {
+				return 0, nil, err
+			}
+		} else {
+			// Hashed as it is inflated, and judged whole before anyone
+			// sees it.
+			d := sha1.New()
+			d.Write(objectHeader(e.typ, e.size))
+			if typ, b, err = l.pack.inflateInto(e, d); err != nil {
+				return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+			}
+			var got plumbing.Hash
+			copy(got[:], d.Sum(nil))
+			if got != h {
+				return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+			}
+		}
+		l.store.cache.putVerified(l.pack, l.off, typ, b, h)
+		return typ, b, nil
+	})
+}
+
+// inflight is one read of a packed object that others wait for.
+type inflight struct {
+	done chan struct{}
+	typ  plumbing.ObjectType
+	b    []byte
+	err  error
+}
+
+// shared runs read for the object at k once for all who ask at the same
+// time, and gives each of them its result.
+func (s *Store) shared(k cacheKey, read func() (plumbing.ObjectType, []byte, error)) (plumbing.ObjectType, []byte, error) {
+	s.mu.Lock()
+	if c, ok := s.reading[k]; ok {
+		s.mu.Unlock()
+		<-c.done
+		return c.typ, c.b, c.err
 	}
-	var got plumbing.Hash
-	copy(got[:], d.Sum(nil))
-	if got != h {
-		return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+	c := &inflight{done: make(chan struct{})}
+	if s.reading == nil {
+		s.reading = map[cacheKey]*inflight{}
 	}
-	l.store.cache.put(l.pack, l.off, typ, b)
-	return typ, b, nil
+	s.reading[k] = c
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.reading, k)
+		s.mu.Unlock()
+		close(c.done)
+	}()
+	c.typ, c.b, c.err = read()
+	return c.typ, c.b, c.err
 }
 
 func verify(h plumbing.Hash, typ plumbing.ObjectType, b []byte) error {

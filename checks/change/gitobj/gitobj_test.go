@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -485,5 +486,50 @@ func TestReadAgainFromCache(t *testing.T) {
 	fresh := open(t, filepath.Join(dir, "objects"))
 	if _, err := readAll(fresh); err == nil {
 		t.Error("a store that never read the object whole read the damaged pack without an error")
+	}
+}
+
+// TestReadSharedOnce: readers that ask for one delta-compressed object at
+// once share one rebuild (the same verified bytes), a later shared read
+// takes those bytes from the cache, and Read still hands its caller a
+// copy of its own, so that writing to it changes no one else's view.
+func TestReadSharedOnce(t *testing.T) {
+	needGit(t)
+	dir := chainRepo(t, 7, 12, 50, 10, false)
+	s := open(t, filepath.Join(dir, ".git", "objects"))
+	id := strings.TrimSpace(string(git(t, dir, nil, "rev-parse", "HEAD:a.yaml")))
+	want := git(t, dir, nil, "cat-file", "blob", id)
+	base := strings.TrimSpace(string(git(t, dir, []byte(id+"\n"), "cat-file", "--batch-check=%(deltabase)")))
+	if base == strings.Repeat("0", 40) {
+		t.Fatalf("%s is stored whole; the test needs a delta", id)
+	}
+	h := plumbing.NewHash(id)
+
+	const readers = 8
+	got := make([][]byte, readers)
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() { _, got[i], errs[i] = s.ReadShared(h) })
+	}
+	wg.Wait()
+	for i := range readers {
+		if errs[i] != nil || !bytes.Equal(got[i], want) {
+			t.Fatalf("reader %d: %d bytes, %v; want git's %d", i, len(got[i]), errs[i], len(want))
+		}
+	}
+	_, again, err := s.ReadShared(h)
+	if err != nil || &again[0] != &got[0][0] {
+		t.Errorf("a shared read after the first: %v, same bytes %v; want the kept bytes", err, err == nil && &again[0] == &got[0][0])
+	}
+	_, own, err := s.Read(h)
+	if err != nil || !bytes.Equal(own, want) {
+		t.Fatalf("Read: %d bytes, %v", len(own), err)
+	}
+	for i := range own {
+		own[i] = 'x'
+	}
+	if _, after, err := s.ReadShared(h); err != nil || !bytes.Equal(after, want) {
+		t.Errorf("a shared read after writing to Read's bytes: %v, equal %v", err, bytes.Equal(after, want))
 	}
 }

@@ -347,6 +347,9 @@ type cacheItem struct {
 	key cacheKey
 	typ plumbing.ObjectType
 	b   []byte
+	// verified is the id b was found to hash to, once a read verified
+	// it; the zero hash until then (a delta base nothing asked for).
+	verified plumbing.Hash
 }
 
 func newBaseCache(max int) *baseCache {
@@ -354,15 +357,38 @@ func newBaseCache(max int) *baseCache {
 }
 
 func (c *baseCache) get(p *pack, off int64) (plumbing.ObjectType, []byte, bool) {
+	typ, b, _, ok := c.lookup(p, off)
+	return typ, b, ok
+}
+
+// lookup is get that also says which id the bytes were verified against,
+// if any read verified them.
+func (c *baseCache) lookup(p *pack, off int64) (plumbing.ObjectType, []byte, plumbing.Hash, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[cacheKey{p, off}]
 	if !ok {
-		return 0, nil, false
+		return 0, nil, plumbing.ZeroHash, false
 	}
 	c.ll.MoveToFront(el)
 	it := el.Value.(*cacheItem)
-	return it.typ, it.b, true
+	return it.typ, it.b, it.verified, true
+}
+
+// putVerified is put for bytes that hashed to h, so that the next read of
+// them is not hashed again: the bytes are the process's own memory, which
+// nothing writes to once kept.
+func (c *baseCache) putVerified(p *pack, off int64, typ plumbing.ObjectType, b []byte, h plumbing.Hash) {
+	c.put(p, off, typ, b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[cacheKey{p, off}]; ok {
+		// What was kept before may be another rebuild of the object:
+		// the verified bytes take its place.
+		it := el.Value.(*cacheItem)
+		c.size += len(b) - len(it.b)
+		it.typ, it.b, it.verified = typ, b, h
+	}
 }
 
 // put keeps b, which nobody may modify afterwards. An object larger than
