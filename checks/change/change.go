@@ -167,6 +167,16 @@ func commit(repo *git.Repository, rev string) (*object.Commit, error) {
 	if rev == "" {
 		return nil, errors.New("empty revision")
 	}
+	// A full object id names that object, as git takes it, with no
+	// lookup of references: go-git would first read every packed
+	// reference (tens of milliseconds in a repository of many tags).
+	if len(rev) == 2*len(plumbing.ZeroHash) && plumbing.IsHash(rev) {
+		c, err := repo.CommitObject(plumbing.NewHash(rev))
+		if err != nil {
+			return nil, fmt.Errorf("revision %q: %w", rev, err)
+		}
+		return c, nil
+	}
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return nil, fmt.Errorf("resolve revision %q: %w%s", rev, err, checks.DidYouMean(rev, refNames(repo)))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 )
@@ -151,10 +153,18 @@ func TestResolve(t *testing.T) {
 	r := changetest.NewRepo(t)
 	first := r.Commit("one", map[string]string{"a": "a\n"})
 	second := r.Commit("two", map[string]string{"a": "b\n"})
-	for rev, want := range map[string]string{"main": second, "HEAD~1": first, first[:10]: first} {
+	// A branch named by the first commit's id, pointing at the second:
+	// a full id names its object, as git takes it, not a reference.
+	if err := r.Git.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(first), plumbing.NewHash(second))); err != nil {
+		t.Fatal(err)
+	}
+	for rev, want := range map[string]string{"main": second, "HEAD~1": first, first[:10]: first, first: first, second: second} {
 		if got, err := change.Resolve(r.Git, rev); err != nil || got != want {
 			t.Errorf("Resolve(%q) = %s, %v; want %s", rev, got, err, want)
 		}
+	}
+	if _, err := change.Resolve(r.Git, strings.Repeat("0", 40)); err == nil {
+		t.Error("a full id of no object resolved")
 	}
 }
 

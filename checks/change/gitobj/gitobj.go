@@ -220,9 +220,17 @@ func (e *NotFetchedError) Error() string {
 // errors.As find the reason.
 func (e *NotFetchedError) Unwrap() []error { return []error{plumbing.ErrObjectNotFound, e.Err} }
 
-// find looks for h in the packs opened so far, loose, and in the
-// alternates.
+// find looks for h in the packs opened so far, this store's and its
+// alternates', and only then loose: nearly every object of a clone is
+// packed, and the look for a loose one is a file system call.
 func (s *Store) find(h plumbing.Hash) (location, bool) {
+	if l, ok := s.findPacked(h); ok {
+		return l, true
+	}
+	return s.findLoose(h)
+}
+
+func (s *Store) findPacked(h plumbing.Hash) (location, bool) {
 	s.mu.Lock()
 	packs := s.packs
 	s.mu.Unlock()
@@ -231,11 +239,20 @@ func (s *Store) find(h plumbing.Hash) (location, bool) {
 			return location{store: s, pack: p, off: off}, true
 		}
 	}
+	for _, a := range s.alts {
+		if l, ok := a.findPacked(h); ok {
+			return l, true
+		}
+	}
+	return location{}, false
+}
+
+func (s *Store) findLoose(h plumbing.Hash) (location, bool) {
 	if _, err := s.fs.Stat(loosePath(h)); err == nil {
 		return location{store: s}, true
 	}
 	for _, a := range s.alts {
-		if l, ok := a.find(h); ok {
+		if l, ok := a.findLoose(h); ok {
 			return l, true
 		}
 	}
