@@ -44,6 +44,30 @@ func sameResult(t testing.TB, fsys fstest.MapFS) {
 		e, _ := json.MarshalIndent(exact, "", "  ")
 		t.Fatalf("fast path differs from exact path\nfast:\n%s\nexact:\n%s", f, e)
 	}
+	sameCached(t, fsys)
+}
+
+// sameCached validates fsys under a review's cache, where files are
+// decoded whole to serve the whole loads too, and fails if the result
+// differs from a lean validation's.
+func sameCached(t testing.TB, fsys fstest.MapFS) {
+	t.Helper()
+	lean, err := Validate(context.Background(), fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := Validate(WithCache(context.Background(), NewCache()), fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean.fastDocs == 0 {
+		return // the exact path, not always deterministic (above)
+	}
+	if !equalResults(lean, cached) || !reflect.DeepEqual(lean.PackagePlaces, cached.PackagePlaces) {
+		l, _ := json.MarshalIndent(lean, "", "  ")
+		c, _ := json.MarshalIndent(cached, "", "  ")
+		t.Fatalf("a validation under a cache differs from a lean one\nlean:\n%s\ncached:\n%s", l, c)
+	}
 }
 
 // sameWhole loads fsys whole (as LoadPlacedWhole and LoadConfig do) with
