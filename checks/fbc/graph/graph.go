@@ -14,7 +14,6 @@ package graph
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 
 	"github.com/blang/semver/v4"
@@ -164,8 +163,7 @@ func Versions(cfg *declcfg.DeclarativeConfig, pkg string) map[string]string {
 			if p.Type != property.TypePackage {
 				continue
 			}
-			var v property.Package
-			if json.Unmarshal(p.Value, &v) == nil {
+			if v, err := property.ParsePackage(p.Value); err == nil {
 				out[b.Name] = v.Version
 				break
 			}

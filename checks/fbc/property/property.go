@@ -5,9 +5,11 @@
 package property
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	v1 "github.com/catalogbot/catalogbot/checks/fbc/internal/metav1"
 	"github.com/catalogbot/catalogbot/checks/fbc/internal/v1alpha1"
@@ -119,7 +121,7 @@ func Parse(in []Property) (*Parsed, error) {
 		switch p.Type {
 		case TypePackage:
 			var v Package
-			if err = json.Unmarshal(p.Value, &v); err == nil {
+			if v, err = ParsePackage(p.Value); err == nil {
 				out.Packages = append(out.Packages, v)
 			}
 		case TypePackageRequired:
@@ -156,4 +158,41 @@ func Parse(in []Property) (*Parsed, error) {
 		}
 	}
 	return &out, nil
+}
+
+// ParsePackage decodes an olm.package value as json.Unmarshal does. The
+// value as catalogs hold it, {"packageName":"x","version":"y"} with plain
+// strings, is read without the reflection of encoding/json: a check reads
+// it for every bundle of every graph it draws. Anything else (escapes,
+// spaces, other keys, another order) goes to json.Unmarshal.
+func ParsePackage(raw json.RawMessage) (Package, error) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"packageName":"`))
+	if ok {
+		name, rest, ok1 := plainString(rest)
+		rest, ok2 := bytes.CutPrefix(rest, []byte(`,"version":"`))
+		version, rest, ok3 := plainString(rest)
+		if ok1 && ok2 && ok3 && string(rest) == "}" {
+			return Package{PackageName: name, Version: version}, nil
+		}
+	}
+	var v Package
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// plainString reads a JSON string's content up to its closing quote when
+// it needs no decoding: no escape, no control character, valid UTF-8.
+func plainString(b []byte) (string, []byte, bool) {
+	for i, c := range b {
+		switch {
+		case c == '"':
+			if !utf8.Valid(b[:i]) {
+				return "", nil, false
+			}
+			return string(b[:i]), b[i+1:], true
+		case c == '\\' || c < 0x20:
+			return "", nil, false
+		}
+	}
+	return "", nil, false
 }
