@@ -24,11 +24,14 @@ package olmv1
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
@@ -243,6 +246,69 @@ func Installability(b *declcfg.Bundle) []Reason {
 // its olm.csv.metadata, else from the ClusterServiceVersion among its
 // olm.bundle.object manifests; false when neither is there to read.
 func installModes(b *declcfg.Bundle) ([]string, bool) {
+	k := propertiesSum(b.Properties)
+	if m, ok := readModes.get(k); ok {
+		return m.modes, m.ok
+	}
+	modes, ok := readInstallModes(b)
+	readModes.put(k, modesRead{modes, ok})
+	return modes, ok
+}
+
+// readModes keeps the install modes read from bundles' properties, by
+// their content: a change to one package of a catalog per OpenShift
+// version holds the same bundles in each catalog, on both sides, and
+// decoding a CSV's metadata to find its install modes cost more than the
+// rest of the readiness.
+var readModes = memo[modesRead]{max: 8192}
+
+type modesRead struct {
+	modes []string
+	ok    bool
+}
+
+// propertiesSum is the SHA-256 of a property list, each type and value
+// length-prefixed.
+func propertiesSum(ps []property.Property) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range ps {
+		for _, part := range [][]byte{[]byte(p.Type), p.Value} {
+			binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+			h.Write(n[:])
+			h.Write(part)
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// memo is a map by content sum, emptied when it reaches max entries.
+type memo[V any] struct {
+	mu  sync.Mutex
+	max int
+	m   map[[sha256.Size]byte]V
+}
+
+func (c *memo[V]) get(k [sha256.Size]byte) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *memo[V]) put(k [sha256.Size]byte, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = map[[sha256.Size]byte]V{}
+	}
+	c.m[k] = v
+}
+
+// readInstallModes is installModes without the memo.
+func readInstallModes(b *declcfg.Bundle) ([]string, bool) {
 	type modes struct {
 		InstallModes []struct {
 			Type      string `json:"type"`
