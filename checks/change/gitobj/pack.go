@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/go-git/go-billy/v5"
@@ -36,23 +37,35 @@ type pack struct {
 }
 
 func openPack(objects billy.Filesystem, base string) (*pack, error) {
-	idx, err := readAll(objects, base+".idx")
-	if err != nil {
-		return nil, err
+	idx, unmap, mapped := mapIndex(objects, base+".idx")
+	if !mapped {
+		var err error
+		if idx, err = readAll(objects, base+".idx"); err != nil {
+			return nil, err
+		}
+		unmap = func() {}
 	}
 	f, err := objects.Open(base + ".pack")
 	if err != nil {
+		unmap()
 		return nil, err
 	}
 	fi, err := objects.Stat(base + ".pack")
 	if err != nil {
+		unmap()
 		f.Close()
 		return nil, err
 	}
 	p := &pack{name: base, f: f, size: fi.Size()}
 	if err := p.parseIndex(idx); err != nil {
+		unmap()
 		f.Close()
 		return nil, fmt.Errorf("%s.idx: %w", base, err)
+	}
+	if mapped {
+		// The index's slices point into the mapping: it goes once no
+		// one can reach the pack, never while a lookup may still read it.
+		runtime.AddCleanup(p, func(release func()) { release() }, unmap)
 	}
 	return p, nil
 }
