@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"strconv"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
@@ -32,6 +33,12 @@ type Placed struct {
 
 	fsys  fs.FS
 	spans []span // of Channels, for EntryPlace
+
+	// entryLines are the lines of each channel's entries, by channel
+	// index, as EntryPlace found them: a package of hundreds of entries
+	// asked for each would scan its channel once per entry.
+	mu         sync.Mutex
+	entryLines map[int]map[string]int
 }
 
 type span struct{ start, end int }
@@ -127,42 +134,67 @@ func (at pos) place() Place { return Place{File: at.File, Line: at.Line} }
 // when the entry cannot be found in its text.
 func (p *Placed) EntryPlace(i int, name string) Place {
 	at := p.Channels[i]
-	s := p.spans[i]
-	data, err := readFile(p.fsys, at.File)
-	if err != nil || s.end > len(data) || s.end <= s.start {
-		return at
-	}
-	blob := data[s.start:s.end]
-	if k := entryLine(blob, name); k >= 0 {
-		at.Line += bytes.Count(blob[:k], []byte("\n"))
+	if d, ok := p.entryLinesOf(i)[name]; ok {
+		at.Line += d
 	}
 	return at
 }
 
-// entryLine finds the offset of the line where an entries item names
-// name, in YAML ("- name: x", "name: 'x'") or JSON ("\"name\": \"x\"").
-// The value must be the whole scalar, so that foo.v1.0 does not find
-// foo.v1.0.0.
-func entryLine(blob []byte, name string) int {
-	quoted := strconv.Quote(name)
-	for off := 0; off < len(blob); {
-		end := bytes.IndexByte(blob[off:], '\n')
-		if end < 0 {
-			end = len(blob) - off
-		}
-		line := bytes.TrimSpace(blob[off : off+end])
-		line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("-")))
-		line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("{")))
-		for _, key := range []string{"name:", `"name":`} {
-			if rest, ok := bytes.CutPrefix(line, []byte(key)); ok {
-				v := string(bytes.TrimRight(bytes.TrimSpace(rest), ",}"))
-				v = string(bytes.TrimSpace([]byte(v)))
-				if v == name || v == quoted || v == "'"+name+"'" {
-					return off
+// entryLinesOf maps each entry name of channel i to its line, counted
+// from the channel's first line; the first line that names an entry
+// wins, as entryLine finds it.
+func (p *Placed) entryLinesOf(i int) map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lines, ok := p.entryLines[i]; ok {
+		return lines
+	}
+	lines := map[string]int{}
+	s := p.spans[i]
+	data, err := readFile(p.fsys, p.Channels[i].File)
+	if err == nil && s.end <= len(data) && s.end > s.start {
+		blob := data[s.start:s.end]
+		for off, line := 0, 0; off < len(blob); line++ {
+			end := bytes.IndexByte(blob[off:], '\n')
+			if end < 0 {
+				end = len(blob) - off
+			}
+			for _, name := range entryNames(blob[off : off+end]) {
+				if _, seen := lines[name]; !seen {
+					lines[name] = line
 				}
 			}
+			off += end + 1
 		}
-		off += end + 1
 	}
-	return -1
+	if p.entryLines == nil {
+		p.entryLines = map[int]map[string]int{}
+	}
+	p.entryLines[i] = lines
+	return lines
+}
+
+// entryNames are the names one line of an entries list can name, as
+// entryLine matches them: the value after name: as it is, unquoted, or
+// without single quotes.
+func entryNames(line []byte) []string {
+	line = bytes.TrimSpace(line)
+	line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("-")))
+	line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("{")))
+	var out []string
+	for _, key := range []string{"name:", `"name":`} {
+		rest, ok := bytes.CutPrefix(line, []byte(key))
+		if !ok {
+			continue
+		}
+		v := string(bytes.TrimSpace(bytes.TrimRight(bytes.TrimSpace(rest), ",}")))
+		out = append(out, v)
+		if u, err := strconv.Unquote(v); err == nil && strconv.Quote(u) == v {
+			out = append(out, u)
+		}
+		if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+			out = append(out, v[1:len(v)-1])
+		}
+	}
+	return out
 }

@@ -1,9 +1,12 @@
 package fbc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -94,4 +97,73 @@ func TestLoadPlacedWhole(t *testing.T) {
 	if at := whole.EntryPlace(0, "b.v1"); at != (Place{File: "b/catalog.yaml", Line: 9}) {
 		t.Errorf("entry placed at %+v, want b/catalog.yaml:9", at)
 	}
+}
+
+// entryLine is how EntryPlace found an entry's line before it kept a map
+// of each channel's entries: the reference FuzzEntryLines holds the map
+// to.
+// entryLine finds the offset of the line where an entries item names
+// name, in YAML ("- name: x", "name: 'x'") or JSON ("\"name\": \"x\"").
+// The value must be the whole scalar, so that foo.v1.0 does not find
+// foo.v1.0.0.
+func entryLine(blob []byte, name string) int {
+	quoted := strconv.Quote(name)
+	for off := 0; off < len(blob); {
+		end := bytes.IndexByte(blob[off:], '\n')
+		if end < 0 {
+			end = len(blob) - off
+		}
+		line := bytes.TrimSpace(blob[off : off+end])
+		line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("-")))
+		line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("{")))
+		for _, key := range []string{"name:", `"name":`} {
+			if rest, ok := bytes.CutPrefix(line, []byte(key)); ok {
+				v := string(bytes.TrimRight(bytes.TrimSpace(rest), ",}"))
+				v = string(bytes.TrimSpace([]byte(v)))
+				if v == name || v == quoted || v == "'"+name+"'" {
+					return off
+				}
+			}
+		}
+		off += end + 1
+	}
+	return -1
+}
+
+// FuzzEntryLines: the line entryLinesOf keeps for a name is the line
+// entryLine finds for it, for every name a line of the channel names and
+// for names no line does.
+func FuzzEntryLines(f *testing.F) {
+	for _, seed := range []struct{ blob, name string }{
+		{"schema: olm.channel\nentries:\n  - name: foo.v1.0.0\n  - name: foo.v1.0\n    replaces: foo.v0.9\n", "foo.v1.0"},
+		{"{\"schema\":\"olm.channel\",\"entries\":[\n{\"name\": \"a\"},\n{\"name\":\"b\"}]}\n", "b"},
+		{"entries:\n- name: 'quoted'\n- name: \"dq\\u0041\"\n- name: \"dq\\\"x\"\n", "quoted"},
+		{"- name: x\n- name: x\n", "x"},
+		{"- name: '\n- name: ''\n", ""},
+	} {
+		f.Add(seed.blob, seed.name)
+	}
+	f.Fuzz(func(t *testing.T, blob, name string) {
+		p := &Placed{
+			fsys:     fstest.MapFS{"c.yaml": {Data: []byte(blob)}},
+			Channels: []Place{{File: "c.yaml", Line: 1}},
+			spans:    []span{{0, len(blob)}},
+		}
+		names := []string{name}
+		for line := range strings.Lines(blob) {
+			names = append(names, entryNames([]byte(line))...)
+		}
+		for _, n := range names {
+			want := 1
+			if k := entryLine([]byte(blob), n); k >= 0 {
+				want += strings.Count(blob[:k], "\n")
+			}
+			if len(blob) == 0 {
+				want = 1
+			}
+			if got := p.EntryPlace(0, n).Line; got != want {
+				t.Fatalf("EntryPlace(%q) line %d, entryLine says %d\n%s", n, got, want, blob)
+			}
+		}
+	})
 }

@@ -24,9 +24,7 @@ package olmv1
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -67,6 +65,54 @@ type Options struct {
 	// Packages are the packages judged; nil means every package that
 	// the catalog names.
 	Packages []string
+	// Memo, when not nil, keeps what was read of each bundle for the
+	// Checks that share it: a change to one package of a catalog per
+	// OpenShift version holds the same bundles in each catalog, decoded
+	// once under the review's cache (fbc.WithCache). Give every Check of
+	// one review the same Memo.
+	Memo *Memo
+}
+
+// Memo keeps the install modes read from bundles, by their property list
+// as decoded: a bundle loaded once and placed in several catalogs is read
+// once. Its zero value is ready to use; it holds what it read for its own
+// life, so it lives as long as the loads it is given.
+type Memo struct {
+	mu    sync.Mutex
+	modes map[memoKey]modesRead
+}
+
+// memoKey is a decoded property list: its first element and its length.
+type memoKey struct {
+	first *property.Property
+	n     int
+}
+
+type modesRead struct {
+	modes []string
+	ok    bool
+}
+
+// installModes is installModes through the memo, when there is one.
+func (m *Memo) installModes(b *declcfg.Bundle) ([]string, bool) {
+	if m == nil || len(b.Properties) == 0 {
+		return installModes(b)
+	}
+	k := memoKey{&b.Properties[0], len(b.Properties)}
+	m.mu.Lock()
+	r, ok := m.modes[k]
+	m.mu.Unlock()
+	if ok {
+		return r.modes, r.ok
+	}
+	r.modes, r.ok = installModes(b)
+	m.mu.Lock()
+	if m.modes == nil {
+		m.modes = map[memoKey]modesRead{}
+	}
+	m.modes[k] = r
+	m.mu.Unlock()
+	return r.modes, r.ok
 }
 
 // Result is OLM v1's view of a catalog.
@@ -115,7 +161,7 @@ func Check(p *fbc.Placed, opts Options) *Result {
 	}
 	res := &Result{}
 	for _, name := range pkgs {
-		pkg, found := checkPackage(p, name)
+		pkg, found := checkPackage(p, name, opts.Memo)
 		res.Packages = append(res.Packages, pkg)
 		res.Findings = append(res.Findings, found...)
 	}
@@ -143,7 +189,7 @@ func names(cfg *declcfg.DeclarativeConfig) []string {
 	return slices.Compact(out)
 }
 
-func checkPackage(p *fbc.Placed, name string) (Package, []checks.Finding) {
+func checkPackage(p *fbc.Placed, name string, memo *Memo) (Package, []checks.Finding) {
 	pkg := Package{Name: name}
 	var out []checks.Finding
 	why := map[string][]string{}
@@ -152,7 +198,7 @@ func checkPackage(p *fbc.Placed, name string) (Package, []checks.Finding) {
 			continue
 		}
 		pkg.Bundles++
-		reasons := Installability(&b)
+		reasons := installability(&b, memo)
 		if len(reasons) == 0 {
 			pkg.InstallableBundles++
 		}
@@ -211,7 +257,10 @@ type Reason struct {
 
 // Installability lists the rules bundle b breaks for OLM v1, in rule
 // order; none means OLM v1 installs it.
-func Installability(b *declcfg.Bundle) []Reason {
+func Installability(b *declcfg.Bundle) []Reason { return installability(b, nil) }
+
+// installability is Installability reading install modes through memo.
+func installability(b *declcfg.Bundle, memo *Memo) []Reason {
 	var objects, metadata int
 	var deps []string
 	for _, p := range b.Properties {
@@ -233,7 +282,7 @@ func Installability(b *declcfg.Bundle) []Reason {
 	case objects > 0 && metadata > 0:
 		out = append(out, Reason{RuleContent, "carries both olm.bundle.object and olm.csv.metadata", "keep one kind: render the bundle again with a current opm"})
 	}
-	if modes, ok := installModes(b); ok && !slices.Contains(modes, "AllNamespaces") {
+	if modes, ok := memo.installModes(b); ok && !slices.Contains(modes, "AllNamespaces") {
 		out = append(out, Reason{RuleInstallMode, "does not support the AllNamespaces install mode", "support AllNamespaces in the CSV's installModes"})
 	}
 	if len(deps) > 0 {
@@ -246,69 +295,6 @@ func Installability(b *declcfg.Bundle) []Reason {
 // its olm.csv.metadata, else from the ClusterServiceVersion among its
 // olm.bundle.object manifests; false when neither is there to read.
 func installModes(b *declcfg.Bundle) ([]string, bool) {
-	k := propertiesSum(b.Properties)
-	if m, ok := readModes.get(k); ok {
-		return m.modes, m.ok
-	}
-	modes, ok := readInstallModes(b)
-	readModes.put(k, modesRead{modes, ok})
-	return modes, ok
-}
-
-// readModes keeps the install modes read from bundles' properties, by
-// their content: a change to one package of a catalog per OpenShift
-// version holds the same bundles in each catalog, on both sides, and
-// decoding a CSV's metadata to find its install modes cost more than the
-// rest of the readiness.
-var readModes = memo[modesRead]{max: 8192}
-
-type modesRead struct {
-	modes []string
-	ok    bool
-}
-
-// propertiesSum is the SHA-256 of a property list, each type and value
-// length-prefixed.
-func propertiesSum(ps []property.Property) [sha256.Size]byte {
-	h := sha256.New()
-	var n [8]byte
-	for _, p := range ps {
-		for _, part := range [][]byte{[]byte(p.Type), p.Value} {
-			binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
-			h.Write(n[:])
-			h.Write(part)
-		}
-	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
-}
-
-// memo is a map by content sum, emptied when it reaches max entries.
-type memo[V any] struct {
-	mu  sync.Mutex
-	max int
-	m   map[[sha256.Size]byte]V
-}
-
-func (c *memo[V]) get(k [sha256.Size]byte) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *memo[V]) put(k [sha256.Size]byte, v V) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= c.max {
-		c.m = map[[sha256.Size]byte]V{}
-	}
-	c.m[k] = v
-}
-
-// readInstallModes is installModes without the memo.
-func readInstallModes(b *declcfg.Bundle) ([]string, bool) {
 	type modes struct {
 		InstallModes []struct {
 			Type      string `json:"type"`

@@ -67,10 +67,10 @@ func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
 		if len(c.pkgs) == 0 {
 			continue
 		}
-		head := olmv1.Check(c.head, olmv1.Options{Packages: c.pkgs})
+		head := olmv1.Check(c.head, olmv1.Options{Packages: c.pkgs, Memo: &in.olmv1Memo})
 		var base *olmv1.Result
 		if c.base != nil {
-			base = olmv1.Check(c.base, olmv1.Options{Packages: c.pkgs})
+			base = olmv1.Check(c.base, olmv1.Options{Packages: c.pkgs, Memo: &in.olmv1Memo})
 		}
 		for _, name := range c.pkgs {
 			r := Readiness{Root: c.root, Package: name, Head: packageOf(head, name)}

@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/olmv1"
 	"github.com/catalogbot/catalogbot/checks/registry"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
@@ -91,6 +92,9 @@ type Input struct {
 	// touched are the touched packages as loaded once, whole, for the
 	// release guard, the graphs, the OLM v1 readiness and the cards.
 	touched touchedCatalogs
+	// olmv1Memo is what the OLM v1 readiness read of the touched
+	// packages' bundles, shared by the catalogs that hold them.
+	olmv1Memo olmv1.Memo
 	// listOnce is the reference list rendered whole, once, for the
 	// owners, references and release checks (see list).
 	listOnce renderedList
