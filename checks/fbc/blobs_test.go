@@ -121,3 +121,20 @@ func TestBlobsRealYAML(t *testing.T) {
 		t.Fatal("no catalog file in testdata")
 	}
 }
+
+// TestBlobsRemembered: a document read before, in another file and at
+// another line, is the same blob at its own line, as an exact read of
+// the file gives it.
+func TestBlobsRemembered(t *testing.T) {
+	first := "schema: olm.package\nname: remembered\n---\nschema: olm.channel\npackage: remembered\nname: stable\nentries:\n  - name: remembered.v1\n"
+	second := "schema: olm.package\nname: other\n---\n" + first
+	Blobs([]byte(first))
+	got := Blobs([]byte(second))
+	want := exactBlobs([]byte(second))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Blobs after a file of the same documents:\n got %+v\nwant %+v", got, want)
+	}
+	if len(got) != 3 || got[1].Line != 4 || got[2].Line != 7 {
+		t.Errorf("lines %+v; want the documents at lines 4 and 7", got)
+	}
+}
