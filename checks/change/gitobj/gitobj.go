@@ -352,10 +352,25 @@ func (s *Store) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return 0, nil, err
 	}
 	if ok && l.pack != nil {
-		if typ, b, v, cached := l.store.cache.lookup(l.pack, l.off); cached && v == h {
+		typ, b, v, cached := l.store.cache.lookup(l.pack, l.off)
+		if cached && v == h {
 			return typ, bytes.Clone(b), nil
 		}
-		if e, err := l.pack.entry(l.off); err == nil && e.isDelta() {
+		e, err := l.pack.entry(l.off)
+		if err == nil && !e.isDelta() && !cached {
+			// Inflated straight into the caller's buffer and hashed as
+			// it is inflated (a tree walk reads tens of thousands of
+			// these); a copy is kept for the next read, as Open keeps one.
+			typ, b, err := l.pack.inflateVerified(h, e)
+			if err != nil {
+				return 0, nil, err
+			}
+			if e.size <= int64(l.store.cache.max/4) {
+				l.store.cache.putVerified(l.pack, l.off, typ, bytes.Clone(b), h)
+			}
+			return typ, b, nil
+		}
+		if err == nil && e.isDelta() {
 			// Rebuilt in a buffer of its own already: verify it in place
 			// rather than copy it.
 			typ, b, err := l.store.packed(h, l.pack, l.off)
@@ -426,22 +441,30 @@ func (s *Store) ReadShared(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 				return 0, nil, err
 			}
 		} else {
-			// Hashed as it is inflated, and judged whole before anyone
-			// sees it.
-			d := sha1.New()
-			d.Write(objectHeader(e.typ, e.size))
-			if typ, b, err = l.pack.inflateInto(e, d); err != nil {
-				return 0, nil, fmt.Errorf("git object %s: %w", h, err)
-			}
-			var got plumbing.Hash
-			copy(got[:], d.Sum(nil))
-			if got != h {
-				return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+			if typ, b, err = l.pack.inflateVerified(h, e); err != nil {
+				return 0, nil, err
 			}
 		}
 		l.store.cache.putVerified(l.pack, l.off, typ, b, h)
 		return typ, b, nil
 	})
+}
+
+// inflateVerified inflates the whole object of entry e, hashed as it is
+// inflated, and judges it against h before anyone sees it.
+func (p *pack) inflateVerified(h plumbing.Hash, e entry) (plumbing.ObjectType, []byte, error) {
+	d := sha1.New()
+	d.Write(objectHeader(e.typ, e.size))
+	typ, b, err := p.inflateInto(e, d)
+	if err != nil {
+		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+	}
+	var got plumbing.Hash
+	copy(got[:], d.Sum(nil))
+	if got != h {
+		return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+	}
+	return typ, b, nil
 }
 
 // inflight is one read of a packed object that others wait for.
