@@ -358,9 +358,9 @@ func (s *Store) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		}
 		e, err := l.pack.entry(l.off)
 		if err == nil && !e.isDelta() && !cached {
-			// Inflated straight into the caller's buffer and hashed as
-			// it is inflated (a tree walk reads tens of thousands of
-			// these); a copy is kept for the next read, as Open keeps one.
+			// Trees and commits: inflated straight into the caller's
+			// buffer and hashed as they are inflated; a copy is kept for
+			// the next read, as Open keeps one.
 			typ, b, err := l.pack.inflateVerified(h, e)
 			if err != nil {
 				return 0, nil, err

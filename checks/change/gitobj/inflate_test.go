@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -231,6 +233,30 @@ func TestInflateTruncated(t *testing.T) {
 		if got, err := inflateBytes(stream[:len(stream)-4], len(data)); err != nil || !bytes.Equal(got, data) {
 			t.Errorf("level %d: without the trailer: %v", level, err)
 		}
+	}
+}
+
+// TestInflateStatedSizeTooLarge: an entry stating more bytes than the
+// rest of its pack could inflate to is refused before a buffer of that
+// size is made (1 TiB here).
+func TestInflateStatedSizeTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.pack")
+	stream := zlibLevel(t, []byte("content"), 6, 0)
+	if err := os.WriteFile(path, append(make([]byte, 14), stream...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := osfs.New(filepath.Dir(path)).Open("p.pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := &pack{name: "p", f: f, size: int64(14 + len(stream))}
+	_, _, err = p.inflateInto(entry{off: 12, typ: plumbing.BlobObject, size: 1 << 40, data: 14}, nil)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "p.pack at 12: a stated size of 1099511627776 bytes") {
+		t.Errorf("%v; want ErrCorrupt for the stated size", err)
+	}
+	if _, b, err := p.inflateInto(entry{off: 12, typ: plumbing.BlobObject, size: 7, data: 14}, nil); err != nil || string(b) != "content" {
+		t.Errorf("the entry as stated: %q, %v", b, err)
 	}
 }
 
