@@ -7,9 +7,11 @@
 // objects wrongly (v5.16.4 with a large-object threshold hands back other
 // bytes for some delta chains), and a check must never judge bytes that are
 // not the repository's. It also bounds memory in its own way: an object
-// stored whole is streamed as it is inflated, so holding it costs nothing
-// beyond the reader's buffers; a delta-compressed object is rebuilt in one
-// buffer of its exact size from its base (both held only while rebuilding).
+// stored whole and opened as a stream is streamed as it is inflated, so
+// holding it costs nothing beyond the reader's buffers; one read whole is
+// inflated straight into one buffer of its stated size (inflate.go); a
+// delta-compressed object is rebuilt in one buffer of its exact size from
+// its base (both held only while rebuilding).
 // A small cache of delta bases, as git's own, keeps long chains of catalog
 // revisions from being inflated again for every object that shares them.
 package gitobj
