@@ -244,7 +244,6 @@ func buildTable(t []uint32, lens []uint8, template []uint32, rootBits uint) ([]u
 type decoder struct {
 	r        io.ReaderAt
 	pos, end int64 // the next offset to read in r, and where reading stops
-	readErr  error
 
 	buf []byte // the input buffer
 	in  []byte // the part of buf read
@@ -272,6 +271,8 @@ type decoder struct {
 // rarely smaller than its compressed size, so most objects take one read.
 const inputChunk = 64 << 10
 
+// decoders are made with tables of the usual sizes for their root bits;
+// buildTable grows one that a code needs more of.
 var decoders = sync.Pool{New: func() any {
 	return &decoder{
 		buf:     make([]byte, inputChunk),
@@ -292,7 +293,7 @@ const sumChunk = 32 << 10
 // what it inflates by its SHA-1, the stronger check.
 func inflateExact(r io.ReaderAt, off, end int64, out []byte, sum io.Writer) error {
 	d := decoders.Get().(*decoder)
-	d.r, d.pos, d.end, d.readErr = r, off, end, nil
+	d.r, d.pos, d.end = r, off, end
 	d.in, d.ip = d.buf[:0], 0
 	d.bits, d.nbits, d.pad = 0, 0, 0
 	d.out, d.op = out, 0
@@ -309,7 +310,7 @@ func inflateExact(r io.ReaderAt, off, end int64, out []byte, sum io.Writer) erro
 	if err == nil && sum != nil && d.summed < len(out) {
 		sum.Write(out[d.summed:])
 	}
-	d.r, d.out, d.sum, d.readErr = nil, nil, nil, nil
+	d.r, d.out, d.sum = nil, nil, nil
 	d.in = nil
 	decoders.Put(d)
 	return err
@@ -334,7 +335,6 @@ func (d *decoder) fetch(n int) error {
 		// The file is shorter than stated: what there is, is the input.
 		d.end = d.pos
 		if err != nil && err != io.EOF {
-			d.readErr = err
 			return err
 		}
 	}
