@@ -7,9 +7,11 @@
 // objects wrongly (v5.16.4 with a large-object threshold hands back other
 // bytes for some delta chains), and a check must never judge bytes that are
 // not the repository's. It also bounds memory in its own way: an object
-// stored whole is streamed as it is inflated, so holding it costs nothing
-// beyond the reader's buffers; a delta-compressed object is rebuilt in one
-// buffer of its exact size from its base (both held only while rebuilding).
+// stored whole and opened as a stream is streamed as it is inflated, so
+// holding it costs nothing beyond the reader's buffers; one read whole is
+// inflated straight into one buffer of its stated size (inflate.go); a
+// delta-compressed object is rebuilt in one buffer of its exact size from
+// its base (both held only while rebuilding).
 // A small cache of delta bases, as git's own, keeps long chains of catalog
 // revisions from being inflated again for every object that shares them.
 package gitobj
@@ -369,10 +371,25 @@ func (s *Store) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return 0, nil, err
 	}
 	if ok && l.pack != nil {
-		if typ, b, v, cached := l.store.cache.lookup(l.pack, l.off); cached && v == h {
+		typ, b, v, cached := l.store.cache.lookup(l.pack, l.off)
+		if cached && v == h {
 			return typ, bytes.Clone(b), nil
 		}
-		if e, err := l.pack.entry(l.off); err == nil && e.isDelta() {
+		e, err := l.pack.entry(l.off)
+		if err == nil && !e.isDelta() && !cached {
+			// Trees and commits: inflated straight into the caller's
+			// buffer and hashed as they are inflated; a copy is kept for
+			// the next read, as Open keeps one.
+			typ, b, err := l.pack.inflateVerified(h, e)
+			if err != nil {
+				return 0, nil, err
+			}
+			if e.size <= int64(l.store.cache.max/4) {
+				l.store.cache.putVerified(l.pack, l.off, typ, bytes.Clone(b), h)
+			}
+			return typ, b, nil
+		}
+		if err == nil && e.isDelta() {
 			// Rebuilt in a buffer of its own already: verify it in place
 			// rather than copy it.
 			typ, b, err := l.store.packed(h, l.pack, l.off)
@@ -443,22 +460,30 @@ func (s *Store) ReadShared(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 				return 0, nil, err
 			}
 		} else {
-			// Hashed as it is inflated, and judged whole before anyone
-			// sees it.
-			d := sha1.New()
-			d.Write(objectHeader(e.typ, e.size))
-			if typ, b, err = l.pack.inflateInto(e, d); err != nil {
-				return 0, nil, fmt.Errorf("git object %s: %w", h, err)
-			}
-			var got plumbing.Hash
-			copy(got[:], d.Sum(nil))
-			if got != h {
-				return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+			if typ, b, err = l.pack.inflateVerified(h, e); err != nil {
+				return 0, nil, err
 			}
 		}
 		l.store.cache.putVerified(l.pack, l.off, typ, b, h)
 		return typ, b, nil
 	})
+}
+
+// inflateVerified inflates the whole object of entry e, hashed as it is
+// inflated, and judges it against h before anyone sees it.
+func (p *pack) inflateVerified(h plumbing.Hash, e entry) (plumbing.ObjectType, []byte, error) {
+	d := sha1.New()
+	d.Write(objectHeader(e.typ, e.size))
+	typ, b, err := p.inflateInto(e, d)
+	if err != nil {
+		return 0, nil, fmt.Errorf("git object %s: %w", h, err)
+	}
+	var got plumbing.Hash
+	copy(got[:], d.Sum(nil))
+	if got != h {
+		return 0, nil, &MismatchError{Object: h, Got: got, Size: int64(len(b))}
+	}
+	return typ, b, nil
 }
 
 // inflight is one read of a packed object that others wait for.

@@ -362,6 +362,59 @@ func TestPackedMismatch(t *testing.T) {
 	}
 }
 
+// TestPackedStreamDamaged: a whole object whose compressed stream is cut
+// short, or whose entry states a size the stream does not inflate to
+// (larger or smaller), reads as ErrCorrupt naming the pack and the
+// entry's offset, through Read and ReadShared.
+func TestPackedStreamDamaged(t *testing.T) {
+	needGit(t)
+	content := strings.Repeat("catalog line\n", 4000) + "12345678" // a size of 8 modulo 16
+	damages := map[string]struct {
+		damage func(data []byte) []byte
+		want   string
+	}{
+		"cut short": {func(d []byte) []byte { return d[:len(d)/2] }, "stream ends early"},
+		// The entry's first byte holds the size's low 4 bits.
+		"stated size larger":  {func(d []byte) []byte { d[12]++; return d }, "stream ends before the stated size"},
+		"stated size smaller": {func(d []byte) []byte { d[12]--; return d }, "stream runs past the stated size"},
+	}
+	for name, c := range damages {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			git(t, dir, nil, "init", "-q", "--bare")
+			id := strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
+			git(t, dir, []byte(id+"\n"), "pack-objects", "-q", "objects/pack/pack")
+			os.RemoveAll(filepath.Join(dir, "objects", id[:2]))
+			packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+			if len(packs) != 1 {
+				t.Fatalf("packs %v; want one", packs)
+			}
+			data, err := os.ReadFile(packs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data[12]&0x0f != 8 {
+				t.Fatalf("entry header %x: not the size written", data[12])
+			}
+			os.Chmod(packs[0], 0o644)
+			if err := os.WriteFile(packs[0], c.damage(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h := plumbing.NewHash(id)
+			where := strings.TrimSuffix(filepath.Base(packs[0]), ".pack") + ".pack at 12: "
+			for read, f := range map[string]func(s *gitobj.Store) error{
+				"Read":       func(s *gitobj.Store) error { _, _, err := s.Read(h); return err },
+				"ReadShared": func(s *gitobj.Store) error { _, _, err := s.ReadShared(h); return err },
+			} {
+				err := f(open(t, filepath.Join(dir, "objects")))
+				if !errors.Is(err, gitobj.ErrCorrupt) || !strings.Contains(fmt.Sprint(err), where+"deflate: "+c.want) {
+					t.Errorf("%s: %v; want ErrCorrupt naming %q and %q", read, err, where, c.want)
+				}
+			}
+		})
+	}
+}
+
 func FuzzDeltaChains(f *testing.F) {
 	f.Add(uint64(1), uint8(10), uint8(50), uint8(10), false)
 	f.Add(uint64(2), uint8(30), uint8(250), uint8(250), false)

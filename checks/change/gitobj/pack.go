@@ -304,30 +304,26 @@ func (p *pack) inflateWhole(e entry) (plumbing.ObjectType, []byte, error) {
 	return p.inflateInto(e, nil)
 }
 
-// inflateChunk is how much inflateInto inflates before handing it to sum:
-// small enough that the bytes are still in the CPU's cache when hashed.
-const inflateChunk = 32 << 10
+// maxDeflateRatio bounds how much a deflate stream inflates to per byte:
+// a match of 258 bytes takes at least two bits. A stated size beyond it is
+// a corrupt entry, refused before its buffer is made.
+const maxDeflateRatio = 258 * 4
 
 // inflateInto is inflateWhole that also writes the bytes to sum, when
 // not nil, as they are inflated, a chunk at a time: hashing a large
 // object after inflating it whole reads it from memory a second time.
+//
+// The stream is inflated straight into the object's buffer, its
+// back-references copied from that buffer (see inflateExact): inflating
+// through a streaming reader copied every byte out of its window, and
+// read the pack 16 KiB at a time.
 func (p *pack) inflateInto(e entry, sum io.Writer) (plumbing.ObjectType, []byte, error) {
-	z, err := p.inflater(e)
-	if err != nil {
-		return 0, nil, err
+	if e.size > maxDeflateRatio*(p.size-e.data) {
+		return 0, nil, fmt.Errorf("%s.pack at %d: a stated size of %d bytes, more than the rest of the pack inflates to: %w", p.name, e.off, e.size, ErrCorrupt)
 	}
-	defer z.Close()
 	b := make([]byte, e.size)
-	for n := 0; n < len(b); {
-		end := min(n+inflateChunk, len(b))
-		m, err := io.ReadFull(z, b[n:end])
-		if sum != nil {
-			sum.Write(b[n : n+m])
-		}
-		n += m
-		if err != nil {
-			return 0, nil, fmt.Errorf("%s.pack at %d: %v: %w", p.name, e.off, err, ErrCorrupt)
-		}
+	if err := inflateExact(p.f, e.data, p.size, b, sum); err != nil {
+		return 0, nil, fmt.Errorf("%s.pack at %d: %v: %w", p.name, e.off, err, ErrCorrupt)
 	}
 	return e.typ, b, nil
 }
