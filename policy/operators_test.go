@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -17,32 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/policy/review/pkgindex"
 )
 
-// countingFS is a tree that counts the reads of packages' ci.yaml files.
-type countingFS struct {
-	fsys  fs.FS
-	reads atomic.Int64
-}
-
-func (c *countingFS) count(name string) {
-	if strings.HasSuffix(name, "/"+owners.CIYAMLFile) {
-		c.reads.Add(1)
-	}
-}
-
-func (c *countingFS) Open(name string) (fs.File, error) {
-	c.count(name)
-	return c.fsys.Open(name)
-}
-
-func (c *countingFS) ReadFile(name string) ([]byte, error) {
-	c.count(name)
-	return fs.ReadFile(c.fsys, name)
-}
-
-func (c *countingFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(c.fsys, name) }
-func (c *countingFS) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(c.fsys, name) }
-func (c *countingFS) Lstat(name string) (fs.FileInfo, error)     { return fs.Lstat(c.fsys, name) }
-func (c *countingFS) ReadLink(name string) (string, error)       { return fs.ReadLink(c.fsys, name) }
+func isCIYAML(name string) bool { return strings.HasSuffix(name, "/"+owners.CIYAMLFile) }
 
 // operatorsFiles are copFS's files with a ci.yaml whose catalog mapping
 // is broken (a note) and one whose reviewers are (an owners finding).
@@ -101,7 +75,7 @@ func TestOperatorsKept(t *testing.T) {
 		t.Fatalf("the test tree maps no template or has no note:\n%s", want)
 	}
 
-	tree := &countingFS{fsys: gitOf(t, files)}
+	tree := &changetest.CountingFS{FS: gitOf(t, files), Match: isCIYAML}
 	store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +83,7 @@ func TestOperatorsKept(t *testing.T) {
 	o := LoadOptions{Records: store}
 	check := func(what string, reads int64) *owners.Operators {
 		t.Helper()
-		tree.reads.Store(0)
+		tree.Reset()
 		got, ops := derived(t, tree, o)
 		if got != want {
 			t.Errorf("%s: Load derives\n%s\nwant\n%s", what, got, want)
@@ -117,7 +91,7 @@ func TestOperatorsKept(t *testing.T) {
 		if ops == nil || ops.Tree == "" || !reflect.DeepEqual(ops.Files, plain.Files) {
 			t.Errorf("%s: the ci.yaml files for the owners check are %+v, want %+v", what, ops, plain)
 		}
-		if n := tree.reads.Load(); n != reads {
+		if n := tree.Reads(); n != reads {
 			t.Errorf("%s: %d ci.yaml files read, want %d", what, n, reads)
 		}
 		return ops
