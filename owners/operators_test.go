@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/checks/change/changetest"
 	"github.com/catalogbot/catalogbot/checks/checkstest"
+	"github.com/catalogbot/catalogbot/checks/yamlnode"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -198,5 +199,41 @@ func TestOperatorsRecordRefused(t *testing.T) {
 		if err := json.Unmarshal([]byte(rec), &ops); err == nil {
 			t.Errorf("record %s read as %+v", rec, ops)
 		}
+	}
+}
+
+// TestOperatorsAlso: a reader given each file in the same pass changes
+// nothing of what Load is given, and gets every file decoded, one too
+// large for a ci.yaml (which the owners parser refuses undecoded)
+// included.
+func TestOperatorsAlso(t *testing.T) {
+	fsys := gitTree(t, map[string]string{
+		"operators/big/ci.yaml":   "reviewers: [alice]\n#" + strings.Repeat("x", 1<<20) + "\n",
+		"operators/small/ci.yaml": "reviewers: [bob]\nfbc: {enabled: true}\n",
+		"operators/none/README":   "no ci.yaml\n",
+	})
+	alone, err := owners.ReadOperators(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	with, err := owners.ReadOperators(fsys, func(pkg, file string, s *yamlnode.Stream) {
+		if s == nil || s.Err != nil || len(s.Doc.Content) != 1 {
+			t.Errorf("%s: given %+v", file, s)
+			return
+		}
+		seen = append(seen, pkg+"="+s.Doc.Content[0].Content[0].Value)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(alone, with) {
+		t.Errorf("with a reader beside it:\n%s\nalone:\n%s", jsonOf(t, with), jsonOf(t, alone))
+	}
+	if want := []string{"big=reviewers", "small=reviewers"}; !slices.Equal(seen, want) {
+		t.Errorf("the reader saw %q, want %q", seen, want)
+	}
+	if len(alone.Files) != 2 || alone.Files[0].CI != nil || len(alone.Files[0].Findings) != 1 || !strings.Contains(alone.Files[0].Findings[0].Message, "more than the 1048576") {
+		t.Errorf("the large ci.yaml read as %s", jsonOf(t, alone.Files))
 	}
 }

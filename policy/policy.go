@@ -16,7 +16,9 @@
 //
 // The policy file is read from the base commit of a pull request, never from
 // its head: a pull request must not be able to relax the rules it is judged
-// by. Callers therefore hand Load the base tree.
+// by. Callers therefore hand Load the base tree. What the conventions
+// derive from the base's operators/ directory is kept by its git tree id,
+// in the process and in Records (LoadFrom), and used only for that tree.
 //
 // Parsing is strict. A key the schema does not define, a value of the wrong
 // type or a plain scalar that YAML 1.1 tools read as a boolean is an error
