@@ -10,7 +10,6 @@ import (
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/change"
 )
 
 // The operator-pipelines convention (community-operators and its
@@ -125,7 +124,7 @@ func (p *parser) ciyaml(c *CIYAML, root *yaml.Node) {
 // of the tree, or takes them from read when it was read from this very
 // tree: its Tree is the tree id of the tree's operators directory.
 func (r *Repo) loadCIYAML(fsys fs.FS, read *Operators) error {
-	if read == nil || read.Tree == "" || read.Tree != operatorsID(fsys) {
+	if read == nil || read.Tree == "" || read.Tree != OperatorsTree(fsys) {
 		var err error
 		if read, err = ReadOperators(fsys, nil); err != nil {
 			return err
@@ -146,19 +145,6 @@ func (r *Repo) loadCIYAML(fsys fs.FS, read *Operators) error {
 		r.ci[f.Package] = od
 	}
 	return nil
-}
-
-// operatorsID is the tree id of fsys's operators directory, "" when fsys
-// gives none. Unlike OperatorsTree it follows a link, so that a tree a
-// caller wraps (to count what is read) can be matched; a record is only
-// ever made where operators is a directory, and then both agree.
-func operatorsID(fsys fs.FS) string {
-	info, err := fs.Stat(fsys, OperatorsDir)
-	if err != nil || !info.IsDir() {
-		return ""
-	}
-	id, _ := change.ObjectID(info)
-	return id
 }
 
 // ciLogins are the reviewers of c that can approve, with a warning for each

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
@@ -44,18 +46,35 @@ type CIYAMLRead struct {
 
 // OperatorsTree is the git tree id under which what ReadOperators reads
 // from fsys may be kept: the operators directory's, when fsys is a git
-// tree that holds it as a directory (not a symbolic link); "" otherwise.
-// It tells links from directories only where fsys can (fs.ReadLinkFS).
+// tree whose root lists it as a directory (not a symbolic link); ""
+// otherwise.
 func OperatorsTree(fsys fs.FS) string {
-	if _, ok := fsys.(fs.ReadLinkFS); !ok {
+	e, ok := entryOf(fsys, ".", OperatorsDir)
+	if !ok || !e.IsDir() {
 		return ""
 	}
-	info, err := fs.Lstat(fsys, OperatorsDir)
-	if err != nil || !info.IsDir() {
+	info, err := e.Info()
+	if err != nil {
 		return ""
 	}
 	id, _ := change.ObjectID(info)
 	return id
+}
+
+// entryOf is name's entry in the directory dir. The types of a
+// directory's entries come with the listing: telling a link from a file
+// this way costs no read of the file's object, which fs.Lstat's size
+// would.
+func entryOf(fsys fs.FS, dir, name string) (fs.DirEntry, bool) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, false
+	}
+	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return entries[i], true
 }
 
 // ReadOperators reads operators/<package>/ci.yaml for every package
@@ -79,9 +98,9 @@ func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) 
 		name := OperatorsDir + "/" + e.Name() + "/" + CIYAMLFile
 		data, err := fs.ReadFile(fsys, name)
 		if ops.Tree != "" {
-			// A link's target lies outside what the tree id names (or a
+			// A link's target lies outside what the tree id names (and a
 			// link that leads nowhere reads as no file at all).
-			if info, lerr := fs.Lstat(fsys, name); lerr == nil && info.Mode()&fs.ModeSymlink != 0 {
+			if e, ok := entryOf(fsys, path.Dir(name), CIYAMLFile); ok && e.Type()&fs.ModeSymlink != 0 {
 				ops.Tree = ""
 			}
 		}
