@@ -49,8 +49,8 @@ type CIYAMLRead struct {
 // tree whose root lists it as a directory (not a symbolic link); ""
 // otherwise.
 func OperatorsTree(fsys fs.FS) string {
-	e, ok := entryOf(fsys, ".", OperatorsDir)
-	if !ok || !e.IsDir() {
+	e, err := entryOf(fsys, ".", OperatorsDir)
+	if err != nil || e == nil || !e.IsDir() {
 		return ""
 	}
 	info, err := e.Info()
@@ -61,20 +61,27 @@ func OperatorsTree(fsys fs.FS) string {
 	return id
 }
 
-// entryOf is name's entry in the directory dir. The types of a
-// directory's entries come with the listing: telling a link from a file
-// this way costs no read of the file's object, which fs.Lstat's size
-// would.
-func entryOf(fsys fs.FS, dir, name string) (fs.DirEntry, bool) {
+// entryOf is name's entry in the directory dir, nil when dir lists no
+// such entry. The types of a directory's entries come with the listing:
+// telling a link from a file this way costs no read of the file's object,
+// which fs.Lstat's size would.
+func entryOf(fsys fs.FS, dir, name string) (fs.DirEntry, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name })
 	if i < 0 {
-		return nil, false
+		return nil, nil
 	}
-	return entries[i], true
+	return entries[i], nil
+}
+
+// notLinked says whether dir lists name as anything but a symbolic link,
+// or not at all; false when dir cannot be listed.
+func notLinked(fsys fs.FS, dir, name string) bool {
+	e, err := entryOf(fsys, dir, name)
+	return err == nil && (e == nil || e.Type()&fs.ModeSymlink == 0)
 }
 
 // ReadOperators reads operators/<package>/ci.yaml for every package
@@ -97,12 +104,10 @@ func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) 
 		}
 		name := OperatorsDir + "/" + e.Name() + "/" + CIYAMLFile
 		data, err := fs.ReadFile(fsys, name)
-		if ops.Tree != "" {
+		if ops.Tree != "" && !notLinked(fsys, path.Dir(name), CIYAMLFile) {
 			// A link's target lies outside what the tree id names (and a
 			// link that leads nowhere reads as no file at all).
-			if e, ok := entryOf(fsys, path.Dir(name), CIYAMLFile); ok && e.Type()&fs.ModeSymlink != 0 {
-				ops.Tree = ""
-			}
+			ops.Tree = ""
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
