@@ -28,9 +28,9 @@ type Operators struct {
 	// file system that is not a git tree, or one where operators or a
 	// package's ci.yaml is a symbolic link, whose target the tree id does
 	// not cover.
-	Tree string
+	Tree string `json:"tree"`
 	// Files are the packages' ci.yaml files, by package directory name.
-	Files []CIYAMLRead
+	Files []CIYAMLRead `json:"files"`
 }
 
 // CIYAMLRead is one package's ci.yaml as Load reads it: what it says

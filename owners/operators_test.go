@@ -189,11 +189,11 @@ func TestOperatorsLinks(t *testing.T) {
 // is an error, never a ci.yaml that says something else.
 func TestOperatorsRecordRefused(t *testing.T) {
 	for _, rec := range []string{
-		`{"Tree":"x","Files":[{"path":"operators/a/ci.yaml","package":"b"}]}`,
-		`{"Tree":"x","Files":[{"path":"operators/a/ci.yaml","package":"a","reviewers":["alice"]}]}`,
-		`{"Tree":"x","Files":[{"path":"operators/a/ci.yaml","package":"a","broken":true,"reviewers":["alice"],"lines":[1]}]}`,
-		`{"Tree":"x","Files":[{"path":"operators/a/b/ci.yaml","package":"a/b"}]}`,
-		`{"Tree":"x","Files":[{"path":"operators//ci.yaml","package":""}]}`,
+		`{"tree":"x","files":[{"path":"operators/a/ci.yaml","package":"b"}]}`,
+		`{"tree":"x","files":[{"path":"operators/a/ci.yaml","package":"a","reviewers":["alice"]}]}`,
+		`{"tree":"x","files":[{"path":"operators/a/ci.yaml","package":"a","broken":true,"reviewers":["alice"],"lines":[1]}]}`,
+		`{"tree":"x","files":[{"path":"operators/a/b/ci.yaml","package":"a/b"}]}`,
+		`{"tree":"x","files":[{"path":"operators//ci.yaml","package":""}]}`,
 	} {
 		var ops owners.Operators
 		if err := json.Unmarshal([]byte(rec), &ops); err == nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,4 +136,40 @@ func TestOperatorsKept(t *testing.T) {
 	}
 	operatorsKept.reset()
 	check("with another tree's record on disk", 5)
+}
+
+// TestOperatorsConcurrent: checks of one base side by side (the App's)
+// share one record and each gets the same policy.
+func TestOperatorsConcurrent(t *testing.T) {
+	t.Cleanup(operatorsKept.reset)
+	operatorsKept.reset()
+	files := operatorsFiles(t)
+	want, _ := derived(t, files, LoadOptions{})
+	tree := gitOf(t, files)
+	store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 8)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			defer func() { done <- i }()
+			pol, findings, err := LoadFrom(tree, LoadOptions{Records: store})
+			if err != nil || len(findings) > 0 {
+				got[i] = fmt.Sprint(err, findings)
+				return
+			}
+			b, _ := json.MarshalIndent(map[string]any{"templates": pol.Catalog.Templates, "notes": pol.Notes}, "", "  ")
+			got[i] = string(b)
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i, g := range got {
+		if g != want {
+			t.Errorf("Load %d: %s", i, g)
+		}
+	}
 }
