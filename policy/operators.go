@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/owners"
@@ -36,6 +37,10 @@ type operatorsRecord struct {
 	Templates []Template        `json:"templates,omitempty"`
 	Notes     []checks.Finding  `json:"notes,omitempty"`
 	Operators *owners.Operators `json:"operators"`
+	// saved says the record is in a Records already: one derived by a
+	// reader that had none (the App's publish) is saved by the first
+	// that has one.
+	saved atomic.Bool
 }
 
 // maxOperatorsKept bounds the records kept in memory: a service checks
@@ -89,6 +94,9 @@ func recalled(tree string, records Records) (*operatorsRecord, bool) {
 		return nil, false
 	}
 	if rec, ok := operatorsKept.get(tree); ok {
+		if records != nil && rec.saved.CompareAndSwap(false, true) {
+			save(rec, records)
+		}
 		return rec, true
 	}
 	if records == nil {
@@ -102,23 +110,28 @@ func recalled(tree string, records Records) (*operatorsRecord, bool) {
 	if err != nil {
 		return nil, false
 	}
+	rec.saved.Store(true)
 	operatorsKept.put(tree, rec)
 	return rec, true
 }
 
-// keep remembers rec, read just now, in this process and in records. A
-// record that cannot be saved costs the next process the read this one
-// made, never a wrong answer.
+// keep remembers rec, read just now, in this process and in records.
 func keep(rec *operatorsRecord, records Records) {
-	tree := rec.Operators.Tree
-	if tree == "" {
+	if rec.Operators.Tree == "" {
 		return
 	}
-	operatorsKept.put(tree, rec)
 	if records != nil {
-		if data, err := json.Marshal(rec); err == nil {
-			_ = records.SaveRecord(operatorsKind, tree, data)
-		}
+		rec.saved.Store(true)
+		save(rec, records)
+	}
+	operatorsKept.put(rec.Operators.Tree, rec)
+}
+
+// save writes rec to records. A record that cannot be saved costs the
+// next process the read this one made, never a wrong answer.
+func save(rec *operatorsRecord, records Records) {
+	if data, err := json.Marshal(rec); err == nil {
+		_ = records.SaveRecord(operatorsKind, rec.Operators.Tree, data)
 	}
 }
 

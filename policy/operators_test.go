@@ -173,3 +173,28 @@ func TestOperatorsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorsSavedLater: a record derived by a reader without a store
+// (the App's publish reads the policy so) is saved by the first reader
+// with one, which reads no ci.yaml for it.
+func TestOperatorsSavedLater(t *testing.T) {
+	t.Cleanup(operatorsKept.reset)
+	operatorsKept.reset()
+	tree := &changetest.CountingFS{FS: gitOf(t, operatorsFiles(t)), Match: isCIYAML}
+	_, ops := derived(t, tree, LoadOptions{})
+	store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := store.LoadRecord(operatorsKind, ops.Tree); ok {
+		t.Fatal("a record was saved to a store nobody gave")
+	}
+	tree.Reset()
+	derived(t, tree, LoadOptions{Records: store})
+	if n := tree.Reads(); n != 0 {
+		t.Errorf("%d ci.yaml files read again", n)
+	}
+	if _, ok := store.LoadRecord(operatorsKind, ops.Tree); !ok {
+		t.Error("the record known in the process was not saved for the next")
+	}
+}
