@@ -1,7 +1,6 @@
 package owners
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -61,15 +60,17 @@ func (c *CIYAML) LineOf(login string) int {
 func parseCIYAML(name string, data []byte) (*CIYAML, []checks.Finding) {
 	p := &parser{file: name, kind: "a ci.yaml file"}
 	c := &CIYAML{Path: name, Package: path.Base(path.Dir(name))}
-	p.ciyaml(c, data)
+	if root := p.document(data); !p.failed {
+		p.ciyaml(c, root)
+	}
 	if p.failed {
 		return nil, p.findings
 	}
 	return c, p.findings
 }
 
-func (p *parser) ciyaml(c *CIYAML, data []byte) {
-	root := p.document(data)
+// ciyaml reads the document root (nil when the file holds none) into c.
+func (p *parser) ciyaml(c *CIYAML, root *yaml.Node) {
 	if root == nil {
 		return
 	}
@@ -120,31 +121,19 @@ func (p *parser) ciyaml(c *CIYAML, data []byte) {
 }
 
 // loadCIYAML reads operators/<package>/ci.yaml for every package directory
-// of the tree. A tree without an operators directory has none.
-func (r *Repo) loadCIYAML(fsys fs.FS) error {
-	entries, err := fs.ReadDir(fsys, OperatorsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// of the tree, or takes them from read when it was read from this very
+// tree: its Tree is the tree id of the tree's operators directory.
+func (r *Repo) loadCIYAML(fsys fs.FS, read *Operators) error {
+	if read == nil || read.Tree == "" || read.Tree != OperatorsTree(fsys) {
+		var err error
+		if read, err = ReadOperators(fsys, nil); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", OperatorsDir, err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := OperatorsDir + "/" + e.Name() + "/" + CIYAMLFile
-		data, err := fs.ReadFile(fsys, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", name, err)
-		}
-		c, findings := parseCIYAML(name, data)
-		r.findings = append(r.findings, findings...)
-		od := &ownersDir{dir: path.Dir(name), file: name, source: SourceCIYAML}
-		switch {
+	for _, f := range read.Files {
+		r.findings = append(r.findings, f.Findings...)
+		od := &ownersDir{dir: path.Dir(f.Path), file: f.Path, source: SourceCIYAML}
+		switch c := f.CI; {
 		case c == nil:
 			od.broken = true
 		default:
@@ -153,7 +142,7 @@ func (r *Repo) loadCIYAML(fsys fs.FS) error {
 				od.entries = []entry{{Entry: Entry{Line: c.Line}, approvers: logins}}
 			}
 		}
-		r.ci[e.Name()] = od
+		r.ci[f.Package] = od
 	}
 	return nil
 }

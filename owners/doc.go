@@ -39,6 +39,10 @@
 //     write access (Input.WriteAccess) approve.
 //
 // Load parses a tree into a Repo (OWNERS, OWNERS_ALIASES and ci.yaml files);
+// ReadOperators reads the packages' ci.yaml files alone, decoding each once
+// for every reader of the file, into an Operators that Load takes back
+// (LoadOptions.Operators) when it is of the same operators tree id, so that
+// they are read once per tree, not once per check;
 // Repo.Resolve says who may approve a path and why; Repo.Evaluate computes
 // the approval state of a change. ReadEvents turns comments and reviews
 // into approvals.

@@ -53,6 +53,11 @@ type LoadOptions struct {
 	// do: operator-pipelines' config.yaml maintainers, in a repository
 	// whose packages' ci.yaml files name every other approver.
 	Maintainers *Maintainers
+	// Operators, when set, are the packages' ci.yaml files as read
+	// already (the policy's conventions read them): Load takes them as
+	// they are when their Tree is the tree id of fsys's operators
+	// directory, and reads the files itself otherwise.
+	Operators *Operators
 }
 
 // Maintainers are logins that approve every path of a repository, read
@@ -144,7 +149,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 		}
 	}
 	if !readOwners {
-		if err := r.loadCIYAML(fsys); err != nil {
+		if err := r.loadCIYAML(fsys, opts.Operators); err != nil {
 			return nil, err
 		}
 		r.addMaintainers(opts.Maintainers)
@@ -193,7 +198,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Repo, error) {
 		r.dirs[path.Dir(f.Path)] = r.expand(f)
 	}
 	if r.ci != nil {
-		if err := r.loadCIYAML(fsys); err != nil {
+		if err := r.loadCIYAML(fsys, opts.Operators); err != nil {
 			return nil, err
 		}
 	}

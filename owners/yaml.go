@@ -1,7 +1,6 @@
 package owners
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/yamlnode"
 )
 
 // Limits that keep a hostile file from costing more than a real one could.
@@ -59,28 +59,38 @@ var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
 // document decodes data as exactly one YAML document and returns its root
 // node, or nil for an empty document.
 func (p *parser) document(data []byte) *yaml.Node {
-	if len(data) > maxFileSize {
-		p.errorf(RuleSyntax, 0, "file is %d bytes, more than the %d %s may have", len(data), maxFileSize, p.kindName())
+	if !p.sized(len(data)) {
 		return nil
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil
+	return p.stream(yamlnode.Decode(data))
+}
+
+// sized says whether a file of size bytes may be decoded at all.
+func (p *parser) sized(size int) bool {
+	if size > maxFileSize {
+		p.errorf(RuleSyntax, 0, "file is %d bytes, more than the %d %s may have", size, maxFileSize, p.kindName())
+		return false
+	}
+	return true
+}
+
+// stream is document for a file decoded already, whose size passed sized.
+func (p *parser) stream(s *yamlnode.Stream) *yaml.Node {
+	if s.Err != nil {
+		if !errors.Is(s.Err, io.EOF) {
+			p.syntaxError(s.Err)
 		}
-		p.syntaxError(err)
 		return nil
 	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		p.errorf(RuleSyntax, extra.Line, "more than one YAML document; %s holds exactly one", p.kindName())
+	switch {
+	case s.Extra != nil:
+		p.errorf(RuleSyntax, s.Extra.Line, "more than one YAML document; %s holds exactly one", p.kindName())
 		return nil
-	case !errors.Is(err, io.EOF):
-		p.syntaxError(err)
+	case s.ExtraErr != nil:
+		p.syntaxError(s.ExtraErr)
 		return nil
 	}
+	doc := &s.Doc
 	if len(doc.Content) == 0 {
 		return nil
 	}

@@ -60,7 +60,7 @@ func (p *Policy) given(key string) bool {
 // be published, so a config that cannot be read leaves no verdict. A
 // package's ci.yaml whose fbc section cannot be read is a note: its
 // templates are not mapped, and every other package is unaffected.
-func (p *Policy) applyOperatorPipelines(fsys fs.FS) []checks.Finding {
+func (p *Policy) applyOperatorPipelines(fsys fs.FS, o LoadOptions) []checks.Finding {
 	var findings []checks.Finding
 	cfg, found := readPipelinesConfig(fsys, &findings)
 	if !found {
@@ -96,14 +96,17 @@ func (p *Policy) applyOperatorPipelines(fsys fs.FS) []checks.Finding {
 		p.setOrigin("catalog.layout", OriginConventions)
 	}
 	if !p.given("catalog.templates") {
-		templates, notes, err := pipelinesTemplates(fsys)
+		rec, err := pipelinesTemplates(fsys, o.Records)
 		if err != nil {
 			findings = append(findings, checks.Finding{Rule: RuleValue, Severity: checks.SeverityError, File: fileOf(p.Origins["conventions"]), Line: lineOf(p.Origins["conventions"]),
 				Message: fmt.Sprintf("read the packages' ci.yaml files: %v", err)})
 			return findings
 		}
-		p.Catalog.Templates = templates
-		p.Notes = append(p.Notes, notes...)
+		// The record is shared by every policy read from the same tree:
+		// each gets slices of its own.
+		p.Catalog.Templates = slices.Clone(rec.Templates)
+		p.Notes = append(p.Notes, rec.Notes...)
+		p.Operators = rec.Operators
 		p.setOrigin("catalog.templates", "operators/*/ci.yaml fbc.catalog_mapping")
 	}
 	return findings
@@ -187,45 +190,37 @@ func readPipelinesConfig(fsys fs.FS, findings *[]checks.Finding) (*pipelinesConf
 // pipelinesTemplates reads fbc.catalog_mapping of every
 // operators/<name>/ci.yaml: each template in the package's
 // catalog-templates directory renders to catalogs/<catalog>/<name>/ for
-// every catalog it names.
-func pipelinesTemplates(fsys fs.FS) ([]Template, []checks.Finding, error) {
-	entries, err := fs.ReadDir(fsys, owners.OperatorsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+// every catalog it names. The same pass reads the files for owners.Load
+// (owners.ReadOperators), each file decoded once, and what it derives is
+// kept by the operators directory's tree id (see operatorsRecord).
+func pipelinesTemplates(fsys fs.FS, records Records) (*operatorsRecord, error) {
+	tree := owners.OperatorsTree(fsys)
+	if rec, ok := recalled(tree, records); ok {
+		return rec, nil
 	}
+	rec := &operatorsRecord{Format: operatorsFormat}
+	ops, err := owners.ReadOperators(fsys, func(pkg, file string, s *yamlnode.Stream) {
+		t, n := catalogMapping(file, pkg, s)
+		rec.Templates = append(rec.Templates, t...)
+		rec.Notes = append(rec.Notes, n...)
+	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var out []Template
-	var notes []checks.Finding
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := path.Join(owners.OperatorsDir, e.Name(), owners.CIYAMLFile)
-		data, err := fs.ReadFile(fsys, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		t, n := catalogMapping(name, e.Name(), data)
-		out = append(out, t...)
-		notes = append(notes, n...)
-	}
-	return out, notes, nil
+	rec.Operators = ops
+	keep(rec, records)
+	return rec, nil
 }
 
 // catalogMapping reads one ci.yaml's fbc section. Only a ci.yaml whose
 // fbc.enabled is true maps templates, as operator-pipelines has it.
-func catalogMapping(file, pkg string, data []byte) ([]Template, []checks.Finding) {
+func catalogMapping(file, pkg string, s *yamlnode.Stream) ([]Template, []checks.Finding) {
 	var notes []checks.Finding
 	r := &yamlnode.Reader{Report: func(line int, _ yamlnode.Problem, msg string) {
 		notes = append(notes, checks.Finding{Rule: RuleValue, Severity: checks.SeverityWarning, File: file, Line: line,
 			Message: msg + "; this package's templates are not mapped to catalogs"})
 	}}
-	root := r.Document(data, file)
+	root := r.Stream(s, file)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, notes
 	}

@@ -16,7 +16,9 @@
 //
 // The policy file is read from the base commit of a pull request, never from
 // its head: a pull request must not be able to relax the rules it is judged
-// by. Callers therefore hand Load the base tree.
+// by. Callers therefore hand Load the base tree. What the conventions
+// derive from the base's operators/ directory is kept by its git tree id,
+// in the process and in Records (LoadFrom), and used only for that tree.
 //
 // Parsing is strict. A key the schema does not define, a value of the wrong
 // type or a plain scalar that YAML 1.1 tools read as a boolean is an error
@@ -98,6 +100,11 @@ type Policy struct {
 	// Notes are warnings about files the conventions read, which leave
 	// the policy valid.
 	Notes []checks.Finding `json:"-"`
+	// Operators are the packages' ci.yaml files as the conventions read
+	// them, for owners.Load (LoadOptions.Operators) to read no second
+	// time; nil when the conventions did not read them. Shared, never
+	// changed.
+	Operators *owners.Operators `json:"-"`
 }
 
 // Catalog says where the catalog lives in the repository.
@@ -261,6 +268,19 @@ func Default() *Policy {
 // absent file gives Default with no findings. The error is for I/O only; a
 // policy with findings is invalid, and callers should not check against it.
 func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
+	return LoadFrom(fsys, LoadOptions{})
+}
+
+// LoadOptions adjust Load; the zero value is Load's.
+type LoadOptions struct {
+	// Records keeps what the conventions derive from the tree (the
+	// packages' ci.yaml files under operator-pipelines) across processes;
+	// nil keeps it in this process only.
+	Records Records
+}
+
+// LoadFrom is Load with options.
+func LoadFrom(fsys fs.FS, o LoadOptions) (*Policy, []checks.Finding, error) {
 	data, err := fs.ReadFile(fsys, FileName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil, nil
@@ -268,7 +288,7 @@ func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
-	p, findings := LoadWith(fsys, FileName, data)
+	p, findings := loadWith(fsys, FileName, data, o)
 	return p, findings, nil
 }
 
@@ -276,9 +296,13 @@ func Load(fsys fs.FS) (*Policy, []checks.Finding, error) {
 // findings, in place of the tree's own: to try a policy on a repository
 // before committing it. The conventions it names still read fsys.
 func LoadWith(fsys fs.FS, name string, data []byte) (*Policy, []checks.Finding) {
+	return loadWith(fsys, name, data, LoadOptions{})
+}
+
+func loadWith(fsys fs.FS, name string, data []byte, o LoadOptions) (*Policy, []checks.Finding) {
 	p, findings := Parse(name, data)
 	if len(findings) == 0 && p.Conventions == ConventionsOperatorPipelines {
-		findings = p.applyOperatorPipelines(fsys)
+		findings = p.applyOperatorPipelines(fsys, o)
 	}
 	return p, findings
 }

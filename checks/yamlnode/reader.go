@@ -1,6 +1,7 @@
 package yamlnode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -63,21 +64,56 @@ func (r *Reader) Secret() *Reader {
 // only comments). what names the file in the message about a second
 // document.
 func (r *Reader) Document(data []byte, what string) *yaml.Node {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&doc); err != nil {
-		if !errors.Is(err, io.EOF) {
-			r.Report(SyntaxLine(err), Syntax, syntaxMessage(err))
+	return r.Stream(Decode(data), what)
+}
+
+// Stream is one file decoded once, for readers that each take from it
+// what they need (a package's ci.yaml is read for its reviewers and for
+// its catalog mapping): its first document and whether anything follows.
+// Readers only read its nodes, so one Stream serves several at once.
+type Stream struct {
+	// Doc is the first document; Err the failure to decode it, io.EOF
+	// when the stream holds none.
+	Doc yaml.Node
+	Err error
+	// Extra is the start of a second document, nil when there is none;
+	// ExtraErr the failure to decode past the first document, other than
+	// the io.EOF of a stream that ends with it.
+	Extra    *yaml.Node
+	ExtraErr error
+}
+
+// Decode decodes the first document of data and looks for a second.
+func Decode(data []byte) *Stream {
+	s := &Stream{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if s.Err = dec.Decode(&s.Doc); s.Err != nil {
+		return s
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		s.Extra = &extra
+	case !errors.Is(err, io.EOF):
+		s.ExtraErr = err
+	}
+	return s
+}
+
+// Stream is Document for a file decoded already.
+func (r *Reader) Stream(s *Stream, what string) *yaml.Node {
+	if s.Err != nil {
+		if !errors.Is(s.Err, io.EOF) {
+			r.Report(SyntaxLine(s.Err), Syntax, syntaxMessage(s.Err))
 		}
 		return nil
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		r.reportf(extra.Line, Syntax, "a second YAML document; %s holds exactly one", what)
-	} else if !errors.Is(err, io.EOF) {
-		r.Report(SyntaxLine(err), Syntax, syntaxMessage(err))
+	if s.Extra != nil {
+		r.reportf(s.Extra.Line, Syntax, "a second YAML document; %s holds exactly one", what)
+	} else if s.ExtraErr != nil {
+		r.Report(SyntaxLine(s.ExtraErr), Syntax, syntaxMessage(s.ExtraErr))
 	}
-	root := Resolve(&doc)
+	root := Resolve(&s.Doc)
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = Resolve(root.Content[0])
 	}

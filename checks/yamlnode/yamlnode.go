@@ -3,7 +3,9 @@
 // share: Reader decodes exactly one document and reads typed fields
 // (mappings with known keys, strings, lists of strings, booleans),
 // refusing conversions and the YAML 1.1 booleans that a YAML 1.2 parser
-// reads as strings, and reports each problem at its line. The helpers
+// reads as strings, and reports each problem at its line. Decode keeps a
+// file decoded (Stream) for several readers that take different keys from
+// it, each reporting as Document would. The helpers
 // below it split syntax errors into line and message, resolve aliases and
 // describe nodes in words for messages.
 package yamlnode

@@ -15,9 +15,10 @@ const cacheDirOff = "off"
 
 // addCacheDirFlag defines --cache-dir: where check and backtest keep the
 // package index of the base's catalogs across runs, so that a run reads
-// only the package directories whose git trees no earlier run indexed.
+// only the package directories whose git trees no earlier run indexed,
+// and what the base's operators/*/ci.yaml files say (policy.Records).
 func addCacheDirFlag(fl *pflag.FlagSet, dir *string) {
-	fl.StringVar(dir, "cache-dir", "", "keep the package index of the base's catalogs in this `DIR` across runs (default: catalogbot/package-index in the user's cache directory, $XDG_CACHE_HOME or ~/.cache; off for none)")
+	fl.StringVar(dir, "cache-dir", "", "keep the package index of the base's catalogs, and what its operators/*/ci.yaml files say, in this `DIR` across runs (default: catalogbot/package-index in the user's cache directory, $XDG_CACHE_HOME or ~/.cache; off for none)")
 }
 
 // openIndex opens the package index --cache-dir names. The default

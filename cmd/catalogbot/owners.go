@@ -141,7 +141,7 @@ func (a *app) policyLoadOptions(dir string, fsys fs.FS) (owners.LoadOptions, err
 		fmt.Fprintln(a.stderr, policyError(dir, err))
 		return owners.LoadOptions{}, errInvalid
 	}
-	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers}, nil
+	return owners.LoadOptions{Sources: pol.Owners.Sources, CatalogRoots: pol.Catalog.Roots, Maintainers: pol.Owners.Maintainers, Operators: pol.Operators}, nil
 }
 
 // loadRepoPolicy reads the policy of the repository dir from its tree,

@@ -342,7 +342,13 @@ func prepare(ctx context.Context, pr *PR, group bool) (*Outcome, *pipeline.Input
 	if pr.EventsRead {
 		o.eventsRead = len(pr.Events)
 	}
-	pol, findings, err := policy.Load(pr.Base)
+	var lo policy.LoadOptions
+	if pr.Index != nil {
+		// What the conventions derive from the base's operators/ is
+		// kept beside the package index, by the directory's tree id.
+		lo.Records = pr.Index
+	}
+	pol, findings, err := policy.LoadFrom(pr.Base, lo)
 	if err != nil {
 		return nil, nil, err
 	}

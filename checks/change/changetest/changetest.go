@@ -1,6 +1,8 @@
 // Package changetest builds real git repositories for tests, in a temporary
 // directory and without a git binary. Commits are deterministic: the same
-// sequence of edits gives the same commit ids on every run.
+// sequence of edits gives the same commit ids on every run. CountingFS
+// counts the reads a reader makes of a tree, to show what it no longer
+// reads.
 package changetest
 
 import (

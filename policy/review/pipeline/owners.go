@@ -66,6 +66,8 @@ func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 		Sources:      in.Policy.Owners.Sources,
 		CatalogRoots: in.Policy.Catalog.Roots,
 		Maintainers:  in.Policy.Owners.Maintainers,
+		// The policy read the packages' ci.yaml files already.
+		Operators: in.Policy.Operators,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)

@@ -21,7 +21,8 @@
 // the directories that differ.
 //
 // The store is bounded: past MaxFiles root files the least recently used
-// are removed. A store is safe for concurrent use by several goroutines
+// are removed. Beside the indexes it keeps records, values derived from
+// one git tree under the same rules (see LoadRecord). A store is safe for concurrent use by several goroutines
 // and processes.
 package pkgindex
 
@@ -82,12 +83,14 @@ func (r *Root) Lookup(salt, dir, tree string) ([]string, bool) {
 type Options struct {
 	// MaxFiles bounds the root files kept (0: DefaultMaxFiles).
 	MaxFiles int
+	// MaxRecords bounds the record files kept (0: DefaultMaxRecords).
+	MaxRecords int
 }
 
 // Store is a directory of package indexes.
 type Store struct {
-	dir      string
-	maxFiles int
+	dir                  string
+	maxFiles, maxRecords int
 }
 
 // Open returns the store in dir, creating the directory if needed.
@@ -98,7 +101,10 @@ func Open(dir string, o Options) (*Store, error) {
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
 	}
-	return &Store{dir: dir, maxFiles: o.MaxFiles}, nil
+	if o.MaxRecords <= 0 {
+		o.MaxRecords = DefaultMaxRecords
+	}
+	return &Store{dir: dir, maxFiles: o.MaxFiles, maxRecords: o.MaxRecords}, nil
 }
 
 // Dir is the store's directory.
@@ -177,8 +183,9 @@ func (s *Store) Save(scope string, r *Root) error {
 	return s.trim()
 }
 
-// trim removes the least recently used root files past maxFiles, and the
-// temporary files of writers that died more than an hour ago.
+// trim removes the least recently used root files past maxFiles and
+// record files past maxRecords, and the temporary files of writers that
+// died more than an hour ago.
 func (s *Store) trim() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -188,7 +195,7 @@ func (s *Store) trim() error {
 		name string
 		at   time.Time
 	}
-	var roots []file
+	var roots, records []file
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil {
@@ -197,17 +204,24 @@ func (s *Store) trim() error {
 		switch {
 		case strings.HasSuffix(e.Name(), ".idx"):
 			roots = append(roots, file{e.Name(), info.ModTime()})
+		case strings.HasSuffix(e.Name(), recordSuffix):
+			records = append(records, file{e.Name(), info.ModTime()})
 		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
 			_ = os.Remove(filepath.Join(s.dir, e.Name()))
 		}
 	}
-	if len(roots) <= s.maxFiles {
-		return nil
-	}
-	slices.SortFunc(roots, func(a, b file) int { return a.at.Compare(b.at) })
-	for _, f := range roots[:len(roots)-s.maxFiles] {
-		if err := os.Remove(filepath.Join(s.dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("package index: %w", err)
+	for _, kept := range []struct {
+		files []file
+		max   int
+	}{{roots, s.maxFiles}, {records, s.maxRecords}} {
+		if len(kept.files) <= kept.max {
+			continue
+		}
+		slices.SortFunc(kept.files, func(a, b file) int { return a.at.Compare(b.at) })
+		for _, f := range kept.files[:len(kept.files)-kept.max] {
+			if err := os.Remove(filepath.Join(s.dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("package index: %w", err)
+			}
 		}
 	}
 	return nil
