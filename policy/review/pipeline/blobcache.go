@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"io"
 	"io/fs"
 	"sync"
 
@@ -30,7 +31,7 @@ func fileBlobs(fsys fs.FS, p string) ([]fbc.Blob, error) {
 			return blobs, nil
 		}
 	}
-	data, err := fs.ReadFile(fsys, p)
+	data, err := readShared(fsys, p)
 	if err != nil {
 		return nil, err
 	}
@@ -79,4 +80,23 @@ func (c *blobsByID) put(id string, blobs []fbc.Blob) {
 	}
 	c.m[id] = blobs
 	c.n += len(blobs)
+}
+
+// readShared reads p for a reader that does not write to what it gets: a
+// file of a git tree hands over its verified content without the copy
+// fs.ReadFile makes (the same file of a large package is read by several
+// checks, each read a copy of a megabyte).
+func readShared(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if w, ok := f.(interface{ Bytes() ([]byte, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			// The error names the path and the object already.
+			return w.Bytes()
+		}
+	}
+	return io.ReadAll(f)
 }
