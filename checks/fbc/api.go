@@ -24,6 +24,10 @@ type Options struct {
 	// review's Cache.
 	owned bool
 
+	// docs, under a review's Cache, are the documents a whole load typed
+	// already, by their text (see docMemo).
+	docs *docMemo
+
 	// exact disables the fast path for plain YAML, for tests that hold the
 	// fast path to the exact one.
 	exact bool

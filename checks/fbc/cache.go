@@ -19,6 +19,7 @@ import (
 type Cache struct {
 	mu    sync.Mutex
 	files map[cacheKey]*entry
+	docs  docMemo
 }
 
 // cacheKey names a decoded file: its content, the path its positions name
@@ -112,4 +113,31 @@ func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
 	}
 	close(e.done)
 	return fr
+}
+
+// docMemo keeps what a whole load made of each YAML document the fast
+// path read, by the SHA-256 of the document's text, for the review's
+// other files: a change to a large package file leaves nearly all of its
+// documents as they were, and both sides are loaded whole. What is kept is
+// shared by every load that meets the document again, read only, as the
+// files of the Cache are.
+type docMemo struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]*fileResult
+}
+
+func (d *docMemo) get(k [sha256.Size]byte) (*fileResult, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	one, ok := d.m[k]
+	return one, ok
+}
+
+func (d *docMemo) put(k [sha256.Size]byte, one *fileResult) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[[sha256.Size]byte]*fileResult{}
+	}
+	d.m[k] = one
 }

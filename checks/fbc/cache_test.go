@@ -173,3 +173,39 @@ func TestCacheWholeLoads(t *testing.T) {
 		t.Error("LoadConfig shares the blobs of a whole load")
 	}
 }
+
+// TestCacheDocuments: under a cache, a document met again in another
+// file (the other side of a change to a large package file) is taken
+// from what the first whole load typed, placed where it now is: the
+// loads are those made without a cache, place for place.
+func TestCacheDocuments(t *testing.T) {
+	base := map[string]string{"foo/catalog.yaml": validCatalog}
+	head := map[string]string{"foo/catalog.yaml": "schema: olm.package\nname: extra\n---\n" + validCatalog + "---\nschema: olm.package\nname: 1\n"}
+	ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+	for _, files := range []map[string]string{base, head} {
+		want, err := fbc.LoadPlacedWhole(context.Background(), objectFS(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fbc.LoadPlacedWhole(ctx, objectFS(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Config, want.Config) || !reflect.DeepEqual(got.Packages, want.Packages) ||
+			!reflect.DeepEqual(got.Channels, want.Channels) || !reflect.DeepEqual(got.Bundles, want.Bundles) ||
+			!reflect.DeepEqual(got.Unread, want.Unread) {
+			t.Errorf("a whole load under a cache differs from one without:\n got %+v\nwant %+v", got, want)
+		}
+		res, err := fbc.Validate(ctx, objectFS(files), fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lean, err := fbc.Validate(context.Background(), objectFS(files), fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res.Findings, lean.Findings) {
+			t.Errorf("a validation under a cache found %+v, without %+v", res.Findings, lean.Findings)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,6 +252,9 @@ func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
 		// its records are those a lean one makes (TestFastPathGolden).
 		opts.full = true
 	}
+	if cache != nil && opts.full && !opts.owned {
+		opts.docs = &cache.docs
+	}
 	f, err := fsys.Open(p)
 	if err != nil {
 		return decodeFile(p, nil, err, opts)
@@ -332,6 +336,16 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 		// canonical JSON blobOf hashes), and is typed from there as
 		// any other.
 		fast = func(raw []byte, d *document) bool {
+			at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
+			var k [sha256.Size]byte
+			if opts.docs != nil {
+				k = sha256.Sum256(raw)
+				if one, ok := opts.docs.get(k); ok {
+					fr.merge(one, at)
+					fr.fastDocs++
+					return true
+				}
+			}
 			root, ok := parseFastYAML(raw)
 			if !ok {
 				return false
@@ -340,10 +354,16 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 			if !ok {
 				return false
 			}
-			at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
-			if rule, err := fr.add(at, &m); err != nil {
-				fr.errs = append(fr.errs, loadError{pos: at, rule: rule, err: err})
+			// The document is typed on its own, at no place, then
+			// placed: what add makes of it depends on its text alone.
+			one := &fileResult{config: &declcfg.DeclarativeConfig{}}
+			if rule, err := one.add(pos{}, &m); err != nil {
+				one.errs = append(one.errs, loadError{rule: rule, err: err})
 			}
+			if opts.docs != nil {
+				opts.docs.put(k, one)
+			}
+			fr.merge(one, at)
 			fr.fastDocs++
 			return true
 		}
@@ -523,6 +543,40 @@ func (fr *fileResult) add(at pos, m *meta) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// merge adds one, the records of a single document typed at no place, as
+// the document at at.
+func (fr *fileResult) merge(one *fileResult, at pos) {
+	for _, r := range one.packages {
+		r.pos = at
+		fr.packages = append(fr.packages, r)
+	}
+	for _, r := range one.channels {
+		r.pos = at
+		fr.channels = append(fr.channels, r)
+	}
+	for _, r := range one.bundles {
+		r.pos = at
+		fr.bundles = append(fr.bundles, r)
+	}
+	for _, r := range one.deps {
+		r.pos = at
+		fr.deps = append(fr.deps, r)
+	}
+	for _, e := range one.errs {
+		e.pos = at
+		fr.errs = append(fr.errs, e)
+	}
+	fr.others += one.others
+	if fr.config != nil {
+		c := one.config
+		fr.config.Packages = append(fr.config.Packages, c.Packages...)
+		fr.config.Channels = append(fr.config.Channels, c.Channels...)
+		fr.config.Bundles = append(fr.config.Bundles, c.Bundles...)
+		fr.config.Deprecations = append(fr.config.Deprecations, c.Deprecations...)
+		fr.config.Others = append(fr.config.Others, c.Others...)
+	}
 }
 
 // readBundleObjects checks every olm.bundle.object property the way opm's
