@@ -152,7 +152,12 @@ type strandedIn struct {
 // toName, leaves stranded, in the order from's channels list them.
 func strandings(from, to *fbc.Placed, toName, pkg string, prunable func(string) bool) []stranding {
 	gone := !holds(to, pkg)
-	versions := graph.Versions(&from.Config, pkg)
+	fb := graph.NewBuilder(&from.Config)
+	var tb *graph.Builder
+	if to != nil {
+		tb = graph.NewBuilder(&to.Config)
+	}
+	versions := fb.Versions(pkg)
 	held := heldBelow(&from.Config, pkg, toName)
 	var out []stranding
 	index := map[string]int{}
@@ -162,11 +167,11 @@ func strandings(from, to *fbc.Placed, toName, pkg string, prunable func(string) 
 			continue
 		}
 		seen[c.Name] = true
-		fg, _ := graph.Build(&from.Config, pkg, c.Name)
+		fg, _ := fb.Build(pkg, c.Name)
 		var covered func(name, version string) bool
 		var tg *graph.Graph
 		if to != nil {
-			tg, _ = graph.Build(&to.Config, pkg, c.Name)
+			tg, _ = tb.Build(pkg, c.Name)
 		}
 		if tg != nil {
 			// Every entry of To's channel is an upgrade target: a

@@ -105,10 +105,11 @@ func (l *loss) strand(version, channel string) {
 // channel the head lacks is removed; else its missing entries are removed
 // and its released entries must still reach its head.
 func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Finding {
+	bb, hb := graph.NewBuilder(&base.Config), graph.NewBuilder(&head.Config)
 	p := &packageCheck{
 		base: base, head: head, pkg: pkg,
 		headBundles:    map[string]bool{},
-		baseVersions:   graph.Versions(&base.Config, pkg),
+		baseVersions:   bb.Versions(pkg),
 		bundleLoss:     map[string]*loss{},
 		bundleChannels: map[string][]string{},
 	}
@@ -123,8 +124,8 @@ func checkPackage(base, head *fbc.Placed, pkg string, opts Options) []checks.Fin
 			continue
 		}
 		seen[c.Name] = true
-		bg, _ := graph.Build(&base.Config, pkg, c.Name)
-		hg, ok := graph.Build(&head.Config, pkg, c.Name)
+		bg, _ := bb.Build(pkg, c.Name)
+		hg, ok := hb.Build(pkg, c.Name)
 		if !ok {
 			p.channelRemoved(i, c.Name, bg)
 			continue

@@ -65,11 +65,12 @@ func Of(cfg *declcfg.DeclarativeConfig, pkg string) *Card {
 		return nil
 	}
 	var heads []string
+	gb := graph.NewBuilder(cfg)
 	for _, ch := range cfg.Channels {
 		if ch.Package != pkg {
 			continue
 		}
-		g, ok := graph.Build(cfg, pkg, ch.Name)
+		g, ok := gb.Build(pkg, ch.Name)
 		if !ok || slices.ContainsFunc(c.Channels, func(s string) bool { return strings.HasPrefix(s, ch.Name+": ") }) {
 			continue
 		}

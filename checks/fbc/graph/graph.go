@@ -91,6 +91,41 @@ func (g *Graph) Node(name string) (Node, bool) {
 // when cfg has no such channel. A channel defined twice (which validation
 // reports) is taken at its first definition.
 func Build(cfg *declcfg.DeclarativeConfig, pkg, ch string) (*Graph, bool) {
+	return build(cfg, pkg, ch, func() map[string]string { return Versions(cfg, pkg) })
+}
+
+// Builder builds the graphs of one catalog's channels, reading each
+// package's bundle versions once: a package of hundreds of bundles in a
+// dozen channels read them once per channel, then again for each check
+// that draws its graphs. The catalog must not change while it is used.
+type Builder struct {
+	cfg      *declcfg.DeclarativeConfig
+	versions map[string]map[string]string
+}
+
+// NewBuilder returns a Builder of cfg's graphs.
+func NewBuilder(cfg *declcfg.DeclarativeConfig) *Builder {
+	return &Builder{cfg: cfg, versions: map[string]map[string]string{}}
+}
+
+// Build is Build of the Builder's catalog.
+func (b *Builder) Build(pkg, ch string) (*Graph, bool) {
+	return build(b.cfg, pkg, ch, func() map[string]string { return b.Versions(pkg) })
+}
+
+// Versions is Versions of the Builder's catalog, read once per package.
+// The map is shared: the caller must not change it.
+func (b *Builder) Versions(pkg string) map[string]string {
+	v, ok := b.versions[pkg]
+	if !ok {
+		v = Versions(b.cfg, pkg)
+		b.versions[pkg] = v
+	}
+	return v
+}
+
+// build is Build with the package's versions from versions.
+func build(cfg *declcfg.DeclarativeConfig, pkg, ch string, versions func() map[string]string) (*Graph, bool) {
 	var c *declcfg.Channel
 	for i := range cfg.Channels {
 		if cfg.Channels[i].Package == pkg && cfg.Channels[i].Name == ch {
@@ -101,7 +136,7 @@ func Build(cfg *declcfg.DeclarativeConfig, pkg, ch string) (*Graph, bool) {
 	if c == nil {
 		return nil, false
 	}
-	g := &Graph{Package: pkg, Channel: ch, index: map[string]int{}, ranges: map[string]semver.Range{}, versions: Versions(cfg, pkg)}
+	g := &Graph{Package: pkg, Channel: ch, index: map[string]int{}, ranges: map[string]semver.Range{}, versions: versions()}
 	bundleDep, channelDep := deprecations(cfg, pkg)
 	g.Deprecated = channelDep[ch]
 	for _, e := range c.Entries {

@@ -374,16 +374,21 @@ func Pictures(cfg *declcfg.DeclarativeConfig, opts Options) ([]*Picture, error) 
 	}
 	var pics []*Picture
 	seen := map[[2]string]bool{}
+	hb := NewBuilder(cfg)
+	var bb *Builder
+	if opts.Base != nil {
+		bb = NewBuilder(opts.Base)
+	}
 	for _, c := range cfg.Channels {
 		k := [2]string{c.Package, c.Name}
 		if seen[k] || opts.Package != "" && c.Package != opts.Package || opts.Channel != "" && c.Name != opts.Channel {
 			continue
 		}
 		seen[k] = true
-		head, _ := Build(cfg, c.Package, c.Name)
+		head, _ := hb.Build(c.Package, c.Name)
 		var base *Graph
 		if opts.Base != nil {
-			base, _ = Build(opts.Base, c.Package, c.Name)
+			base, _ = bb.Build(c.Package, c.Name)
 		}
 		p := compare(head, base)
 		p.NewChannel = opts.Base != nil && base == nil
