@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
 )
 
 // mapIndex maps a pack index into memory read only, as git does, rather
@@ -41,25 +40,24 @@ func mapIndex(fsys billy.Filesystem, name string) (b []byte, release func(), ok 
 }
 
 // osPath is the operating system's path of name in fsys, when fsys is a
-// directory of the operating system's file system.
+// directory of the operating system's file system: the file that path
+// names is the very file fsys has under name, the same device and inode
+// (billy's helpers wrap a file's description, not what the system says
+// of it).
 func osPath(fsys billy.Filesystem, name string) (string, bool) {
-	if b, ok := fsys.(*osfs.BoundOS); ok {
-		return filepath.Join(b.Root(), name), true
+	fi, err := fsys.Stat(name)
+	if err != nil {
+		return "", false
 	}
-	// osfs.New's file system: a chroot of the whole operating system's,
-	// through the helpers that fill in what it lacks.
-	var fs billy.Basic = fsys
-	for range 4 {
-		u, ok := fs.(interface{ Underlying() billy.Basic })
-		if !ok {
-			return "", false
-		}
-		if fs = u.Underlying(); fs == nil {
-			return "", false
-		}
-		if _, isOS := fs.(*osfs.ChrootOS); isOS {
-			return filepath.Join(fsys.Root(), name), true
-		}
+	p := filepath.Join(fsys.Root(), name)
+	osfi, err := os.Stat(p)
+	if err != nil {
+		return "", false
 	}
-	return "", false
+	a, ok1 := fi.Sys().(*syscall.Stat_t)
+	b, ok2 := osfi.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 || a.Dev != b.Dev || a.Ino != b.Ino {
+		return "", false
+	}
+	return p, true
 }
