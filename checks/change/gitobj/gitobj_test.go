@@ -315,27 +315,15 @@ func compareWithGit(t testing.TB, dir string) (objects, deltas int) {
 // every reader: Read, Open, and ReadShared, which hashes while inflating.
 func TestPackedMismatch(t *testing.T) {
 	needGit(t)
-	dir := t.TempDir()
-	git(t, dir, nil, "init", "-q", "--bare")
 	content := strings.Repeat("the right content\n", 5000) // several inflate chunks
-	good := strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
-	git(t, dir, []byte(good+"\n"), "-c", "pack.compression=0", "pack-objects", "-q", "objects/pack/pack")
-	os.RemoveAll(filepath.Join(dir, "objects", good[:2]))
-	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
-	if len(packs) != 1 {
-		t.Fatalf("packs %v; want one", packs)
-	}
-	data, err := os.ReadFile(packs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, good, pack, data := packOne(t, content, "-c", "pack.compression=0")
 	i := bytes.LastIndex(data, []byte("right"))
 	if i < 0 {
 		t.Fatal("the pack does not hold the content stored")
 	}
 	copy(data[i:], "wrong")
-	os.Chmod(packs[0], 0o644)
-	if err := os.WriteFile(packs[0], data, 0o644); err != nil {
+	os.Chmod(pack, 0o644)
+	if err := os.WriteFile(pack, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h := plumbing.NewHash(good)
@@ -380,28 +368,16 @@ func TestPackedStreamDamaged(t *testing.T) {
 	}
 	for name, c := range damages {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			git(t, dir, nil, "init", "-q", "--bare")
-			id := strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
-			git(t, dir, []byte(id+"\n"), "pack-objects", "-q", "objects/pack/pack")
-			os.RemoveAll(filepath.Join(dir, "objects", id[:2]))
-			packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
-			if len(packs) != 1 {
-				t.Fatalf("packs %v; want one", packs)
-			}
-			data, err := os.ReadFile(packs[0])
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, id, pack, data := packOne(t, content)
 			if data[12]&0x0f != 8 {
 				t.Fatalf("entry header %x: not the size written", data[12])
 			}
-			os.Chmod(packs[0], 0o644)
-			if err := os.WriteFile(packs[0], c.damage(data), 0o644); err != nil {
+			os.Chmod(pack, 0o644)
+			if err := os.WriteFile(pack, c.damage(data), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			h := plumbing.NewHash(id)
-			where := strings.TrimSuffix(filepath.Base(packs[0]), ".pack") + ".pack at 12: "
+			where := strings.TrimSuffix(filepath.Base(pack), ".pack") + ".pack at 12: "
 			for read, f := range map[string]func(s *gitobj.Store) error{
 				"Read":       func(s *gitobj.Store) error { _, _, err := s.Read(h); return err },
 				"ReadShared": func(s *gitobj.Store) error { _, _, err := s.ReadShared(h); return err },
@@ -585,4 +561,25 @@ func TestReadSharedOnce(t *testing.T) {
 	if _, after, err := s.ReadShared(h); err != nil || !bytes.Equal(after, want) {
 		t.Errorf("a shared read after writing to Read's bytes: %v, equal %v", err, bytes.Equal(after, want))
 	}
+}
+
+// packOne writes content as the one object of a pack in a new bare
+// repository, with git's options before pack-objects, and returns the
+// repository, the object's id, the pack's path and its bytes.
+func packOne(t *testing.T, content string, opts ...string) (dir, id, pack string, data []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	git(t, dir, nil, "init", "-q", "--bare")
+	id = strings.TrimSpace(string(git(t, dir, []byte(content), "hash-object", "-w", "--stdin")))
+	git(t, dir, []byte(id+"\n"), append(opts, "pack-objects", "-q", "objects/pack/pack")...)
+	os.RemoveAll(filepath.Join(dir, "objects", id[:2]))
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v; want one", packs)
+	}
+	data, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, id, packs[0], data
 }

@@ -32,19 +32,7 @@ func sample(tree string) *Root {
 // a line cannot hold is left out, and entries come sorted.
 func TestFormat(t *testing.T) {
 	got := encode(sample(rootA))
-	golden := filepath.Join("testdata", "root.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("encode:\n%s\nwant (testdata/root.golden, -update rewrites it):\n%s", got, want)
-	}
+	golden(t, "encode", "root.golden", got)
 	r, err := decode(got)
 	if err != nil {
 		t.Fatal(err)
@@ -163,5 +151,24 @@ func TestStore(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
 	if len(files) > 0 {
 		t.Errorf("temporary files left: %v", files)
+	}
+}
+
+// golden compares got, what what made, with testdata/name, which -update
+// rewrites.
+func golden(t *testing.T, what, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s:\n%s\nwant (testdata/%s, -update rewrites it):\n%s", what, got, name, want)
 	}
 }

@@ -16,19 +16,7 @@ const recordBody = "{\"a\":1}\nsha256\tfake\n\tsize\t3"
 // testdata/record.golden, and read back whole.
 func TestRecordFormat(t *testing.T) {
 	got := encodeRecord("operators", rootA, []byte(recordBody))
-	golden := filepath.Join("testdata", "record.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("encodeRecord:\n%s\nwant (testdata/record.golden, -update rewrites it):\n%s", got, want)
-	}
+	golden(t, "encodeRecord", "record.golden", got)
 	body, err := decodeRecord(got, "operators", rootA)
 	if err != nil || string(body) != recordBody {
 		t.Errorf("decodeRecord = %q, %v", body, err)
