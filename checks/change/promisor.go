@@ -190,12 +190,16 @@ func (f *promisorFetcher) loop(o FetchOptions) {
 			} else if _, size, herr := f.store.Header(h); herr == nil {
 				n += size
 			}
-			close(c.done)
 		}
+		// Counted before anyone who asked goes on, so that a read made
+		// right after one that fetched meets the bounds it reached.
 		f.mu.Lock()
 		f.objects += len(ids)
 		f.bytes += n
 		f.mu.Unlock()
+		for _, h := range ids {
+			close(batch[h].done)
+		}
 	}
 }
 
