@@ -45,15 +45,7 @@ func TestPartialClone(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "partial.git")
 			GitCLI(t, parent, "", "clone", "-q", "--bare", "--filter=blob:none", "file://"+origin, dir)
 			tc.setup(dir)
-			repo, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree, err := TreeFS(repo, "HEAD")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = fs.ReadFile(tree, "catalog/foo/catalog.yaml")
+			_, err := readHead(t, dir, "catalog/foo/catalog.yaml")
 			oe, ok := Unreadable(err)
 			if !ok || !errors.Is(err, plumbing.ErrObjectNotFound) {
 				t.Fatalf("ReadFile = %v; want an *ObjectError of a missing object", err)
@@ -69,14 +61,7 @@ func TestPartialClone(t *testing.T) {
 			}
 			// What the message says to run fetches it.
 			GitCLI(t, dir, "", "cat-file", "-e", blob)
-			repo, err = Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tree, err = TreeFS(repo, "HEAD"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fs.ReadFile(tree, "catalog/foo/catalog.yaml"); err != nil {
+			if _, err := readHead(t, dir, "catalog/foo/catalog.yaml"); err != nil {
 				t.Errorf("after the fetch: %v", err)
 			}
 		})
@@ -134,15 +119,7 @@ func TestPartialCloneFetch(t *testing.T) {
 		}, want: []string{"fetching it failed", "remote 127.0.0.1: refused: loopback address"}},
 		{name: "bound reached", fetch: FetchOptions{Enabled: true, MaxObjects: 1}, setup: func(dir string) {
 			// One object fetched first, by another read.
-			repo, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree, err := TreeFS(repo, "HEAD")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fs.ReadFile(tree, "catalog/bar/catalog.yaml"); err != nil {
+			if _, err := readHead(t, dir, "catalog/bar/catalog.yaml"); err != nil {
 				t.Fatal(err)
 			}
 		}, want: []string{"fetching it failed", "bound of 1 objects"}},
@@ -154,15 +131,7 @@ func TestPartialCloneFetch(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(dir)
 			}
-			repo, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree, err := TreeFS(repo, "HEAD")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := fs.ReadFile(tree, "catalog/foo/catalog.yaml")
+			got, err := readHead(t, dir, "catalog/foo/catalog.yaml")
 			if tc.want == nil {
 				if err != nil || string(got) != content {
 					t.Fatalf("ReadFile = %q, %v; want the file fetched", got, err)
@@ -190,4 +159,19 @@ func TestPartialCloneFetch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readHead reads name from the tree of HEAD of the repository at dir, as
+// a check reads a file, and returns what the read returns.
+func readHead(t *testing.T, dir, name string) ([]byte, error) {
+	t.Helper()
+	repo, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := TreeFS(repo, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs.ReadFile(tree, name)
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
@@ -64,7 +63,11 @@ func Blobs(data []byte) []Blob {
 		}
 		b, ok := blobOf(root, d.line)
 		if ok {
-			docBlobs.put(k, b)
+			// The memo's own copies of the strings, which keep no
+			// file alive.
+			kept := b
+			kept.Schema, kept.Package = strings.Clone(b.Schema), strings.Clone(b.Package)
+			docBlobs.put(k, kept)
 			out = append(out, b)
 		}
 		return ok
@@ -300,29 +303,4 @@ func isASCII(s string) bool {
 // docBlobs keeps the blob of each YAML document the fast path read, by the
 // SHA-256 of the document's text: what blobOf makes of a document depends
 // on its text alone (its line aside). At most 1<<16 entries, about 8 MiB.
-var docBlobs = &blobMemo{max: 1 << 16}
-
-type blobMemo struct {
-	mu  sync.Mutex
-	max int
-	m   map[[sha256.Size]byte]Blob
-}
-
-func (c *blobMemo) get(k [sha256.Size]byte) (Blob, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.m[k]
-	return b, ok
-}
-
-// put keeps b, emptying the memo first when it is full.
-func (c *blobMemo) put(k [sha256.Size]byte, b Blob) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= c.max {
-		c.m = map[[sha256.Size]byte]Blob{}
-	}
-	// Its own copies of the strings, which keep no file alive.
-	b.Schema, b.Package = strings.Clone(b.Schema), strings.Clone(b.Package)
-	c.m[k] = b
-}
+var docBlobs = &textMemo[Blob]{max: 1 << 16}

@@ -116,28 +116,33 @@ func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
 }
 
 // docMemo keeps what a whole load made of each YAML document the fast
-// path read, by the SHA-256 of the document's text, for the review's
-// other files: a change to a large package file leaves nearly all of its
-// documents as they were, and both sides are loaded whole. What is kept is
-// shared by every load that meets the document again, read only, as the
-// files of the Cache are.
-type docMemo struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]*fileResult
+// path read, for the review's other files: a change to a large package
+// file leaves nearly all of its documents as they were, and both sides are
+// loaded whole. What is kept is shared by every load that meets the
+// document again, read only, as the files of the Cache are. It lives as
+// long as the review's Cache, so it is not bounded.
+type docMemo = textMemo[*fileResult]
+
+// textMemo keeps values made from documents by the SHA-256 of the
+// document's text; with max above 0 it is emptied when it holds max.
+type textMemo[V any] struct {
+	mu  sync.Mutex
+	max int
+	m   map[[sha256.Size]byte]V
 }
 
-func (d *docMemo) get(k [sha256.Size]byte) (*fileResult, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	one, ok := d.m[k]
-	return one, ok
+func (c *textMemo[V]) get(k [sha256.Size]byte) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
 }
 
-func (d *docMemo) put(k [sha256.Size]byte, one *fileResult) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.m == nil {
-		d.m = map[[sha256.Size]byte]*fileResult{}
+func (c *textMemo[V]) put(k [sha256.Size]byte, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.max > 0 && len(c.m) >= c.max {
+		c.m = map[[sha256.Size]byte]V{}
 	}
-	d.m[k] = one
+	c.m[k] = v
 }

@@ -19,17 +19,7 @@ import (
 // per tree, and a directory whose tree changed is read again, so a
 // package moved into it on the base is not missed.
 func TestPackageIndexCache(t *testing.T) {
-	dirNamesCache.reset()
-	t.Cleanup(dirNamesCache.reset)
-	pkg := func(name string) string { return strings.ReplaceAll(fooCatalog, "foo", name) }
-	r := changetest.NewRepo(t)
-	base1 := r.Commit("base", map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/qux/catalog.yaml": pkg("quux")})
-	r.Branch("pr1", base1)
-	head1 := r.Commit("add bar", map[string]string{"catalog/bar/catalog.yaml": pkg("bar")})
-	r.Branch("main2", base1)
-	base2 := r.Commit("qux holds baz", map[string]string{"catalog/qux/catalog.yaml": pkg("baz")})
-	r.Branch("pr2", base2)
-	head2 := r.Commit("baz at home", map[string]string{"catalog/baz/catalog.yaml": pkg("baz")})
+	r, base1, head1, base2, head2 := indexHistory(t)
 
 	run := func(base, head string) (checks.Result, int) {
 		t.Helper()
@@ -64,17 +54,7 @@ func TestPackageIndexCache(t *testing.T) {
 // an index file that is damaged, or that claims another tree than the one
 // asked for, is never trusted: its directories are read again.
 func TestPackageIndexOnDisk(t *testing.T) {
-	dirNamesCache.reset()
-	t.Cleanup(dirNamesCache.reset)
-	pkg := func(name string) string { return strings.ReplaceAll(fooCatalog, "foo", name) }
-	r := changetest.NewRepo(t)
-	base1 := r.Commit("base", map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/qux/catalog.yaml": pkg("quux")})
-	r.Branch("pr1", base1)
-	head1 := r.Commit("add bar", map[string]string{"catalog/bar/catalog.yaml": pkg("bar")})
-	r.Branch("main2", base1)
-	base2 := r.Commit("qux holds baz", map[string]string{"catalog/qux/catalog.yaml": pkg("baz")})
-	r.Branch("pr2", base2)
-	head2 := r.Commit("baz at home", map[string]string{"catalog/baz/catalog.yaml": pkg("baz")})
+	r, base1, head1, base2, head2 := indexHistory(t)
 
 	store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
 	if err != nil {
@@ -150,4 +130,23 @@ func TestPackageIndexOnDisk(t *testing.T) {
 			t.Errorf("%s: %s with %d directories read, want %s with %d\n%s\n%+v", st.name, res.Conclusion, reads, st.want, st.reads, res.Summary, res.Findings)
 		}
 	}
+}
+
+// indexHistory empties the process's package index and makes two changes:
+// base1 -> head1 adds package bar, and base2, a base where directory qux
+// came to hold package baz, -> head2 adds baz in its own directory.
+func indexHistory(t *testing.T) (r *changetest.Repo, base1, head1, base2, head2 string) {
+	t.Helper()
+	dirNamesCache.reset()
+	t.Cleanup(dirNamesCache.reset)
+	pkg := func(name string) string { return strings.ReplaceAll(fooCatalog, "foo", name) }
+	r = changetest.NewRepo(t)
+	base1 = r.Commit("base", map[string]string{"catalog/foo/catalog.yaml": fooCatalog, "catalog/qux/catalog.yaml": pkg("quux")})
+	r.Branch("pr1", base1)
+	head1 = r.Commit("add bar", map[string]string{"catalog/bar/catalog.yaml": pkg("bar")})
+	r.Branch("main2", base1)
+	base2 = r.Commit("qux holds baz", map[string]string{"catalog/qux/catalog.yaml": pkg("baz")})
+	r.Branch("pr2", base2)
+	head2 = r.Commit("baz at home", map[string]string{"catalog/baz/catalog.yaml": pkg("baz")})
+	return r, base1, head1, base2, head2
 }
