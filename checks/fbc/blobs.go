@@ -147,12 +147,16 @@ func blobOf(root *ynode, line int) (Blob, bool) {
 // metaOf is the meta the exact decoder makes of one object a fast parser
 // read: the same keys and the same blob, byte for byte, as blobOf's sums
 // show. False for an object it would read differently (see metaKeys).
-func metaOf(root *ynode) (meta, bool) {
+// size, when above 0, is about the blob's length (the object's text, for
+// JSON): the blob is written into one buffer of that size, not a buffer
+// doubled to fit, which for a large bundle holds twice its size.
+func metaOf(root *ynode, size int) (meta, bool) {
 	schema, pkg, name, ok := metaKeys(root)
 	if !ok {
 		return meta{}, false
 	}
 	var buf bytes.Buffer
+	buf.Grow(size + 1)
 	w := bufio.NewWriter(&buf)
 	writeCanonical(w, root)
 	w.WriteByte('\n')

@@ -160,7 +160,7 @@ func TestFastPathGolden(t *testing.T) {
 // community-operators catalogs, when the shared corpus is present.
 func TestFastPathCorpus(t *testing.T) {
 	files := corpusFiles(t)
-	var docs, fastDocs, wholeDocs int
+	var docs, fastDocs, wholeDocs, jsonWholeDocs int
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -175,7 +175,9 @@ func TestFastPathCorpus(t *testing.T) {
 		fastDocs += res.fastDocs
 		sameResult(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
 		wholeDocs += sameWhole(t, fstest.MapFS{"catalog.yaml": &fstest.MapFile{Data: data}})
-		sameResult(t, fstest.MapFS{"catalog.json": &fstest.MapFile{Data: yamlToJSONStream(t, data)}})
+		asJSON := fstest.MapFS{"catalog.json": &fstest.MapFile{Data: yamlToJSONStream(t, data)}}
+		sameResult(t, asJSON)
+		jsonWholeDocs += sameWhole(t, asJSON)
 	}
 	// The comparison only means something if the fast path is taken: on
 	// real catalogs it should decode nearly every document.
@@ -189,6 +191,11 @@ func TestFastPathCorpus(t *testing.T) {
 		t.Errorf("fast path took %d of %d corpus documents loaded whole, want at least 99%%", wholeDocs, docs)
 	}
 	t.Logf("fast path took %d of %d corpus documents loaded whole", wholeDocs, docs)
+	// And the same documents as JSON streams, which the whole load reads
+	// in place rather than through encoding/json's stream decoder.
+	if jsonWholeDocs*100 < docs*99 {
+		t.Errorf("fast path took %d of %d corpus documents in JSON loaded whole, want at least 99%%", jsonWholeDocs, docs)
+	}
 }
 
 // corpusFiles unpacks the shared community-operators-prod corpus and

@@ -245,16 +245,6 @@ func unread(err error) bool {
 // its bytes by its object id, which the tree's reads verify: such a file
 // decoded already is not even read again.
 func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
-	if cache != nil && !opts.mentions && !opts.exact && !opts.Images && !opts.owned {
-		// Under a review's cache the touched packages are also loaded
-		// whole (the release guard, the graphs, the cards), from the same
-		// files the validation reads: one whole decode serves both, since
-		// its records are those a lean one makes (TestFastPathGolden).
-		opts.full = true
-	}
-	if cache != nil && opts.full && !opts.owned {
-		opts.docs = &cache.docs
-	}
 	f, err := fsys.Open(p)
 	if err != nil {
 		return decodeFile(p, nil, err, opts)
@@ -263,6 +253,20 @@ func loadFile(fsys fs.FS, p string, opts Options, cache *Cache) *fileResult {
 	st, err := f.Stat()
 	if err != nil {
 		st = nil
+	}
+	if cache != nil && !opts.mentions && !opts.exact && !opts.Images && !opts.owned &&
+		st != nil && st.Mode().IsRegular() && st.Size() < LargeFile {
+		// Under a review's cache the touched packages are also loaded
+		// whole (the release guard, the graphs, the cards), from the same
+		// files the validation reads: one whole decode serves both, since
+		// its records are those a lean one makes (TestFastPathGolden). A
+		// large file stays lean: a whole decode of a bundle's manifests
+		// holds several times the file, kept as long as the review, where
+		// the lean one holds about the file (BenchmarkCheckBigFiles).
+		opts.full = true
+	}
+	if cache != nil && opts.full && !opts.owned {
+		opts.docs = &cache.docs
 	}
 	if st != nil {
 		if k, ok := cache.objectKey(st, p, opts); ok {
@@ -335,6 +339,9 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 		// becomes the same meta the exact decoder makes of it (the
 		// canonical JSON blobOf hashes), and is typed from there as
 		// any other.
+		if looksLikeJSON(data) && fr.addWholeJSON(data) {
+			return fr
+		}
 		fast = func(raw []byte, d *document) bool {
 			at := pos{File: p, Line: d.line, Start: d.offset, End: d.end}
 			var k [sha256.Size]byte
@@ -350,15 +357,9 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 			if !ok {
 				return false
 			}
-			m, ok := metaOf(root)
+			one, ok := typeDoc(root, 0)
 			if !ok {
 				return false
-			}
-			// The document is typed on its own, at no place, then
-			// placed: what add makes of it depends on its text alone.
-			one := &fileResult{config: &declcfg.DeclarativeConfig{}}
-			if rule, err := one.add(pos{}, &m); err != nil {
-				one.errs = append(one.errs, loadError{rule: rule, err: err})
 			}
 			if opts.docs != nil {
 				opts.docs.put(k, one)
@@ -380,6 +381,54 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 		return true
 	})
 	return fr
+}
+
+// typeDoc types one object a fast parser read as the exact decoder would,
+// on its own, at no place: what add makes of it depends on its text alone.
+// size is about the object's length when known (see metaOf). False for an
+// object whose meta the exact decoder would read differently.
+func typeDoc(root *ynode, size int) (*fileResult, bool) {
+	m, ok := metaOf(root, size)
+	if !ok {
+		return nil, false
+	}
+	return typeMeta(&m), true
+}
+
+// typeMeta types the meta m on its own, at no place.
+func typeMeta(m *meta) *fileResult {
+	one := &fileResult{config: &declcfg.DeclarativeConfig{}}
+	if rule, err := one.add(pos{}, m); err != nil {
+		one.errs = append(one.errs, loadError{rule: rule, err: err})
+	}
+	return one
+}
+
+// addWholeJSON is the whole load of a JSON stream file through the fast
+// parser, all or nothing, as addFastJSON is for a lean one. The objects
+// are read in place, without encoding/json's stream buffer, which grows to
+// twice the largest object, and each object's tree is let go once typed:
+// for a large bundle the load holds about three times the file, not
+// eight.
+func (fr *fileResult) addWholeJSON(data []byte) bool {
+	roots, spans, ok := parseFastJSONStream(data)
+	if !ok {
+		return false
+	}
+	lines := lineIndex{data: data}
+	tmp := &fileResult{path: fr.path, size: fr.size, config: &declcfg.DeclarativeConfig{}}
+	for i := range roots {
+		m, ok := metaOf(roots[i], spans[i][1]-spans[i][0])
+		if !ok {
+			return false
+		}
+		// The tree is let go before the blob is typed.
+		roots[i] = nil
+		tmp.merge(typeMeta(&m), pos{File: fr.path, Line: lines.lineOf(spans[i][0]), Start: spans[i][0], End: spans[i][1]})
+	}
+	tmp.fastDocs = len(spans)
+	*fr = *tmp
+	return true
 }
 
 // addFastJSON takes a JSON stream file through the fast path, all or
@@ -515,7 +564,7 @@ func (fr *fileResult) add(at pos, m *meta) (string, error) {
 			return "L19", fmt.Errorf("read bundle objects: %v", err)
 		}
 		rec := bundleRec{pos: at, name: b.Name, pkg: b.Package, image: b.Image, related: b.RelatedImages, objects: objects}
-		if parsed, err := property.Parse(b.Properties); err != nil {
+		if parsed, err := property.ParseObjectsRead(b.Properties); err != nil {
 			rec.propErr = err
 		} else {
 			rec.packages = parsed.Packages

@@ -114,9 +114,21 @@ type Parsed struct {
 
 // Parse shape-checks every property against its type, in order, and stops at
 // the first that does not decode.
-func Parse(in []Property) (*Parsed, error) {
+func Parse(in []Property) (*Parsed, error) { return parse(in, false) }
+
+// ParseObjectsRead is Parse for a property list whose olm.bundle.object
+// values have each been decoded as a BundleObject without error: they are
+// counted, not decoded again. A bundle's manifests are most of its bytes,
+// and each decode holds them base64-decoded.
+func ParseObjectsRead(in []Property) (*Parsed, error) { return parse(in, true) }
+
+func parse(in []Property, objectsRead bool) (*Parsed, error) {
 	var out Parsed
 	for i, p := range in {
+		if objectsRead && p.Type == TypeBundleObject {
+			out.BundleObjects++
+			continue
+		}
 		var err error
 		switch p.Type {
 		case TypePackage:

@@ -2,6 +2,8 @@ package property
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -35,4 +37,32 @@ func FuzzParsePackage(f *testing.F) {
 			t.Fatalf("ParsePackage(%q) = %+v, %v; json.Unmarshal gives %+v, %v", raw, got, err, want, wantErr)
 		}
 	})
+}
+
+// TestParseObjectsRead: where every olm.bundle.object value decodes, as
+// the loader makes sure before it asks, ParseObjectsRead says what Parse
+// says, its errors and their indexes included.
+func TestParseObjectsRead(t *testing.T) {
+	obj := Property{Type: TypeBundleObject, Value: json.RawMessage(`{"data":"eyJraW5kIjoiQ29uZmlnTWFwIn0="}`)}
+	pkg := Property{Type: TypePackage, Value: json.RawMessage(`{"packageName":"a","version":"1.0.0"}`)}
+	ocp := Property{Type: TypeMaxOpenShiftVersion, Value: json.RawMessage(`"4.14"`)}
+	bad := Property{Type: TypeGVK, Value: json.RawMessage(`{"group":1}`)}
+	for _, tc := range []struct {
+		name  string
+		props []Property
+	}{
+		{"none", nil},
+		{"objects only", []Property{obj, obj}},
+		{"package, objects, max OpenShift", []Property{pkg, obj, ocp, obj}},
+		{"an error after an object", []Property{obj, pkg, bad}},
+		{"an error before an object", []Property{bad, obj}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantErr := Parse(tc.props)
+			got, err := ParseObjectsRead(tc.props)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Errorf("ParseObjectsRead = %+v, %v; Parse = %+v, %v", got, err, want, wantErr)
+			}
+		})
+	}
 }
