@@ -23,8 +23,8 @@
 package olmv1
 
 import (
+	"bytes"
 	"cmp"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -323,27 +323,38 @@ func installModes(b *declcfg.Bundle) ([]string, bool) {
 		if p.Type != property.TypeBundleObject {
 			continue
 		}
-		var obj struct {
-			Data string `json:"data"`
-		}
+		// Decoded straight from the value's base64, without a copy of
+		// its text.
+		var obj property.BundleObject
 		if json.Unmarshal(p.Value, &obj) != nil {
 			continue
 		}
-		data, err := base64.StdEncoding.DecodeString(obj.Data)
-		if err != nil {
-			continue
-		}
-		// opm's loader accepts a manifest in JSON or YAML; sigs.k8s.io/yaml
-		// reads both.
+		data := obj.Data
 		var csv struct {
 			Kind string `json:"kind"`
 			Spec modes  `json:"spec"`
 		}
-		if yaml.Unmarshal(data, &csv) == nil && csv.Kind == "ClusterServiceVersion" {
+		if readManifest(data, &csv) && csv.Kind == "ClusterServiceVersion" {
 			return supported(csv.Spec), true
 		}
 	}
 	return nil, false
+}
+
+// readManifest decodes the manifest data into v, as opm's loader reads
+// one: JSON as JSON, anything else as YAML. A manifest that cannot name a
+// ClusterServiceVersion is not decoded at all: a bundle's other manifests
+// (a CRD, a large ConfigMap) are most of its bytes, and a YAML decoder
+// holds many times what it reads. Without a backslash, which YAML's and
+// JSON's escapes both need, the kind can only be spelled as its bytes.
+func readManifest(data []byte, v any) bool {
+	if !bytes.Contains(data, []byte("ClusterServiceVersion")) && !bytes.Contains(data, []byte{'\\'}) {
+		return false
+	}
+	if json.Valid(data) {
+		return json.Unmarshal(data, v) == nil
+	}
+	return yaml.Unmarshal(data, v) == nil
 }
 
 // DefaultBundle is the bundle OLM v1 installs for a ClusterExtension that

@@ -3,9 +3,12 @@ package olmv1
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 	"testing/fstest"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/fbc"
@@ -193,5 +196,44 @@ func TestDefaultBundle(t *testing.T) {
 	dep := "---\nschema: olm.deprecations\npackage: foo\nentries:\n  - reference: {schema: olm.bundle, name: foo.v2.0.0}\n    message: gone\n"
 	if got := DefaultBundle(&load(t, cat+dep).Config, "foo"); got != "foo.v1.0.0" {
 		t.Errorf("with 2.0.0 deprecated: default bundle %s, want foo.v1.0.0", got)
+	}
+}
+
+// TestReadManifest holds readManifest, which skips manifests that cannot
+// name a ClusterServiceVersion, to what decoding every manifest as YAML
+// says of its kind and install modes, whatever spells the kind.
+func TestReadManifest(t *testing.T) {
+	type csv struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			InstallModes []struct {
+				Type      string `json:"type"`
+				Supported bool   `json:"supported"`
+			} `json:"installModes"`
+		} `json:"spec"`
+	}
+	for _, tc := range []struct{ name, data string }{
+		{"JSON CSV", `{"kind":"ClusterServiceVersion","spec":{"installModes":[{"type":"AllNamespaces","supported":true}]}}`},
+		{"YAML CSV", "kind: ClusterServiceVersion\nspec:\n  installModes:\n  - type: OwnNamespace\n    supported: true\n"},
+		{"JSON kind escaped", `{"kind":"Cluster\u0053erviceVersion","spec":{"installModes":[{"type":"AllNamespaces","supported":true}]}}`},
+		{"YAML kind escaped", "kind: \"Cluster\\x53erviceVersion\"\nspec: {installModes: [{type: AllNamespaces, supported: true}]}\n"},
+		{"YAML kind by an escaped line break", "kind: \"Cluster\\\n  ServiceVersion\"\n"},
+		{"JSON ConfigMap", `{"kind":"ConfigMap","data":{"blob":"xxxx"}}`},
+		{"YAML CRD", "kind: CustomResourceDefinition\nspec:\n  group: example.com\n"},
+		{"JSON, keys in other case", `{"Kind":"ClusterServiceVersion","SPEC":{"installModes":[{"type":"AllNamespaces","supported":true}]}}`},
+		{"neither JSON nor YAML", "kind: [ClusterServiceVersion\n"},
+		{"JSON with tabs", "{\t\"kind\":\t\"ClusterServiceVersion\"}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want, got csv
+			wantOK := yaml.Unmarshal([]byte(tc.data), &want) == nil && want.Kind == "ClusterServiceVersion"
+			gotOK := readManifest([]byte(tc.data), &got) && got.Kind == "ClusterServiceVersion"
+			if gotOK != wantOK {
+				t.Fatalf("a CSV: %v, want %v", gotOK, wantOK)
+			}
+			if wantOK && !reflect.DeepEqual(got, want) {
+				t.Errorf("read %+v, want %+v", got, want)
+			}
+		})
 	}
 }
