@@ -317,7 +317,7 @@ func (a *App) proposeRepo(ctx context.Context, gh *github.Client, inst int64, r 
 	defer func() {
 		stop()
 		<-renewed
-		if _, err := a.turns.leave(context.WithoutCancel(ctx), key, a.instance, 0, a.now()); err != nil {
+		if _, err := a.turns.leave(context.WithoutCancel(ctx), key, a.instance, 0, a.now(), false); err != nil {
 			a.log.Warn("propose: leaving the lease", "repo", full, "err", err)
 		}
 	}()

@@ -325,24 +325,30 @@ func (r *prRun) mergeResult(snap *gitcache.Snapshot, repo, branch string) (fs.FS
 
 // leaveTurn gives up the job's merge turn, and its place in line unless
 // it comes back for it. Giving up the turn hands it on: the job of the
-// first in line, to run at once.
+// first in line, to run at once. A job that took the turn gives it up
+// however it ends, even when it comes back: the next job is another
+// holder, which would otherwise wait out the lease of its own
+// predecessor (a restart while the turn was renewed, the passes spent
+// while the base kept moving).
 func (r *prRun) leaveTurn() []webhook.Job {
-	if r.beat != nil {
+	held := r.beat != nil
+	if held {
 		r.beat()
 	}
-	if r.waitTurn {
+	if r.waitTurn && !held {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	next, err := r.a.turns.leave(ctx, r.job.Key.Repo, r.holder, r.number, r.a.now())
+	next, err := r.a.turns.leave(ctx, r.job.Key.Repo, r.holder, r.number, r.a.now(), r.waitTurn)
 	if err != nil {
 		// The lease expires by itself; the line forgets a waiter that
 		// stops asking.
 		r.log.Warn("could not give up the merge turn", "err", r.a.fail("state", err))
 		return nil
 	}
-	if next == 0 {
+	if next == 0 || next == r.number {
+		// Its own retry brings the pull request back at retryAt.
 		return nil
 	}
 	r.log.Info("the merge turn goes to the next in line", "next", next)

@@ -168,16 +168,26 @@ func (t *turns) waits(ctx context.Context, repo string, pr int, now time.Time) (
 }
 
 // leave gives up holder's turn of repo, if it has it, and pull request
-// pr's place in the line. next is the first in line when the turn was
-// given up, 0 when none waits or holder did not have it.
-func (t *turns) leave(ctx context.Context, repo, holder string, pr int, now time.Time) (next int, err error) {
+// pr's place in the line unless keepPlace: a pull request that comes back
+// for the turn keeps its place, or joins the line if it held the turn. next
+// is the first in line when the turn was given up, 0 when none waits or
+// holder did not have it.
+func (t *turns) leave(ctx context.Context, repo, holder string, pr int, now time.Time, keepPlace bool) (next int, err error) {
 	err = t.update(ctx, repo, func(cur *turn) {
 		next = 0
-		delete(cur.Line, pr)
+		if !keepPlace {
+			delete(cur.Line, pr)
+		}
 		if cur.Holder != holder {
 			return
 		}
 		cur.Holder, cur.PR, cur.Until = "", 0, time.Time{}
+		if _, ok := cur.Line[pr]; keepPlace && !ok && pr != 0 {
+			if cur.Line == nil {
+				cur.Line = map[int]waiter{}
+			}
+			cur.Line[pr] = waiter{Since: now, Seen: now}
+		}
 		var first waiter
 		for n, w := range cur.Line {
 			if now.Sub(w.Seen) > turnStale {
