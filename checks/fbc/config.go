@@ -24,12 +24,7 @@ func LoadConfig(ctx context.Context, fsys fs.FS) (*declcfg.DeclarativeConfig, er
 		if len(f.errs) > 0 {
 			return nil, f.errs[0].err
 		}
-		c := f.config
-		out.Packages = append(out.Packages, c.Packages...)
-		out.Channels = append(out.Channels, c.Channels...)
-		out.Bundles = append(out.Bundles, c.Bundles...)
-		out.Deprecations = append(out.Deprecations, c.Deprecations...)
-		out.Others = append(out.Others, c.Others...)
+		out.Append(f.config)
 	}
 	return out, nil
 }

@@ -619,12 +619,7 @@ func (fr *fileResult) merge(one *fileResult, at pos) {
 	}
 	fr.others += one.others
 	if fr.config != nil {
-		c := one.config
-		fr.config.Packages = append(fr.config.Packages, c.Packages...)
-		fr.config.Channels = append(fr.config.Channels, c.Channels...)
-		fr.config.Bundles = append(fr.config.Bundles, c.Bundles...)
-		fr.config.Deprecations = append(fr.config.Deprecations, c.Deprecations...)
-		fr.config.Others = append(fr.config.Others, c.Others...)
+		fr.config.Append(one.config)
 	}
 }
 

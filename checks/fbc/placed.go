@@ -76,12 +76,7 @@ func loadPlaced(ctx context.Context, fsys fs.FS, whole bool) (*Placed, error) {
 		if whole {
 			// The loader adds a record and its whole blob together, so
 			// the lists match index by index.
-			c := f.config
-			p.Config.Packages = append(p.Config.Packages, c.Packages...)
-			p.Config.Channels = append(p.Config.Channels, c.Channels...)
-			p.Config.Bundles = append(p.Config.Bundles, c.Bundles...)
-			p.Config.Deprecations = append(p.Config.Deprecations, c.Deprecations...)
-			p.Config.Others = append(p.Config.Others, c.Others...)
+			p.Config.Append(f.config)
 			for _, r := range f.packages {
 				p.Packages = append(p.Packages, r.place())
 			}

@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -351,8 +352,11 @@ func readManifest(data []byte, v any) bool {
 	if !bytes.Contains(data, []byte("ClusterServiceVersion")) && !bytes.Contains(data, []byte{'\\'}) {
 		return false
 	}
-	if json.Valid(data) {
-		return json.Unmarshal(data, v) == nil
+	// encoding/json checks the whole text before it decodes a byte, so a
+	// syntax error leaves v as it was, for the YAML reading.
+	var syntax *json.SyntaxError
+	if err := json.Unmarshal(data, v); !errors.As(err, &syntax) {
+		return err == nil
 	}
 	return yaml.Unmarshal(data, v) == nil
 }

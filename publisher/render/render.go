@@ -211,11 +211,7 @@ func (r *Renderer) Render(ctx context.Context, refs ...string) (*declcfg.Declara
 		if err != nil {
 			return nil, err
 		}
-		out.Packages = append(out.Packages, cfg.Packages...)
-		out.Channels = append(out.Channels, cfg.Channels...)
-		out.Bundles = append(out.Bundles, cfg.Bundles...)
-		out.Others = append(out.Others, cfg.Others...)
-		out.Deprecations = append(out.Deprecations, cfg.Deprecations...)
+		out.Append(cfg)
 	}
 	return out, nil
 }

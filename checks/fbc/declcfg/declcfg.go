@@ -92,6 +92,15 @@ type DeclarativeConfig struct {
 	Others       []Meta
 }
 
+// Append adds o's blobs after c's, each schema's in order.
+func (c *DeclarativeConfig) Append(o *DeclarativeConfig) {
+	c.Packages = append(c.Packages, o.Packages...)
+	c.Channels = append(c.Channels, o.Channels...)
+	c.Bundles = append(c.Bundles, o.Bundles...)
+	c.Deprecations = append(c.Deprecations, o.Deprecations...)
+	c.Others = append(c.Others, o.Others...)
+}
+
 // Meta is a blob of a schema opm does not type: its identifying keys and
 // the object re-encoded as JSON with sorted keys, as opm keeps it.
 type Meta struct {
