@@ -214,7 +214,8 @@ func checkPackage(p *fbc.Placed, name string, memo *Memo) (Package, []checks.Fin
 			})
 		}
 	}
-	pkg.Bundle = DefaultBundle(&p.Config, name)
+	versions := versionsOf(&p.Config, name)
+	pkg.Bundle = defaultBundle(&p.Config, name, versions)
 	if pkg.Bundle != "" {
 		reasons, ok := why[pkg.Bundle]
 		pkg.Installable = ok && len(reasons) == 0
@@ -229,7 +230,7 @@ func checkPackage(p *fbc.Placed, name string, memo *Memo) (Package, []checks.Fin
 		if c.Package != name {
 			continue
 		}
-		for _, s := range Upgrades(&p.Config, name, c.Name) {
+		for _, s := range upgrades(&p.Config, name, c.Name, versions) {
 			if s.V0 == s.V1 {
 				continue
 			}
@@ -366,7 +367,11 @@ func readManifest(data []byte, v any) bool {
 // package's channels list, one that olm.deprecations does not retire
 // first; "" when no entry has a version that parses.
 func DefaultBundle(cfg *declcfg.DeclarativeConfig, pkg string) string {
-	versions := versionsOf(cfg, pkg)
+	return defaultBundle(cfg, pkg, versionsOf(cfg, pkg))
+}
+
+// defaultBundle is DefaultBundle with pkg's versions read already.
+func defaultBundle(cfg *declcfg.DeclarativeConfig, pkg string, versions map[string]semver.Version) string {
 	deprecated := map[string]bool{}
 	for _, d := range cfg.Deprecations {
 		if d.Package != pkg {
@@ -435,6 +440,13 @@ func versionsOf(cfg *declcfg.DeclarativeConfig, pkg string) map[string]semver.Ve
 // its version in. Under OLM v1 it is the entry with the highest semver
 // among all whose replaces, skips or skipRange cover it.
 func Upgrades(cfg *declcfg.DeclarativeConfig, pkg, ch string) []Step {
+	return upgrades(cfg, pkg, ch, versionsOf(cfg, pkg))
+}
+
+// upgrades is Upgrades with pkg's versions read already: a package's
+// channels share them, and reading them decodes every bundle's
+// olm.package property.
+func upgrades(cfg *declcfg.DeclarativeConfig, pkg, ch string, versions map[string]semver.Version) []Step {
 	var c *declcfg.Channel
 	for i := range cfg.Channels {
 		if cfg.Channels[i].Package == pkg && cfg.Channels[i].Name == ch {
@@ -445,7 +457,6 @@ func Upgrades(cfg *declcfg.DeclarativeConfig, pkg, ch string) []Step {
 	if c == nil {
 		return nil
 	}
-	versions := versionsOf(cfg, pkg)
 	ranges := map[string]semver.Range{}
 	for _, e := range c.Entries {
 		if r, err := semver.ParseRange(e.SkipRange); e.SkipRange != "" && err == nil {
