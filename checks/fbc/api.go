@@ -35,6 +35,10 @@ type Options struct {
 	// mentions reads only which packages each document mentions, for
 	// Mentions; what it loads is good for nothing else.
 	mentions bool
+
+	// blobs keeps each document's Blob in the file's result, for
+	// Cache.Blobs; with full and no config kept.
+	blobs bool
 }
 
 // Stats counts what a run read.

@@ -98,11 +98,32 @@ func exactBlob(d *document) (Blob, bool) {
 	if d.err != nil {
 		return Blob{}, false
 	}
-	b := Blob{Schema: d.meta.Schema, Package: d.meta.Package, Line: d.line, Sum: sha256.Sum256(d.meta.Blob)}
-	if d.meta.Schema == declcfg.SchemaPackage {
-		b.Package = d.meta.Name
-	}
+	b := metaBlob(&d.meta)
+	b.Line = d.line
 	return b, true
+}
+
+// metaBlob is the blob of the meta m, at line 0.
+func metaBlob(m *meta) Blob {
+	b := Blob{Schema: m.Schema, Package: m.Package, Sum: sha256.Sum256(m.Blob)}
+	if m.Schema == declcfg.SchemaPackage {
+		b.Package = m.Name
+	}
+	return b
+}
+
+// Blobs is Blobs(data), read as a whole load under the cache reads it: each
+// document is typed once, by its text, and a whole load of the same
+// documents later in the pass (the validation of the changed files, after
+// the owners evaluation asked for their blobs) takes them from the cache
+// rather than parsing them again. A large file, which the validation
+// reads lean (see loadFile), and a nil cache read as Blobs does.
+func (c *Cache) Blobs(data []byte) []Blob {
+	if c == nil || len(data) >= LargeFile {
+		return Blobs(data)
+	}
+	fr := decodeFile("", data, nil, Options{full: true, docs: &c.docs, blobs: true})
+	return fr.blobs
 }
 
 // fastBlobs is Blobs for a stream of objects the fast JSON parser read. It

@@ -22,6 +22,9 @@ var yamlBlobSeeds = []string{
 	"---#\nA: A",
 	// A literal block whose first lines are empty: one newline each.
 	"schema: olm.package\nname: lit\ndescription: |\n\n\n  first\n\n  second\n",
+	// A document that decodes but does not type, between two that do,
+	// and one that does not decode.
+	"schema: olm.package\nname: a\n---\nschema: olm.bundle\nname: b\nproperties: nope\n---\nschema: [\n---\nschema: olm.package\nname: c\n",
 }
 
 var blobSeeds = []string{
@@ -36,6 +39,7 @@ var blobSeeds = []string{
 	`{"schema":"olm.package","name":"foo","NAME":"bar"}`,
 	`{"schema":"olm.package","name":["foo"]}`,
 	`{"schema":"x","n":1.0}`,
+	`{"schema":"olm.package","name":"a"}` + "\n" + `{"schema":"olm.bundle","name":"b","properties":"nope"}` + "\n" + `{"schema":"olm.channel","name":"s","entries":[{"name":1}]}`,
 	`{"schema":"olm.package","name":"a"}  {"schema":"olm.package","name":"b"}` + "\n\n" + `{"package":"a","schema":"olm.channel","name":"s","entries":[]}`,
 }
 
@@ -79,6 +83,14 @@ func sameBlobs(t *testing.T, data []byte) {
 	if got := Blobs(data); !reflect.DeepEqual(got, want) {
 		t.Errorf("Blobs(%q) =\n%+v\nwant\n%+v", data, got, want)
 	}
+	// Under a review's cache, read as a whole load reads it: the same,
+	// whether its documents were typed before or not.
+	c := NewCache()
+	for i := range 2 {
+		if got := c.Blobs(data); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+			t.Errorf("Cache.Blobs(%q), read %d, =\n%+v\nwant\n%+v", data, i+1, got, want)
+		}
+	}
 	if !looksLikeJSON(data) {
 		return
 	}
@@ -109,8 +121,12 @@ func TestBlobsRealYAML(t *testing.T) {
 			return err
 		}
 		n++
-		if got, want := Blobs(data), exactBlobs(data); !reflect.DeepEqual(got, want) {
+		want := exactBlobs(data)
+		if got := Blobs(data); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: Blobs differs from the exact decoder (%d blobs, want %d)", p, len(got), len(want))
+		}
+		if got := NewCache().Blobs(data); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Cache.Blobs differs from the exact decoder (%d blobs, want %d)", p, len(got), len(want))
 		}
 		return nil
 	})

@@ -20,6 +20,60 @@ type Cache struct {
 	mu    sync.Mutex
 	files map[cacheKey]*entry
 	docs  docMemo
+	// trees are what was made of whole trees of files, by their content
+	// (see contentKey): a repository of one catalog per OpenShift version
+	// holds a package's files, the same blobs, in each catalog, and a
+	// validation of one of those trees is a validation of every other.
+	trees map[treeKey]*treeEntry
+}
+
+// treeKey names what was made of a tree: its contentKey, and what was
+// made ('v' a validation, 'p' a placed load, 'w' a whole one).
+type treeKey struct {
+	sum  [sha256.Size]byte
+	what byte
+}
+
+// treeEntry is what was made of one tree, or is being made: done is closed
+// once v is set, or left nil by a maker that failed.
+type treeEntry struct {
+	done chan struct{}
+	v    any
+}
+
+// tree is what build makes of the tree k, made once however many ask at
+// once, as load is for a file. A failure (a cancelled pass, a misread
+// object) is not kept, nor what build says not to keep (made of a file
+// that could not be read): whoever asks next makes it for itself.
+func (c *Cache) tree(k treeKey, build func() (any, bool, error)) (any, error) {
+	c.mu.Lock()
+	if c.trees == nil {
+		c.trees = map[treeKey]*treeEntry{}
+	}
+	e, ok := c.trees[k]
+	if !ok {
+		e = &treeEntry{done: make(chan struct{})}
+		c.trees[k] = e
+	}
+	c.mu.Unlock()
+	if ok {
+		<-e.done
+		if e.v != nil {
+			return e.v, nil
+		}
+		v, _, err := build()
+		return v, err
+	}
+	v, keep, err := build()
+	if err != nil || !keep {
+		c.mu.Lock()
+		delete(c.trees, k)
+		c.mu.Unlock()
+	} else {
+		e.v = v
+	}
+	close(e.done)
+	return v, err
 }
 
 // cacheKey names a decoded file: its content, the path its positions name
@@ -45,6 +99,9 @@ type cacheCtxKey struct{}
 func WithCache(ctx context.Context, c *Cache) context.Context {
 	return context.WithValue(ctx, cacheCtxKey{}, c)
 }
+
+// CacheFrom is the cache WithCache put in ctx, nil if none.
+func CacheFrom(ctx context.Context) *Cache { return cacheFrom(ctx) }
 
 func cacheFrom(ctx context.Context) *Cache {
 	c, _ := ctx.Value(cacheCtxKey{}).(*Cache)

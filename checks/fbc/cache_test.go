@@ -209,3 +209,78 @@ func TestCacheDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheSameTree: under a cache, a tree that holds the same files as one
+// loaded before (a package in the catalog of each OpenShift version) is the
+// same Placed and the same validation, while a tree that differs in one
+// file is its own; a caller that changes the validation it got changes no
+// other caller's.
+func TestCacheSameTree(t *testing.T) {
+	const other = "schema: olm.package\nname: foo\ndefaultChannel: stable\n"
+	fsys := objectFS(map[string]string{
+		"v4.17/foo/catalog.yaml": validCatalog,
+		"v4.18/foo/catalog.yaml": validCatalog,
+		"v4.19/foo/catalog.yaml": other,
+	})
+	root := func(name string) fs.FS {
+		sub, err := fs.Sub(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+	placed := map[string]*fbc.Placed{}
+	results := map[string]*fbc.Result{}
+	for _, r := range []string{"v4.17", "v4.18", "v4.19"} {
+		p, err := fbc.LoadPlacedWhole(ctx, root(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		placed[r] = p
+		res, err := fbc.Validate(ctx, root(r), fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results[r] = res
+		want, err := fbc.Validate(context.Background(), root(r), fbc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res, want) {
+			t.Errorf("%s: validated under the cache\n%+v\nwant, without it,\n%+v", r, res, want)
+		}
+	}
+	if placed["v4.17"] != placed["v4.18"] {
+		t.Error("two trees of the same files loaded twice")
+	}
+	if placed["v4.19"] == placed["v4.17"] {
+		t.Error("a tree that differs in a file took another tree's load")
+	}
+	if results["v4.19"].Valid() {
+		t.Fatal("the catalog without a channel is valid; the test means nothing")
+	}
+	if !reflect.DeepEqual(results["v4.17"], results["v4.18"]) || reflect.DeepEqual(results["v4.17"], results["v4.19"]) {
+		t.Error("the validations of the trees do not follow their files")
+	}
+	// The invalid tree validated again, then changed by its caller.
+	again, err := fbc.Validate(ctx, root("v4.19"), fbc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, results["v4.19"]) {
+		t.Errorf("the same tree validated again: %+v, want %+v", again, results["v4.19"])
+	}
+	again.Findings[0].Message = "changed by a caller"
+	again.PackageNames = append(again.PackageNames[:0], "changed")
+	for _, ps := range again.PackagePlaces {
+		ps[0].File = "changed"
+	}
+	third, err := fbc.Validate(ctx, root("v4.19"), fbc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(third, results["v4.19"]) {
+		t.Errorf("a caller's change to its validation reached the next caller: %+v", third)
+	}
+}

@@ -92,6 +92,11 @@ type fileResult struct {
 	readErr bool
 	// config holds the complete blobs when Options.full asks for them.
 	config *declcfg.DeclarativeConfig
+	// blobs are the documents' Blobs when Options.blobs asks for them
+	// (Cache.Blobs), in file order; a document typed on its own holds
+	// its Blob at line 0 under a review's cache (docMemo), whoever asks.
+	blobs     []Blob
+	keepBlobs bool
 }
 
 // catalog is a loaded tree: records from every file in lexical path order,
@@ -100,6 +105,18 @@ type catalog struct {
 	files []*fileResult
 	// walkErrs are failures to list the tree or read .indexignore files.
 	walkErrs []loadError
+}
+
+// read says whether every file of cat was read: what is made of a tree
+// with a file that could not be read is not kept, as such a file is not
+// (see Cache.load).
+func (cat *catalog) read() bool {
+	for _, f := range cat.files {
+		if f.readErr {
+			return false
+		}
+	}
+	return true
 }
 
 // listFiles returns the paths opm would read, in lexical order: every
@@ -169,8 +186,48 @@ func readIgnore(fsys fs.FS, p string) ([]gitignore.Pattern, error) {
 // exact turns off the fast path for plain YAML documents, leaving only the
 // decoding that mirrors opm step by step; tests compare the two.
 func load(ctx context.Context, fsys fs.FS, opts Options) (*catalog, error) {
-	concurrency := opts.Concurrency
 	paths, walkErrs := listFiles(fsys)
+	return loadListed(ctx, fsys, paths, walkErrs, opts)
+}
+
+// contentKey names the files paths of fsys by their paths and git object
+// ids, with the options that change what a load makes of them: two trees
+// with the same key hold the same bytes under the same names, so what is
+// made of one (a validation, a placed load) is what would be made of the
+// other. Each file is opened, as a load would open it, so that a reader
+// that counts what is opened (a pull request check's limits) counts it
+// whether or not the load is made again. False when a file's id is not
+// known (not a regular file of a git tree), one does not open, or the
+// listing failed: such a tree is loaded for itself.
+func contentKey(fsys fs.FS, paths []string, walkErrs []loadError, opts Options) (k [sha256.Size]byte, ok bool) {
+	if len(walkErrs) > 0 || opts.owned {
+		return k, false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "images=%t exact=%t full=%t mentions=%t blobs=%t\n", opts.Images, opts.exact, opts.full, opts.mentions, opts.blobs)
+	for _, p := range paths {
+		f, err := fsys.Open(p)
+		if err != nil {
+			return k, false
+		}
+		st, err := f.Stat()
+		f.Close()
+		if err != nil || !st.Mode().IsRegular() {
+			return k, false
+		}
+		id, isID := st.Sys().(plumbing.Hash)
+		if !isID || id.IsZero() {
+			return k, false
+		}
+		fmt.Fprintf(h, "%s\x00%s\n", p, id)
+	}
+	h.Sum(k[:0])
+	return k, true
+}
+
+// loadListed is load of the files paths that listFiles listed in fsys.
+func loadListed(ctx context.Context, fsys fs.FS, paths []string, walkErrs []loadError, opts Options) (*catalog, error) {
+	concurrency := opts.Concurrency
 	cat := &catalog{files: make([]*fileResult, len(paths)), walkErrs: walkErrs}
 	if concurrency <= 0 {
 		concurrency = runtime.GOMAXPROCS(0)
@@ -294,9 +351,9 @@ func readDecode(f fs.File, st fs.FileInfo, p string, opts Options) *fileResult {
 
 // decodeFile decodes data, the content of p, or records readErr.
 func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
-	fr := &fileResult{path: p}
+	fr := &fileResult{path: p, keepBlobs: opts.blobs}
 	fastPath := !opts.exact && !opts.full
-	if opts.full {
+	if opts.full && !opts.blobs {
 		fr.config = &declcfg.DeclarativeConfig{}
 	}
 	fr.size = int64(len(data))
@@ -339,7 +396,7 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 		// becomes the same meta the exact decoder makes of it (the
 		// canonical JSON blobOf hashes), and is typed from there as
 		// any other.
-		if looksLikeJSON(data) && fr.addWholeJSON(data) {
+		if looksLikeJSON(data) && fr.addWholeJSON(data, opts.docs) {
 			return fr
 		}
 		fast = func(raw []byte, d *document) bool {
@@ -357,7 +414,9 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 			if !ok {
 				return false
 			}
-			one, ok := typeDoc(root, 0)
+			// The blob is about the document's size: YAML's indentation
+			// and JSON's escapes about even out.
+			one, ok := typeDoc(root, len(raw)+len(raw)/8, opts.docs != nil || opts.blobs)
 			if !ok {
 				return false
 			}
@@ -375,6 +434,11 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 			fr.errs = append(fr.errs, loadError{pos: at, rule: decodeRule(d.err.Error()), err: d.err})
 			return true
 		}
+		if fr.keepBlobs {
+			b := metaBlob(&d.meta)
+			b.Line = d.line
+			fr.blobs = append(fr.blobs, b)
+		}
 		if rule, err := fr.add(at, &d.meta); err != nil {
 			fr.errs = append(fr.errs, loadError{pos: at, rule: rule, err: err})
 		}
@@ -385,19 +449,24 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 
 // typeDoc types one object a fast parser read as the exact decoder would,
 // on its own, at no place: what add makes of it depends on its text alone.
-// size is about the object's length when known (see metaOf). False for an
-// object whose meta the exact decoder would read differently.
-func typeDoc(root *ynode, size int) (*fileResult, bool) {
+// size is about the object's length when known (see metaOf); with blob,
+// the result holds the object's Blob too. False for an object whose meta
+// the exact decoder would read differently.
+func typeDoc(root *ynode, size int, blob bool) (*fileResult, bool) {
 	m, ok := metaOf(root, size)
 	if !ok {
 		return nil, false
 	}
-	return typeMeta(&m), true
+	return typeMeta(&m, blob), true
 }
 
-// typeMeta types the meta m on its own, at no place.
-func typeMeta(m *meta) *fileResult {
+// typeMeta types the meta m on its own, at no place; with blob, the result
+// holds m's Blob too.
+func typeMeta(m *meta, blob bool) *fileResult {
 	one := &fileResult{config: &declcfg.DeclarativeConfig{}}
+	if blob {
+		one.blobs = []Blob{metaBlob(m)}
+	}
 	if rule, err := one.add(pos{}, m); err != nil {
 		one.errs = append(one.errs, loadError{rule: rule, err: err})
 	}
@@ -409,26 +478,57 @@ func typeMeta(m *meta) *fileResult {
 // are read in place, without encoding/json's stream buffer, which grows to
 // twice the largest object, and each object's tree is let go once typed:
 // for a large bundle the load holds about three times the file, not
-// eight.
-func (fr *fileResult) addWholeJSON(data []byte) bool {
+// eight. Under a review's cache (docs) an object typed already, by its
+// text, is not typed again, as a YAML document is not.
+func (fr *fileResult) addWholeJSON(data []byte, docs *docMemo) bool {
 	roots, spans, ok := parseFastJSONStream(data)
 	if !ok {
 		return false
 	}
 	lines := lineIndex{data: data}
-	tmp := &fileResult{path: fr.path, size: fr.size, config: &declcfg.DeclarativeConfig{}}
+	tmp := &fileResult{path: fr.path, size: fr.size, keepBlobs: fr.keepBlobs}
+	if fr.config != nil {
+		// Not fr's own: a load that falls back part way leaves it empty.
+		tmp.config = &declcfg.DeclarativeConfig{}
+	}
 	for i := range roots {
+		at := pos{File: fr.path, Line: lines.lineOf(spans[i][0]), Start: spans[i][0], End: spans[i][1]}
+		var k [sha256.Size]byte
+		if docs != nil {
+			k = jsonDocKey(data[spans[i][0]:spans[i][1]])
+			if one, ok := docs.get(k); ok {
+				roots[i] = nil
+				tmp.merge(one, at)
+				continue
+			}
+		}
 		m, ok := metaOf(roots[i], spans[i][1]-spans[i][0])
 		if !ok {
 			return false
 		}
 		// The tree is let go before the blob is typed.
 		roots[i] = nil
-		tmp.merge(typeMeta(&m), pos{File: fr.path, Line: lines.lineOf(spans[i][0]), Start: spans[i][0], End: spans[i][1]})
+		one := typeMeta(&m, docs != nil || fr.keepBlobs)
+		if docs != nil {
+			docs.put(k, one)
+		}
+		tmp.merge(one, at)
 	}
 	tmp.fastDocs = len(spans)
 	*fr = *tmp
 	return true
+}
+
+// jsonDocKey is the key in a docMemo of the object text of a JSON stream:
+// apart from a YAML document's (the SHA-256 of its text), since the two
+// decoders need not make the same of the same text (a key given twice,
+// say).
+func jsonDocKey(text []byte) (k [sha256.Size]byte) {
+	h := sha256.New()
+	h.Write([]byte("json\x00"))
+	h.Write(text)
+	h.Sum(k[:0])
+	return k
 }
 
 // addFastJSON takes a JSON stream file through the fast path, all or
@@ -620,6 +720,12 @@ func (fr *fileResult) merge(one *fileResult, at pos) {
 	fr.others += one.others
 	if fr.config != nil {
 		fr.config.Append(one.config)
+	}
+	if fr.keepBlobs {
+		for _, b := range one.blobs {
+			b.Line = at.Line
+			fr.blobs = append(fr.blobs, b)
+		}
 	}
 }
 

@@ -61,10 +61,44 @@ func LoadPlacedWhole(ctx context.Context, fsys fs.FS) (*Placed, error) {
 }
 
 func loadPlaced(ctx context.Context, fsys fs.FS, whole bool) (*Placed, error) {
-	cat, err := load(ctx, fsys, Options{full: whole})
+	paths, walkErrs := listFiles(fsys)
+	opts := Options{full: whole}
+	if c := cacheFrom(ctx); c != nil {
+		// The same tree under another catalog root is the same Placed,
+		// shared read only as the files of the Cache are.
+		if k, ok := contentKey(fsys, paths, walkErrs, opts); ok {
+			what := byte('p')
+			if whole {
+				what = 'w'
+			}
+			v, err := c.tree(treeKey{sum: k, what: what}, func() (any, bool, error) {
+				cat, err := loadListed(ctx, fsys, paths, walkErrs, opts)
+				if err != nil {
+					return nil, false, err
+				}
+				return placedOf(fsys, cat, whole), cat.read(), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			return v.(*Placed), nil
+		}
+	}
+	return loadPlacedListed(ctx, fsys, paths, walkErrs, opts)
+}
+
+// loadPlacedListed is loadPlaced of the files paths that listFiles listed
+// in fsys.
+func loadPlacedListed(ctx context.Context, fsys fs.FS, paths []string, walkErrs []loadError, opts Options) (*Placed, error) {
+	cat, err := loadListed(ctx, fsys, paths, walkErrs, opts)
 	if err != nil {
 		return nil, err
 	}
+	return placedOf(fsys, cat, opts.full), nil
+}
+
+// placedOf is the Placed of cat, loaded from fsys, whole or not.
+func placedOf(fsys fs.FS, cat *catalog, whole bool) *Placed {
 	p := &Placed{fsys: fsys}
 	for _, e := range cat.walkErrs {
 		p.Unread = append(p.Unread, Place{File: e.File, Line: e.Line})
@@ -119,7 +153,7 @@ func loadPlaced(ctx context.Context, fsys fs.FS, whole bool) (*Placed, error) {
 			p.Deprecations = append(p.Deprecations, r.place())
 		}
 	}
-	return p, nil
+	return p
 }
 
 func (at pos) place() Place { return Place{File: at.File, Line: at.Line} }

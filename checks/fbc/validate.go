@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,10 +12,53 @@ import (
 )
 
 func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
-	cat, err := load(ctx, fsys, opts)
+	paths, walkErrs := listFiles(fsys)
+	if c := cacheFrom(ctx); c != nil {
+		// A tree validated already in the pass, under another catalog
+		// root, is not validated again.
+		if k, ok := contentKey(fsys, paths, walkErrs, opts); ok {
+			v, err := c.tree(treeKey{sum: k, what: 'v'}, func() (any, bool, error) {
+				cat, err := loadListed(ctx, fsys, paths, walkErrs, opts)
+				if err != nil {
+					return nil, false, err
+				}
+				return validateLoaded(fsys, cat), cat.read(), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			return v.(*Result).clone(), nil
+		}
+	}
+	return validateListed(ctx, fsys, paths, walkErrs, opts)
+}
+
+// clone is a copy of r that shares nothing a caller could change with r.
+func (r *Result) clone() *Result {
+	out := *r
+	out.Findings = slices.Clone(r.Findings)
+	out.Images = slices.Clone(r.Images)
+	out.PackageNames = slices.Clone(r.PackageNames)
+	if r.PackagePlaces != nil {
+		out.PackagePlaces = make(map[string][]Place, len(r.PackagePlaces))
+		for k, v := range r.PackagePlaces {
+			out.PackagePlaces[k] = slices.Clone(v)
+		}
+	}
+	return &out
+}
+
+// validateListed validates the files paths that listFiles listed in fsys.
+func validateListed(ctx context.Context, fsys fs.FS, paths []string, walkErrs []loadError, opts Options) (*Result, error) {
+	cat, err := loadListed(ctx, fsys, paths, walkErrs, opts)
 	if err != nil {
 		return nil, err
 	}
+	return validateLoaded(fsys, cat), nil
+}
+
+// validateLoaded validates cat, loaded from fsys.
+func validateLoaded(fsys fs.FS, cat *catalog) *Result {
 	res := &Result{}
 	var probs []problem
 	for _, e := range cat.walkErrs {
@@ -52,7 +96,7 @@ func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	probs = append(probs, modelProbs...)
 	refineLines(fsys, probs)
 	res.Findings = findings(probs)
-	return res, nil
+	return res
 }
 
 func packageNames(cat *catalog) ([]string, map[string][]Place) {

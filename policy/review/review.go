@@ -24,6 +24,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
@@ -279,22 +280,25 @@ func evaluate(ctx context.Context, pr *PR, group bool) (*Outcome, error) {
 		return nil, err
 	}
 	defer release()
+	// The owners evaluation and the checks decode the same changed files
+	// (their blobs, then their validation): under one cache, once.
+	pass := fbc.WithCache(ctx, fbc.NewCache())
 	if !group {
 		// The owners check and everything after it share one evaluation.
-		if st, err := pipeline.EvaluateOwners(ctx, in); err == nil {
+		if st, err := pipeline.EvaluateOwners(pass, in); err == nil {
 			o.Owners, in.Owners = st, st
 		}
 		o.Hold = holdOf(o.Policy, pr.Labels, o.Activity, o.Owners)
 	}
-	o.Report = pipeline.Run(ctx, in)
+	o.Report = pipeline.Run(pass, in)
 	// The graphs read what the release guard loaded; one that cannot be
 	// drawn leaves the picture out, never the verdict.
-	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(ctx, in)
+	o.Graphs, o.MoreGraphs, _ = pipeline.Graphs(pass, in)
 	if m := o.Policy.OLMv1; m == "" || m == policy.OLMv1Report {
 		// A section, not a verdict: one that cannot be read is left out.
-		o.Readiness, _ = pipeline.OLMv1Readiness(ctx, in)
+		o.Readiness, _ = pipeline.OLMv1Readiness(pass, in)
 	}
-	o.Cards, _ = pipeline.Cards(ctx, in)
+	o.Cards, _ = pipeline.Cards(pass, in)
 	// A read of either tree that got bytes other than the object git
 	// named leaves no verdict, whatever a check made of the failure.
 	if err := misread(pr); err != nil {

@@ -16,7 +16,11 @@ import (
 // the same changed files, and the App's next pull request for most of
 // them again. A hit still charges the file to the check's budget, as the
 // read it replaces would have.
-func fileBlobs(fsys fs.FS, p string) ([]fbc.Blob, error) {
+//
+// Under a review's cache the file is read as a whole load reads it, so
+// that the validation of the same file types none of its documents again
+// (fbc.Cache.Blobs).
+func fileBlobs(fsys fs.FS, p string, cache *fbc.Cache) ([]fbc.Blob, error) {
 	var id string
 	if fi, err := fs.Stat(fsys, p); err == nil && fi.Mode().IsRegular() {
 		id, _ = change.ObjectID(fi)
@@ -35,7 +39,7 @@ func fileBlobs(fsys fs.FS, p string) ([]fbc.Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	blobs := fbc.Blobs(data)
+	blobs := cache.Blobs(data)
 	if id != "" {
 		blobsCache.put(id, blobs)
 	}

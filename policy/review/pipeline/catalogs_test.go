@@ -2,11 +2,17 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -198,5 +204,105 @@ func TestGraphsAcrossCatalogs(t *testing.T) {
 	}
 	if gs[1].Root != "catalogs/v4.20" || gs[1].Roots != nil {
 		t.Errorf("second graph: root %s, roots %q; want catalogs/v4.20 alone", gs[1].Root, gs[1].Roots)
+	}
+}
+
+// objectTree is tree with each file named by its git object id, as a
+// tree of a git commit names it: what a pass makes of a catalog whose files
+// another catalog holds too is then made once (fbc.Cache).
+func objectTree(files map[string]string) fstest.MapFS {
+	m := tree(files)
+	for name, f := range m {
+		f.Sys = plumbing.ComputeHash(plumbing.BlobObject, f.Data)
+		m[name] = f
+	}
+	return m
+}
+
+// TestSameTreesAcrossCatalogs: a change to a package in the catalog of each
+// OpenShift version, most of them the same files, is judged, drawn and
+// reported exactly as when no catalog's files are known to be another's,
+// within the limits too: every catalog's files count against
+// limits.catalogBytes, whichever catalog's judgement serves them.
+func TestSameTreesAcrossCatalogs(t *testing.T) {
+	bumped := strings.Replace(fooCatalog, "foo.v1.0.0", "foo.v1.0.1", -1)
+	base, head := map[string]string{}, map[string]string{}
+	for _, c := range []string{"v4.17", "v4.18", "v4.19", "v4.20", "v4.21"} {
+		base["catalogs/"+c+"/foo/catalog.yaml"] = fooCatalog
+		head["catalogs/"+c+"/foo/catalog.yaml"] = bumped
+	}
+	head["catalogs/v4.20/foo/catalog.yaml"] = strings.Replace(fooCatalog, "foo.v1.0.0", "foo.v2.0.0", -1)
+	head["catalogs/v4.21/foo/catalog.yaml"] = badDefault(bumped)
+	for _, tt := range []struct {
+		name   string
+		limits string
+	}{
+		{"no limit", ""},
+		// Three copies of the package fit, the rest do not.
+		{"past limits.catalogBytes", fmt.Sprintf("limits:\n  catalogBytes: %d\n", 3*len(fooCatalog)+3*len(bumped)+10)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			type outcome struct {
+				Report    checks.Report
+				Graphs    []Graph
+				More      int
+				Readiness []Readiness
+				Cards     []Card
+				Errors    []string
+			}
+			judge := func(trees func(map[string]string) fstest.MapFS) outcome {
+				pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"+tt.limits))
+				if len(findings) > 0 {
+					t.Fatal(findings)
+				}
+				pol, targets, err := pol.Resolved(trees(base), trees(head))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := &Input{Change: diff(base, head, nil), Base: trees(base), Head: trees(head), Policy: pol, Targets: targets}
+				ctx := fbc.WithCache(context.Background(), fbc.NewCache())
+				var o outcome
+				o.Report = Run(ctx, in)
+				// The sections are left out where the touched packages
+				// cannot all be read: past the limit, say.
+				var errs [3]error
+				o.Graphs, o.More, errs[0] = Graphs(ctx, in)
+				o.Readiness, errs[1] = OLMv1Readiness(ctx, in)
+				o.Cards, errs[2] = Cards(ctx, in)
+				for _, err := range errs {
+					if err != nil {
+						o.Errors = append(o.Errors, err.Error())
+					}
+				}
+				return o
+			}
+			want, got := judge(tree), judge(objectTree)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("with the files' object ids:\n%+v\nwant, without them,\n%+v", got, want)
+			}
+			fbcResult := func(o outcome) checks.Result {
+				for _, r := range o.Report.Results {
+					if r.Name == FBCName {
+						return r
+					}
+				}
+				t.Fatalf("no %s result", FBCName)
+				return checks.Result{}
+			}
+			// The comparison means something only if the change is judged
+			// in every catalog: the broken one fails it.
+			if r := fbcResult(want); r.Conclusion != checks.Failure || !slices.ContainsFunc(r.Findings, func(f checks.Finding) bool {
+				return strings.HasPrefix(f.File, "catalogs/v4.21/")
+			}) {
+				t.Errorf("the broken catalog was not found: %s %+v", r.Conclusion, r.Findings)
+			}
+			limited := slices.ContainsFunc(fbcResult(want).Findings, func(f checks.Finding) bool { return f.Rule == RuleLimitCatalogBytes })
+			if limited != (tt.limits != "") {
+				t.Errorf("a %s finding: %t, want %t", RuleLimitCatalogBytes, limited, tt.limits != "")
+			}
+			if tt.limits == "" && (len(want.Graphs) == 0 || len(want.Cards) == 0 || len(want.Readiness) == 0) {
+				t.Errorf("%d graphs, %d readiness sections and %d cards; the comparison means little", len(want.Graphs), len(want.Readiness), len(want.Cards))
+			}
+		})
 	}
 }

@@ -100,7 +100,7 @@ func holds(fsys fs.FS, dir, pkg string) (bool, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		blobs, err := fileBlobs(fsys, p)
+		blobs, err := fileBlobs(fsys, p, nil)
 		if err != nil {
 			return err
 		}

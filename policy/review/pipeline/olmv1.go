@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/olmv1"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -63,14 +64,30 @@ func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
 		return nil, err
 	}
 	var out []Readiness
+	// Catalogs that hold the same files load to the same trees: each is
+	// judged once.
+	type judgement struct {
+		p    *fbc.Placed
+		pkgs string
+	}
+	judged := map[judgement]*olmv1.Result{}
+	check := func(p *fbc.Placed, pkgs []string) *olmv1.Result {
+		k := judgement{p, strings.Join(pkgs, "\x00")}
+		res, ok := judged[k]
+		if !ok {
+			res = olmv1.Check(p, olmv1.Options{Packages: pkgs, Memo: &in.olmv1Memo})
+			judged[k] = res
+		}
+		return res
+	}
 	for _, c := range cats {
 		if len(c.pkgs) == 0 {
 			continue
 		}
-		head := olmv1.Check(c.head, olmv1.Options{Packages: c.pkgs, Memo: &in.olmv1Memo})
+		head := check(c.head, c.pkgs)
 		var base *olmv1.Result
 		if c.base != nil {
-			base = olmv1.Check(c.base, olmv1.Options{Packages: c.pkgs, Memo: &in.olmv1Memo})
+			base = check(c.base, c.pkgs)
 		}
 		for _, name := range c.pkgs {
 			r := Readiness{Root: c.root, Package: name, Head: packageOf(head, name)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
 )
 
@@ -72,7 +73,7 @@ func EvaluateOwners(ctx context.Context, in *Input) (*owners.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OWNERS files at %s: %w", in.Change.BaseSHA, err)
 	}
-	pkgs, err := TouchedPackages(in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
+	pkgs, err := touchedPackages(fbc.CacheFrom(ctx), in.Change, in.Base, in.Head, in.Policy.Catalog.Roots, in.Policy.Catalog.Layout)
 	if err != nil {
 		return nil, err
 	}

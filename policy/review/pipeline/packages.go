@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/owners"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -28,6 +29,13 @@ import (
 // blobs; a blob's package is at home in <root>/<package>/ of the root it
 // sits in.
 func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout string) ([]owners.PackageTouch, error) {
+	return touchedPackages(nil, c, base, head, roots, layout)
+}
+
+// touchedPackages is TouchedPackages that reads the changed files under
+// cache, which a whole load of them later in the pass shares (see
+// fbc.Cache.Blobs); nil reads them on their own.
+func touchedPackages(cache *fbc.Cache, c *change.Change, base, head fs.FS, roots []string, layout string) ([]owners.PackageTouch, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -58,7 +66,7 @@ func TouchedPackages(c *change.Change, base, head fs.FS, roots []string, layout 
 				if !ok || fsys == nil {
 					continue
 				}
-				blobs, err := fileBlobs(fsys, p)
+				blobs, err := fileBlobs(fsys, p, cache)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					continue

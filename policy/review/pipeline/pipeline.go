@@ -151,8 +151,12 @@ func Run(ctx context.Context, in *Input) checks.Report {
 	}
 	in.bind()
 	// The checks of a pass decode the same catalog files (validation, the
-	// release guard, its neighbouring catalogs): once each.
-	ctx = fbc.WithCache(ctx, fbc.NewCache())
+	// release guard, its neighbouring catalogs): once each. A caller that
+	// evaluated the owners under a cache (review.Evaluate) passes it on:
+	// the owners evaluation typed the changed files' documents already.
+	if fbc.CacheFrom(ctx) == nil {
+		ctx = fbc.WithCache(ctx, fbc.NewCache())
+	}
 	if limit := in.Policy.Limits.CheckTimeout; limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit, &DeadlineError{Limit: limit})

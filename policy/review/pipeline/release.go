@@ -46,6 +46,13 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	var guard []checks.Finding
 	judged, unread := 0, 0
+	// Catalogs that hold the same files load to the same trees (see
+	// fbc.LoadPlacedWhole): one judgement serves them all.
+	type judgement struct {
+		base, head *fbc.Placed
+		pkgs       string
+	}
+	judged1 := map[judgement][]checks.Finding{}
 	for _, c := range cats {
 		if c.base == nil || len(c.pkgs) == 0 {
 			// A catalog loaded only for the continuity of its
@@ -54,7 +61,12 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		}
 		judged += len(c.pkgs)
 		unread += len(c.head.Unread)
-		found := release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
+		k := judgement{c.base, c.head, strings.Join(c.pkgs, "\x00")}
+		found, ok := judged1[k]
+		if !ok {
+			found = release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
+			judged1[k] = found
+		}
 		guard = append(guard, prefixed(found, c.root)...)
 	}
 	// The reference list's entries are guarded as the catalog's
@@ -461,7 +473,7 @@ func basePackages(in *Input, root string) []string {
 			if r, ok := rootOf(p, []string{root}); p == "" || !ok || r != root {
 				continue
 			}
-			blobs, err := fileBlobs(in.Base, p)
+			blobs, err := fileBlobs(in.Base, p, nil)
 			if err != nil {
 				continue // absent on the base; unreadable ones fail TouchedPackages
 			}
@@ -565,14 +577,28 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 	// version) draws the same picture in each: it is drawn once, with
 	// every catalog it stands for.
 	same := map[[4]string]int{}
+	// Catalogs that hold the same files load to the same trees: their
+	// pictures are drawn once.
+	type drawing struct {
+		base, head *fbc.Placed
+		pkg        string
+	}
+	drawn := map[drawing][]*graph.Picture{}
 	for _, c := range cats {
 		for _, pkg := range c.pkgs {
-			opts := graph.Options{Package: pkg}
-			if c.base != nil {
-				opts.Base = &c.base.Config
+			k := drawing{c.base, c.head, pkg}
+			pics, ok := drawn[k]
+			if !ok {
+				opts := graph.Options{Package: pkg}
+				if c.base != nil {
+					opts.Base = &c.base.Config
+				}
+				if pics, err = graph.Pictures(&c.head.Config, opts); err != nil {
+					pics = nil
+				}
+				drawn[k] = pics
 			}
-			pics, err := graph.Pictures(&c.head.Config, opts)
-			if err != nil {
+			if pics == nil {
 				continue // no channel left on the head: the guard says what went
 			}
 			for _, p := range pics {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/storefront"
 )
 
@@ -23,11 +24,27 @@ func Cards(ctx context.Context, in *Input) ([]Card, error) {
 		return nil, err
 	}
 	var out []Card
+	// Catalogs that hold the same files load to the same trees: a
+	// package's card is made once for all of them.
+	type made struct {
+		p    *fbc.Placed
+		name string
+	}
+	cards := map[made]*storefront.Card{}
+	of := func(p *fbc.Placed, name string) *storefront.Card {
+		k := made{p, name}
+		card, ok := cards[k]
+		if !ok {
+			card = storefront.Of(&p.Config, name)
+			cards[k] = card
+		}
+		return card
+	}
 	for _, c := range cats {
 		for _, name := range c.pkgs {
-			card := Card{Root: c.root, Package: name, Head: storefront.Of(&c.head.Config, name)}
+			card := Card{Root: c.root, Package: name, Head: of(c.head, name)}
 			if c.base != nil {
-				card.Base = storefront.Of(&c.base.Config, name)
+				card.Base = of(c.base, name)
 			}
 			if card.Base != nil || card.Head != nil {
 				out = append(out, card)
