@@ -40,8 +40,13 @@ type CIYAMLRead struct {
 	// Path is the file's path, operators/<package>/ci.yaml; Package its
 	// directory's name.
 	Path, Package string
-	CI            *CIYAML
-	Findings      []checks.Finding
+	// Dir is the git tree id of the package's directory, "" when not
+	// known: the same id names the same ci.yaml (its bytes and that it is
+	// no link), so what was read under it holds for another operators
+	// tree that lists the directory with that id (ReadOperatorsFrom).
+	Dir      string
+	CI       *CIYAML
+	Findings []checks.Finding
 }
 
 // OperatorsTree is the git tree id under which what ReadOperators reads
@@ -90,6 +95,19 @@ func notLinked(fsys fs.FS, dir, name string) bool {
 // pass, so that a reader of its other keys (the policy's catalog mapping)
 // decodes it no second time; it must only read the nodes.
 func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) (*Operators, error) {
+	return ReadOperatorsFrom(fsys, nil, also, nil)
+}
+
+// ReadOperatorsFrom is ReadOperators that takes from prev, what was read
+// of another operators tree (an ancestor's, kept by a reader before), the
+// file of every package directory that tree listed with the same git tree
+// id, rather than reading it: in a repository where each pull request
+// adds a bundle directory to one package, the next base differs from the
+// last in a directory or two of several hundred. reused, when not nil, is
+// told each package taken so, in the order also would have been told it;
+// also is told only the files read. prev is used only when both trees are
+// git trees that the ids cover (see Operators.Tree).
+func ReadOperatorsFrom(fsys fs.FS, prev *Operators, also func(pkg, file string, s *yamlnode.Stream), reused func(pkg string)) (*Operators, error) {
 	ops := &Operators{Tree: OperatorsTree(fsys)}
 	entries, err := fs.ReadDir(fsys, OperatorsDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -98,8 +116,28 @@ func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) 
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", OperatorsDir, err)
 	}
+	var known map[string]*CIYAMLRead
+	if prev != nil && prev.Tree != "" && ops.Tree != "" {
+		known = make(map[string]*CIYAMLRead, len(prev.Files))
+		for i := range prev.Files {
+			if f := &prev.Files[i]; f.Dir != "" {
+				known[f.Package] = f
+			}
+		}
+	}
 	for _, e := range entries {
 		if !e.IsDir() {
+			continue
+		}
+		dir := ""
+		if info, err := e.Info(); err == nil {
+			dir, _ = change.ObjectID(info)
+		}
+		if f, ok := known[e.Name()]; ok && dir == f.Dir {
+			ops.Files = append(ops.Files, *f)
+			if reused != nil {
+				reused(e.Name())
+			}
 			continue
 		}
 		name := OperatorsDir + "/" + e.Name() + "/" + CIYAMLFile
@@ -130,7 +168,7 @@ func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) 
 		if also != nil {
 			also(e.Name(), name, s)
 		}
-		ops.Files = append(ops.Files, CIYAMLRead{Path: name, Package: e.Name(), CI: c, Findings: p.findings})
+		ops.Files = append(ops.Files, CIYAMLRead{Path: name, Package: e.Name(), Dir: dir, CI: c, Findings: p.findings})
 	}
 	return ops, nil
 }
@@ -140,6 +178,7 @@ func ReadOperators(fsys fs.FS, also func(pkg, file string, s *yamlnode.Stream)) 
 type ciyamlRecord struct {
 	Path      string           `json:"path"`
 	Package   string           `json:"package"`
+	Dir       string           `json:"dir,omitempty"`
 	Broken    bool             `json:"broken,omitempty"`
 	Line      int              `json:"line,omitempty"`
 	Reviewers []string         `json:"reviewers,omitempty"`
@@ -149,7 +188,7 @@ type ciyamlRecord struct {
 
 // MarshalJSON writes everything Load uses of the file.
 func (f CIYAMLRead) MarshalJSON() ([]byte, error) {
-	rec := ciyamlRecord{Path: f.Path, Package: f.Package, Broken: f.CI == nil, Findings: f.Findings}
+	rec := ciyamlRecord{Path: f.Path, Package: f.Package, Dir: f.Dir, Broken: f.CI == nil, Findings: f.Findings}
 	if c := f.CI; c != nil {
 		rec.Line, rec.Reviewers = c.Line, c.Reviewers
 		for _, l := range c.Reviewers {
@@ -166,10 +205,11 @@ func (f *CIYAMLRead) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return err
 	}
-	if rec.Package == "" || strings.Contains(rec.Package, "/") || rec.Path != OperatorsDir+"/"+rec.Package+"/"+CIYAMLFile || len(rec.Lines) != len(rec.Reviewers) || rec.Broken && len(rec.Reviewers) > 0 {
+	if rec.Package == "" || strings.Contains(rec.Package, "/") || rec.Path != OperatorsDir+"/"+rec.Package+"/"+CIYAMLFile || len(rec.Lines) != len(rec.Reviewers) || rec.Broken && len(rec.Reviewers) > 0 ||
+		rec.Dir != "" && !isObjectID(rec.Dir) {
 		return fmt.Errorf("ci.yaml record of %q: inconsistent", rec.Path)
 	}
-	*f = CIYAMLRead{Path: rec.Path, Package: rec.Package, Findings: rec.Findings}
+	*f = CIYAMLRead{Path: rec.Path, Package: rec.Package, Dir: rec.Dir, Findings: rec.Findings}
 	if !rec.Broken {
 		c := &CIYAML{Path: rec.Path, Package: rec.Package, Line: rec.Line, Reviewers: rec.Reviewers}
 		if len(rec.Reviewers) > 0 {
@@ -181,4 +221,18 @@ func (f *CIYAMLRead) UnmarshalJSON(data []byte) error {
 		f.CI = c
 	}
 	return nil
+}
+
+// isObjectID says whether s is a git object id as a tree lists it: 40
+// lower-case hex digits.
+func isObjectID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -199,10 +199,20 @@ func pipelinesTemplates(fsys fs.FS, records Records) (*operatorsRecord, error) {
 		return rec, nil
 	}
 	rec := &operatorsRecord{Format: operatorsFormat}
-	ops, err := owners.ReadOperators(fsys, func(pkg, file string, s *yamlnode.Stream) {
+	// The packages whose directories did not change since the record
+	// derived last (an ancestor's) are taken from it, mappings and all.
+	var prev *operatorsRecord
+	var prevOps *owners.Operators
+	if tree != "" {
+		if prev = nearest(records); prev != nil {
+			prevOps = prev.Operators
+		}
+	}
+	ops, err := owners.ReadOperatorsFrom(fsys, prevOps, func(pkg, file string, s *yamlnode.Stream) {
 		t, n := catalogMapping(file, pkg, s)
-		rec.Templates = append(rec.Templates, t...)
-		rec.Notes = append(rec.Notes, n...)
+		rec.add(pkg, mapping{Templates: t, Notes: n})
+	}, func(pkg string) {
+		rec.add(pkg, prev.Mappings[pkg])
 	})
 	if err != nil {
 		return nil, err

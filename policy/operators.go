@@ -15,9 +15,14 @@ import (
 // (policy/review/pkgindex's Store is one, in the package index's
 // directory). LoadRecord returns only a record saved whole for exactly
 // that kind and tree; anything damaged or of another tree is not found.
+//
+// NearestRecord returns the record of kind saved last, whatever its tree:
+// one derived from an ancestor of the tree asked for, as a rule, from
+// which what did not change is taken (ReadOperatorsFrom).
 type Records interface {
 	LoadRecord(kind, tree string) ([]byte, bool)
 	SaveRecord(kind, tree string, data []byte) error
+	NearestRecord(kind string) (tree string, data []byte, ok bool)
 }
 
 // operatorsKind names the operators record among Records'.
@@ -26,21 +31,45 @@ const operatorsKind = "operators"
 // operatorsFormat is the version of the record's content; a record of
 // another is derived again. Change it whenever what is derived from a
 // ci.yaml changes (a finding's wording, a new key read).
-const operatorsFormat = "catalogbot-operators 1"
+const operatorsFormat = "catalogbot-operators 2"
 
 // operatorsRecord is everything derived from one operators directory:
 // the templates its packages' ci.yaml files map and the notes about them,
 // and the files as owners.Load reads them. Shared by every check of a
 // base with that tree, so never changed once made.
 type operatorsRecord struct {
-	Format    string            `json:"format"`
-	Templates []Template        `json:"templates,omitempty"`
-	Notes     []checks.Finding  `json:"notes,omitempty"`
-	Operators *owners.Operators `json:"operators"`
+	Format string `json:"format"`
+	// Templates and Notes are those of every package, in the order of
+	// Operators.Files; Mappings holds them by package, for a record
+	// derived from this one, and is what is saved.
+	Templates []Template         `json:"-"`
+	Notes     []checks.Finding   `json:"-"`
+	Mappings  map[string]mapping `json:"mappings,omitempty"`
+	Operators *owners.Operators  `json:"operators"`
 	// saved says the record is in a Records already: one derived by a
 	// reader that had none (the App's publish) is saved by the first
 	// that has one.
 	saved atomic.Bool
+}
+
+// mapping is what one package's ci.yaml maps and says about it.
+type mapping struct {
+	Templates []Template       `json:"templates,omitempty"`
+	Notes     []checks.Finding `json:"notes,omitempty"`
+}
+
+// add records pkg's templates and notes, after those of the packages
+// before it.
+func (rec *operatorsRecord) add(pkg string, m mapping) {
+	if len(m.Templates) == 0 && len(m.Notes) == 0 {
+		return
+	}
+	if rec.Mappings == nil {
+		rec.Mappings = map[string]mapping{}
+	}
+	rec.Mappings[pkg] = m
+	rec.Templates = append(rec.Templates, m.Templates...)
+	rec.Notes = append(rec.Notes, m.Notes...)
 }
 
 // maxOperatorsKept bounds the records kept in memory: a service checks
@@ -77,6 +106,16 @@ func (k *keptRecords) put(tree string, rec *operatorsRecord) {
 	}
 	k.m[tree] = rec
 	k.order = append(k.order, tree)
+}
+
+// latest is the record put last, nil for none.
+func (k *keptRecords) latest() *operatorsRecord {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.order) == 0 {
+		return nil
+	}
+	return k.m[k.order[len(k.order)-1]]
 }
 
 func (k *keptRecords) reset() {
@@ -149,5 +188,38 @@ func decodeOperators(data []byte, tree string) (*operatorsRecord, error) {
 	if rec.Format != operatorsFormat || rec.Operators == nil || rec.Operators.Tree != tree {
 		return nil, errOperatorsRecord
 	}
+	// The lists in the files' order, as they were derived.
+	mappings := rec.Mappings
+	rec.Mappings = nil
+	for _, f := range rec.Operators.Files {
+		if m, ok := mappings[f.Package]; ok {
+			rec.add(f.Package, m)
+			delete(mappings, f.Package)
+		}
+	}
+	if len(mappings) > 0 {
+		return nil, errOperatorsRecord
+	}
 	return &rec, nil
+}
+
+// nearest is the record derived last, in this process or saved in
+// records: an ancestor's, as a rule, from which a new operators tree takes
+// the files of the package directories that did not change. nil for none.
+func nearest(records Records) *operatorsRecord {
+	if rec := operatorsKept.latest(); rec != nil {
+		return rec
+	}
+	if records == nil {
+		return nil
+	}
+	tree, data, ok := records.NearestRecord(operatorsKind)
+	if !ok {
+		return nil
+	}
+	rec, err := decodeOperators(data, tree)
+	if err != nil {
+		return nil
+	}
+	return rec
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -89,7 +91,7 @@ func TestOperatorsKept(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: Load derives\n%s\nwant\n%s", what, got, want)
 		}
-		if ops == nil || ops.Tree == "" || !reflect.DeepEqual(ops.Files, plain.Files) {
+		if ops == nil || ops.Tree == "" || !reflect.DeepEqual(withoutDirs(ops.Files), plain.Files) {
 			t.Errorf("%s: the ci.yaml files for the owners check are %+v, want %+v", what, ops, plain)
 		}
 		if n := tree.Reads(); n != reads {
@@ -136,6 +138,97 @@ func TestOperatorsKept(t *testing.T) {
 	}
 	operatorsKept.reset()
 	check("with another tree's record on disk", 5)
+}
+
+// withoutDirs is files without their directories' tree ids, which a tree
+// that is not git (plain) has none of.
+func withoutDirs(files []owners.CIYAMLRead) []owners.CIYAMLRead {
+	out := slices.Clone(files)
+	for i := range out {
+		if out[i].Dir == "" {
+			return nil // a file read from git without its directory's id
+		}
+		out[i].Dir = ""
+	}
+	return out
+}
+
+// TestOperatorsFromNearest: a new operators tree (the next base) takes
+// from the record derived last, in the process or on disk, every package
+// whose directory has the same tree id, and reads only the ci.yaml files
+// of the directories that changed or are new: what it derives is what a
+// reading of every file derives. A record on disk that cannot be trusted
+// is not taken.
+func TestOperatorsFromNearest(t *testing.T) {
+	t.Cleanup(operatorsKept.reset)
+	ancestor := operatorsFiles(t)
+	next := maps.Clone(ancestor)
+	// One package's directory changes without its ci.yaml (a bundle
+	// added), one's ci.yaml changes, one is new, one is gone.
+	next["operators/konflux/1.0.1/manifests/csv.yaml"] = &fstest.MapFile{Data: []byte("kind: ClusterServiceVersion\n")}
+	next["operators/noreviewers/ci.yaml"] = &fstest.MapFile{Data: []byte("reviewers:\n  - somebody\n")}
+	next["operators/added/ci.yaml"] = &fstest.MapFile{Data: []byte("fbc:\n  enabled: true\n  catalog_mapping: nope\n")}
+	delete(next, "operators/broken/ci.yaml")
+	want, plain := derived(t, next, LoadOptions{})
+	if !strings.Contains(want, "operators/added/ci.yaml") || strings.Contains(want, "operators/broken/ci.yaml") {
+		t.Fatalf("the next tree's notes are not its own:\n%s", want)
+	}
+
+	for _, where := range []string{"in the process", "on disk"} {
+		t.Run(where, func(t *testing.T) {
+			operatorsKept.reset()
+			store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := LoadOptions{Records: store}
+			derived(t, gitOf(t, ancestor), o)
+			if where == "on disk" {
+				operatorsKept.reset()
+			}
+			tree := &changetest.CountingFS{FS: gitOf(t, next), Match: isCIYAML}
+			got, ops := derived(t, tree, o)
+			if got != want {
+				t.Errorf("derived from the ancestor's record\n%s\nwant\n%s", got, want)
+			}
+			if ops == nil || !reflect.DeepEqual(withoutDirs(ops.Files), plain.Files) {
+				t.Errorf("the ci.yaml files for the owners check are %+v, want %+v", ops, plain)
+			}
+			// konflux (its directory changed), noreviewers and added.
+			if n := tree.Reads(); n != 3 {
+				t.Errorf("%d ci.yaml files read, want 3", n)
+			}
+			// The next process takes the next tree's own record.
+			operatorsKept.reset()
+			tree.Reset()
+			if again, _ := derived(t, tree, o); again != want || tree.Reads() != 0 {
+				t.Errorf("the next tree's record, kept: %d reads, derived\n%s", tree.Reads(), again)
+			}
+		})
+	}
+
+	t.Run("an untrusted record on disk", func(t *testing.T) {
+		operatorsKept.reset()
+		store, err := pkgindex.Open(t.TempDir(), pkgindex.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := LoadOptions{Records: store}
+		_, ops := derived(t, gitOf(t, ancestor), o)
+		operatorsKept.reset()
+		recordFile := filepath.Join(store.Dir(), ops.Tree+".operators.rec")
+		data, err := os.ReadFile(recordFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(recordFile, []byte(strings.Replace(string(data), `"gpillon"`, `"mallory"`, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tree := &changetest.CountingFS{FS: gitOf(t, next), Match: isCIYAML}
+		if got, _ := derived(t, tree, o); got != want || tree.Reads() != 5 {
+			t.Errorf("with a damaged ancestor's record: %d reads, derived\n%s", tree.Reads(), got)
+		}
+	})
 }
 
 // TestOperatorsConcurrent: checks of one base side by side (the App's)

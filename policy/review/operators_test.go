@@ -21,7 +21,9 @@ import (
 func TestOperatorsReadOnce(t *testing.T) {
 	base := pipelinesRepo(t)
 	// A tree no other test, nor an earlier run of this one in the
-	// process, has read: its ci.yaml files are read at least once.
+	// process, has read: its new ci.yaml is read once. The others may
+	// come from a record another test's tree left in the process (a
+	// directory with the same tree id holds the same file).
 	base["operators/zz-this-run/ci.yaml"] = fmt.Sprintf("reviewers: [alice]\n# %s %d\n", t.Name(), time.Now().UnixNano())
 	files := 0
 	for p := range base {
@@ -53,7 +55,10 @@ func TestOperatorsReadOnce(t *testing.T) {
 		if !o.Valid() {
 			t.Fatalf("policy findings: %+v", o.PolicyFindings)
 		}
-		if n := counted.Reads(); n != want {
+		switch n := counted.Reads(); {
+		case i == 0 && (n < 1 || n > want):
+			t.Errorf("review 1 read %d ci.yaml files, want 1 to %d (the base has %d)", n, want, files)
+		case i > 0 && n != want:
 			t.Errorf("review %d read %d ci.yaml files, want %d (the base has %d)", i+1, n, want, files)
 		}
 		out, err := json.Marshal(map[string]any{"owners": o.Owners, "report": o.Report})

@@ -68,7 +68,34 @@ func (s *Store) SaveRecord(kind, tree string, data []byte) error {
 	if err := writeAtomic(s.dir, s.recordFile(kind, tree), encodeRecord(kind, tree, data)); err != nil {
 		return fmt.Errorf("package index: %w", err)
 	}
+	if err := writeAtomic(s.dir, s.latestFile(kind), []byte(tree+"\n")); err != nil {
+		return fmt.Errorf("package index: %w", err)
+	}
 	return s.trim()
+}
+
+// latestFile names the tree whose record of kind was saved last.
+func (s *Store) latestFile(kind string) string {
+	return filepath.Join(s.dir, "latest-"+kind)
+}
+
+// NearestRecord returns the record of kind saved last and the tree id it
+// is of, or false when there is none that can be trusted: a reader of a
+// new tree takes from it what the two trees share, as Nearest's index is
+// for a catalog root. The record is checked as LoadRecord checks it.
+func (s *Store) NearestRecord(kind string) (tree string, data []byte, ok bool) {
+	if s == nil || !isKind(kind) {
+		return "", nil, false
+	}
+	b, err := os.ReadFile(s.latestFile(kind))
+	if err != nil {
+		return "", nil, false
+	}
+	tree = strings.TrimSpace(string(b))
+	if data, ok = s.LoadRecord(kind, tree); !ok {
+		return "", nil, false
+	}
+	return tree, data, true
 }
 
 // The format of a record file:
