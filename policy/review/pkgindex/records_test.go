@@ -120,3 +120,38 @@ func TestRecordStore(t *testing.T) {
 		t.Error("the package index went with the records")
 	}
 }
+
+// TestNearestRecord: NearestRecord is the record of a kind saved last,
+// whatever its tree, checked as LoadRecord checks it; none of another
+// kind, none before any was saved, none once the last is damaged.
+func TestNearestRecord(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.NearestRecord("operators"); ok {
+		t.Fatal("a nearest record before any was saved")
+	}
+	for _, r := range []struct{ tree, body string }{{rootA, `{"a":1}`}, {rootB, `{"b":2}`}} {
+		if err := s.SaveRecord("operators", r.tree, []byte(r.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tree, data, ok := s.NearestRecord("operators"); !ok || tree != rootB || string(data) != `{"b":2}` {
+		t.Errorf("NearestRecord = %s %q %t, want the last saved, %s", tree, data, ok, rootB)
+	}
+	if _, _, ok := s.NearestRecord("pkgs"); ok {
+		t.Error("a nearest record of a kind never saved")
+	}
+	name := s.recordFile("operators", rootB)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(strings.Replace(string(data), `"b":2`, `"b":3`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tree, data, ok := s.NearestRecord("operators"); ok {
+		t.Errorf("a damaged last record was taken: %s %q", tree, data)
+	}
+}
