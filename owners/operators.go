@@ -206,7 +206,7 @@ func (f *CIYAMLRead) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	if rec.Package == "" || strings.Contains(rec.Package, "/") || rec.Path != OperatorsDir+"/"+rec.Package+"/"+CIYAMLFile || len(rec.Lines) != len(rec.Reviewers) || rec.Broken && len(rec.Reviewers) > 0 ||
-		rec.Dir != "" && !isObjectID(rec.Dir) {
+		rec.Dir != "" && !change.IsObjectID(rec.Dir) {
 		return fmt.Errorf("ci.yaml record of %q: inconsistent", rec.Path)
 	}
 	*f = CIYAMLRead{Path: rec.Path, Package: rec.Package, Dir: rec.Dir, Findings: rec.Findings}
@@ -221,18 +221,4 @@ func (f *CIYAMLRead) UnmarshalJSON(data []byte) error {
 		f.CI = c
 	}
 	return nil
-}
-
-// isObjectID says whether s is a git object id as a tree lists it: 40
-// lower-case hex digits.
-func isObjectID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -760,3 +760,17 @@ func ObjectID(fi fs.FileInfo) (id string, ok bool) {
 	}
 	return "", false
 }
+
+// IsObjectID says whether s is a git object id as git writes one: 40
+// (SHA-1) or 64 (SHA-256) lower-case hex digits.
+func IsObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

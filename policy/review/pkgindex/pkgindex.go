@@ -39,6 +39,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/checks/change"
 )
 
 // version is the format of the files; a file of another is ignored.
@@ -122,7 +124,7 @@ func (s *Store) scopeFile(scope string) string {
 // Load returns the index saved for the root tree id tree, or false when
 // there is none that can be trusted to be it.
 func (s *Store) Load(tree string) (*Root, bool) {
-	if s == nil || !isID(tree) {
+	if s == nil || !change.IsObjectID(tree) {
 		return nil, false
 	}
 	name := s.rootFile(tree)
@@ -142,7 +144,7 @@ func (s *Store) Load(tree string) (*Root, bool) {
 
 // Has says whether the store holds a file for the root tree id tree.
 func (s *Store) Has(tree string) bool {
-	if s == nil || !isID(tree) {
+	if s == nil || !change.IsObjectID(tree) {
 		return false
 	}
 	_, err := os.Stat(s.rootFile(tree))
@@ -171,7 +173,7 @@ func (s *Store) Save(scope string, r *Root) error {
 	if s == nil {
 		return nil
 	}
-	if !isID(r.Tree) {
+	if !change.IsObjectID(r.Tree) {
 		return fmt.Errorf("package index: %q is not a git object id", r.Tree)
 	}
 	if err := writeAtomic(s.dir, s.rootFile(r.Tree), encode(r)); err != nil {
@@ -273,7 +275,7 @@ func encode(r *Root) []byte {
 	fmt.Fprintf(&b, "%s\nroot\t%s\nsalt\t%s\n", version, r.Tree, r.Salt)
 	entries := slices.SortedFunc(slices.Values(r.Entries), func(a, b Entry) int { return strings.Compare(a.Dir, b.Dir) })
 	for _, e := range entries {
-		if !plain(e.Dir) || !isID(e.Tree) || slices.ContainsFunc(e.Packages, func(p string) bool { return !plain(p) }) {
+		if !plain(e.Dir) || !change.IsObjectID(e.Tree) || slices.ContainsFunc(e.Packages, func(p string) bool { return !plain(p) }) {
 			continue
 		}
 		b.WriteString("dir\t" + e.Dir + "\t" + e.Tree)
@@ -314,11 +316,11 @@ func decode(data []byte) (*Root, error) {
 			if line != version {
 				return nil, errFormat
 			}
-		case i == 1 && len(f) == 2 && f[0] == "root" && isID(f[1]):
+		case i == 1 && len(f) == 2 && f[0] == "root" && change.IsObjectID(f[1]):
 			r.Tree = f[1]
 		case i == 2 && len(f) == 2 && f[0] == "salt":
 			r.Salt = f[1]
-		case i > 2 && len(f) >= 3 && f[0] == "dir" && isID(f[2]):
+		case i > 2 && len(f) >= 3 && f[0] == "dir" && change.IsObjectID(f[2]):
 			if n := len(r.Entries); n > 0 && r.Entries[n-1].Dir >= f[1] {
 				return nil, errFormat
 			}
@@ -347,17 +349,3 @@ func cutLastLine(data []byte) (body []byte, last string, ok bool) {
 
 // plain says whether s can be a field: not empty, no tab, no line break.
 func plain(s string) bool { return s != "" && !strings.ContainsAny(s, "\t\n\r") }
-
-// isID accepts a git object id: 40 (SHA-1) or 64 (SHA-256) lower-case hex
-// digits.
-func isID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}

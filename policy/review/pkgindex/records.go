@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/checks/change"
 )
 
 // Besides package indexes a Store keeps records: a value some reader
@@ -38,7 +40,7 @@ func (s *Store) recordFile(kind, tree string) string {
 // LoadRecord returns the record of kind saved for the git tree id tree,
 // or false when there is none that can be trusted to be it.
 func (s *Store) LoadRecord(kind, tree string) ([]byte, bool) {
-	if s == nil || !isKind(kind) || !isID(tree) {
+	if s == nil || !isKind(kind) || !change.IsObjectID(tree) {
 		return nil, false
 	}
 	name := s.recordFile(kind, tree)
@@ -62,7 +64,7 @@ func (s *Store) SaveRecord(kind, tree string, data []byte) error {
 	if s == nil {
 		return nil
 	}
-	if !isKind(kind) || !isID(tree) {
+	if !isKind(kind) || !change.IsObjectID(tree) {
 		return fmt.Errorf("package index: record %q of %q: not a record kind and git object id", kind, tree)
 	}
 	if err := writeAtomic(s.dir, s.recordFile(kind, tree), encodeRecord(kind, tree, data)); err != nil {
