@@ -52,7 +52,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		base, head *fbc.Placed
 		pkgs       string
 	}
-	judged1 := map[judgement][]checks.Finding{}
+	judgements := map[judgement][]checks.Finding{}
 	for _, c := range cats {
 		if c.base == nil || len(c.pkgs) == 0 {
 			// A catalog loaded only for the continuity of its
@@ -62,10 +62,10 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		judged += len(c.pkgs)
 		unread += len(c.head.Unread)
 		k := judgement{c.base, c.head, strings.Join(c.pkgs, "\x00")}
-		found, ok := judged1[k]
+		found, ok := judgements[k]
 		if !ok {
 			found = release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
-			judged1[k] = found
+			judgements[k] = found
 		}
 		guard = append(guard, prefixed(found, c.root)...)
 	}
