@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -222,13 +223,8 @@ func TestCacheSameTree(t *testing.T) {
 		"v4.18/foo/catalog.yaml": validCatalog,
 		"v4.19/foo/catalog.yaml": other,
 	})
-	root := func(name string) fs.FS {
-		sub, err := fs.Sub(fsys, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sub
-	}
+	opened := &openCounter{FS: fsys, n: map[string]int{}}
+	root := func(name string) fs.FS { return subCounter{opened, name} }
 	ctx := fbc.WithCache(context.Background(), fbc.NewCache())
 	placed := map[string]*fbc.Placed{}
 	results := map[string]*fbc.Result{}
@@ -253,6 +249,15 @@ func TestCacheSameTree(t *testing.T) {
 	}
 	if placed["v4.17"] != placed["v4.18"] {
 		t.Error("two trees of the same files loaded twice")
+	}
+	// A tree served by another's load still has each file opened, once
+	// for the load and once for the validation, as a load would: a
+	// reader that counts what is opened (a pull request check's
+	// limits.catalogBytes) counts every catalog's copy.
+	for _, r := range []string{"v4.17", "v4.18", "v4.19"} {
+		if n := opened.count(r + "/foo/catalog.yaml"); n < 2 {
+			t.Errorf("%s/foo/catalog.yaml opened %d times, want at least 2", r, n)
+		}
 	}
 	if placed["v4.19"] == placed["v4.17"] {
 		t.Error("a tree that differs in a file took another tree's load")
@@ -283,4 +288,45 @@ func TestCacheSameTree(t *testing.T) {
 	if !reflect.DeepEqual(third, results["v4.19"]) {
 		t.Errorf("a caller's change to its validation reached the next caller: %+v", third)
 	}
+}
+
+// openCounter counts the opens of each file; a Stat or a listing is not
+// one.
+type openCounter struct {
+	fs.FS
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *openCounter) Open(name string) (fs.File, error) {
+	o.mu.Lock()
+	o.n[name]++
+	o.mu.Unlock()
+	return o.FS.Open(name)
+}
+
+func (o *openCounter) Stat(name string) (fs.FileInfo, error) { return fs.Stat(o.FS, name) }
+
+func (o *openCounter) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(o.FS, name) }
+
+func (o *openCounter) count(name string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[name]
+}
+
+// subCounter is the tree under dir of an openCounter, as a pull request
+// check's limited tree is a catalog root's: it opens through the counter
+// and states files without opening them (fs.Sub's tree would open them).
+type subCounter struct {
+	o   *openCounter
+	dir string
+}
+
+func (s subCounter) Open(name string) (fs.File, error) { return s.o.Open(path.Join(s.dir, name)) }
+
+func (s subCounter) Stat(name string) (fs.FileInfo, error) { return s.o.Stat(path.Join(s.dir, name)) }
+
+func (s subCounter) ReadDir(name string) ([]fs.DirEntry, error) {
+	return s.o.ReadDir(path.Join(s.dir, name))
 }
