@@ -17,14 +17,13 @@ import (
 // pass (WithCache), so that it holds no more than the pass reads and is
 // gone with it; it is safe for concurrent use.
 type Cache struct {
-	mu    sync.Mutex
-	files map[cacheKey]*entry
+	files shared[cacheKey, *fileResult]
 	docs  docMemo
 	// trees are what was made of whole trees of files, by their content
 	// (see contentKey): a repository of one catalog per OpenShift version
 	// holds a package's files, the same blobs, in each catalog, and a
 	// validation of one of those trees is a validation of every other.
-	trees map[treeKey]*treeEntry
+	trees shared[treeKey, any]
 }
 
 // treeKey names what was made of a tree: its contentKey, and what was
@@ -34,31 +33,45 @@ type treeKey struct {
 	what byte
 }
 
-// treeEntry is what was made of one tree, or is being made: done is closed
-// once v is set, or left nil by a maker that failed.
-type treeEntry struct {
-	done chan struct{}
-	v    any
-}
-
 // tree is what build makes of the tree k, made once however many ask at
 // once, as load is for a file. A failure (a cancelled pass, a misread
 // object) is not kept, nor what build says not to keep (made of a file
 // that could not be read): whoever asks next makes it for itself.
 func (c *Cache) tree(k treeKey, build func() (any, bool, error)) (any, error) {
-	c.mu.Lock()
-	if c.trees == nil {
-		c.trees = map[treeKey]*treeEntry{}
+	return c.trees.do(k, build)
+}
+
+// shared makes each value once however many ask for its key at once: the
+// first caller builds it, every other waits for it. A value its builder
+// says not to keep, or a failure, is not kept: whoever asks next builds
+// it for itself.
+type shared[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]*sharedEntry[V]
+}
+
+// sharedEntry is one value, or one being built: done is closed once v is
+// set, and ok says it was kept.
+type sharedEntry[V any] struct {
+	done chan struct{}
+	v    V
+	ok   bool
+}
+
+func (s *shared[K, V]) do(k K, build func() (V, bool, error)) (V, error) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[K]*sharedEntry[V]{}
 	}
-	e, ok := c.trees[k]
-	if !ok {
-		e = &treeEntry{done: make(chan struct{})}
-		c.trees[k] = e
+	e, found := s.m[k]
+	if !found {
+		e = &sharedEntry[V]{done: make(chan struct{})}
+		s.m[k] = e
 	}
-	c.mu.Unlock()
-	if ok {
+	s.mu.Unlock()
+	if found {
 		<-e.done
-		if e.v != nil {
+		if e.ok {
 			return e.v, nil
 		}
 		v, _, err := build()
@@ -66,11 +79,11 @@ func (c *Cache) tree(k treeKey, build func() (any, bool, error)) (any, error) {
 	}
 	v, keep, err := build()
 	if err != nil || !keep {
-		c.mu.Lock()
-		delete(c.trees, k)
-		c.mu.Unlock()
+		s.mu.Lock()
+		delete(s.m, k)
+		s.mu.Unlock()
 	} else {
-		e.v = v
+		e.v, e.ok = v, true
 	}
 	close(e.done)
 	return v, err
@@ -91,7 +104,7 @@ type cacheKey struct {
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{files: map[cacheKey]*entry{}} }
+func NewCache() *Cache { return &Cache{} }
 
 type cacheCtxKey struct{}
 
@@ -101,9 +114,7 @@ func WithCache(ctx context.Context, c *Cache) context.Context {
 }
 
 // CacheFrom is the cache WithCache put in ctx, nil if none.
-func CacheFrom(ctx context.Context) *Cache { return cacheFrom(ctx) }
-
-func cacheFrom(ctx context.Context) *Cache {
+func CacheFrom(ctx context.Context) *Cache {
 	c, _ := ctx.Value(cacheCtxKey{}).(*Cache)
 	return c
 }
@@ -133,42 +144,16 @@ func (c *Cache) objectKey(fi fs.FileInfo, path string, opts Options) (cacheKey, 
 	return k, true
 }
 
-// entry is one decoded file, or one being decoded: done is closed once
-// fr is set, or left nil by a decoder that could not read the file.
-type entry struct {
-	done chan struct{}
-	fr   *fileResult
-}
-
 // load is the decoded file of k, made by decode once however many ask at
 // once: the first caller for k decodes it, and every other waits for it, so
 // that two loads of one file at once (the validation and the release guard
 // run side by side) decode it once, not once each. A file that could not
 // be read is not kept: whoever asks next tries for itself.
 func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
-	c.mu.Lock()
-	e, ok := c.files[k]
-	if !ok {
-		e = &entry{done: make(chan struct{})}
-		c.files[k] = e
-	}
-	c.mu.Unlock()
-	if ok {
-		<-e.done
-		if e.fr != nil {
-			return e.fr
-		}
-		return decode()
-	}
-	fr := decode()
-	if fr.readErr {
-		c.mu.Lock()
-		delete(c.files, k)
-		c.mu.Unlock()
-	} else {
-		e.fr = fr
-	}
-	close(e.done)
+	fr, _ := c.files.do(k, func() (*fileResult, bool, error) {
+		fr := decode()
+		return fr, !fr.readErr, nil
+	})
 	return fr
 }
 

@@ -235,7 +235,7 @@ func loadListed(ctx context.Context, fsys fs.FS, paths []string, walkErrs []load
 	concurrency = min(concurrency, max(len(paths), 1))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	cache := cacheFrom(ctx)
+	cache := CacheFrom(ctx)
 	for range concurrency {
 		wg.Add(1)
 		go func() {

@@ -63,7 +63,7 @@ func LoadPlacedWhole(ctx context.Context, fsys fs.FS) (*Placed, error) {
 func loadPlaced(ctx context.Context, fsys fs.FS, whole bool) (*Placed, error) {
 	paths, walkErrs := listFiles(fsys)
 	opts := Options{full: whole}
-	if c := cacheFrom(ctx); c != nil {
+	if c := CacheFrom(ctx); c != nil {
 		// The same tree under another catalog root is the same Placed,
 		// shared read only as the files of the Cache are.
 		if k, ok := contentKey(fsys, paths, walkErrs, opts); ok {

@@ -13,7 +13,7 @@ import (
 
 func validate(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	paths, walkErrs := listFiles(fsys)
-	if c := cacheFrom(ctx); c != nil {
+	if c := CacheFrom(ctx); c != nil {
 		// A tree validated already in the pass, under another catalog
 		// root, is not validated again.
 		if k, ok := contentKey(fsys, paths, walkErrs, opts); ok {

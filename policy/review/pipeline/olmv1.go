@@ -64,21 +64,16 @@ func OLMv1Readiness(ctx context.Context, in *Input) ([]Readiness, error) {
 		return nil, err
 	}
 	var out []Readiness
-	// Catalogs that hold the same files load to the same trees: each is
-	// judged once.
+	// Each tree is judged once (see perTree).
 	type judgement struct {
 		p    *fbc.Placed
 		pkgs string
 	}
 	judged := map[judgement]*olmv1.Result{}
 	check := func(p *fbc.Placed, pkgs []string) *olmv1.Result {
-		k := judgement{p, strings.Join(pkgs, "\x00")}
-		res, ok := judged[k]
-		if !ok {
-			res = olmv1.Check(p, olmv1.Options{Packages: pkgs, Memo: &in.olmv1Memo})
-			judged[k] = res
-		}
-		return res
+		return perTree(judged, judgement{p, strings.Join(pkgs, "\x00")}, func() *olmv1.Result {
+			return olmv1.Check(p, olmv1.Options{Packages: pkgs, Memo: &in.olmv1Memo})
+		})
 	}
 	for _, c := range cats {
 		if len(c.pkgs) == 0 {

@@ -46,8 +46,7 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 	}
 	var guard []checks.Finding
 	judged, unread := 0, 0
-	// Catalogs that hold the same files load to the same trees (see
-	// fbc.LoadPlacedWhole): one judgement serves them all.
+	// Each pair of trees is judged once (see perTree).
 	type judgement struct {
 		base, head *fbc.Placed
 		pkgs       string
@@ -61,12 +60,9 @@ func (Release) Run(ctx context.Context, in *Input) checks.Result {
 		}
 		judged += len(c.pkgs)
 		unread += len(c.head.Unread)
-		k := judgement{c.base, c.head, strings.Join(c.pkgs, "\x00")}
-		found, ok := judgements[k]
-		if !ok {
-			found = release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
-			judgements[k] = found
-		}
+		found := perTree(judgements, judgement{c.base, c.head, strings.Join(c.pkgs, "\x00")}, func() []checks.Finding {
+			return release.Check(c.base, c.head, release.Options{Packages: c.pkgs, Prunable: in.Policy.Release.PrunableChannel})
+		})
 		guard = append(guard, prefixed(found, c.root)...)
 	}
 	// The reference list's entries are guarded as the catalog's
@@ -558,6 +554,19 @@ func newGraph(root, pkg string, p *graph.Picture) (Graph, error) {
 	return g, nil
 }
 
+// perTree is f's value for k, made once in m. Catalogs that hold the same
+// files load to the same trees (fbc.LoadPlacedWhole under the pass's
+// cache), so what is made of a tree, keyed by its pointer, serves every
+// catalog that holds it; each gets it under its own root.
+func perTree[K comparable, V any](m map[K]V, k K, f func() V) V {
+	v, ok := m[k]
+	if !ok {
+		v = f()
+		m[k] = v
+	}
+	return v
+}
+
 // MaxGraphs bounds the graphs a pull request shows; a comment has room
 // for a few, and a change to more channels than that is read in its
 // files.
@@ -577,8 +586,7 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 	// version) draws the same picture in each: it is drawn once, with
 	// every catalog it stands for.
 	same := map[[4]string]int{}
-	// Catalogs that hold the same files load to the same trees: their
-	// pictures are drawn once.
+	// Each pair of trees is drawn once (see perTree).
 	type drawing struct {
 		base, head *fbc.Placed
 		pkg        string
@@ -586,18 +594,17 @@ func Graphs(ctx context.Context, in *Input) ([]Graph, int, error) {
 	drawn := map[drawing][]*graph.Picture{}
 	for _, c := range cats {
 		for _, pkg := range c.pkgs {
-			k := drawing{c.base, c.head, pkg}
-			pics, ok := drawn[k]
-			if !ok {
+			pics := perTree(drawn, drawing{c.base, c.head, pkg}, func() []*graph.Picture {
 				opts := graph.Options{Package: pkg}
 				if c.base != nil {
 					opts.Base = &c.base.Config
 				}
-				if pics, err = graph.Pictures(&c.head.Config, opts); err != nil {
-					pics = nil
+				pics, err := graph.Pictures(&c.head.Config, opts)
+				if err != nil {
+					return nil
 				}
-				drawn[k] = pics
-			}
+				return pics
+			})
 			if pics == nil {
 				continue // no channel left on the head: the guard says what went
 			}

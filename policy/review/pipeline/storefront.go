@@ -24,21 +24,14 @@ func Cards(ctx context.Context, in *Input) ([]Card, error) {
 		return nil, err
 	}
 	var out []Card
-	// Catalogs that hold the same files load to the same trees: a
-	// package's card is made once for all of them.
+	// A package's card is made once a tree (see perTree).
 	type made struct {
 		p    *fbc.Placed
 		name string
 	}
 	cards := map[made]*storefront.Card{}
 	of := func(p *fbc.Placed, name string) *storefront.Card {
-		k := made{p, name}
-		card, ok := cards[k]
-		if !ok {
-			card = storefront.Of(&p.Config, name)
-			cards[k] = card
-		}
-		return card
+		return perTree(cards, made{p, name}, func() *storefront.Card { return storefront.Of(&p.Config, name) })
 	}
 	for _, c := range cats {
 		for _, name := range c.pkgs {
