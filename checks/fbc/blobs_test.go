@@ -80,14 +80,14 @@ func sameBlobs(t *testing.T, data []byte) {
 			return
 		}
 	}
-	if got := Blobs(data); !reflect.DeepEqual(got, want) {
+	if got := Blobs(data); !reflect.DeepEqual(got, want) && !exactGives(data, got) {
 		t.Errorf("Blobs(%q) =\n%+v\nwant\n%+v", data, got, want)
 	}
 	// Under a review's cache, read as a whole load reads it: the same,
 	// whether its documents were typed before or not.
 	c := NewCache()
 	for i := range 2 {
-		if got := c.Blobs(data); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+		if got := c.Blobs(data); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) && !exactGives(data, got) {
 			t.Errorf("Cache.Blobs(%q), read %d, =\n%+v\nwant\n%+v", data, i+1, got, want)
 		}
 	}
@@ -102,9 +102,23 @@ func sameBlobs(t *testing.T, data []byte) {
 	if !ok {
 		return
 	}
-	if want := exactBlobs(data); !reflect.DeepEqual(got, want) {
+	if want := exactBlobs(data); !reflect.DeepEqual(got, want) && !exactGives(data, got) {
 		t.Errorf("fastBlobs(%q) =\n%+v\nwant\n%+v", data, got, want)
 	}
+}
+
+// exactGives says whether the exact decoder gives got for data in one of
+// many tries. Where it is not deterministic (see sameBlobs) one answer can
+// be rare enough that twenty tries agree on the other; the fast path
+// giving the rare one is no defect, and an answer the exact decoder never
+// gives still is.
+func exactGives(data []byte, got []Blob) bool {
+	for range 1000 {
+		if reflect.DeepEqual(exactBlobs(data), got) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestBlobsRealYAML: on the real catalogs of testdata, Blobs (the fast path
