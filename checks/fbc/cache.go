@@ -15,7 +15,8 @@ import (
 // guard, on both sides of the change: on a repository of one catalog per
 // OpenShift version that is most of a check's time. A Cache belongs to one
 // pass (WithCache), so that it holds no more than the pass reads and is
-// gone with it; it is safe for concurrent use.
+// gone with it, but for the typed documents it shares with the passes
+// after it, within a bound (keptDocs); it is safe for concurrent use.
 type Cache struct {
 	files shared[cacheKey, *fileResult]
 	docs  docMemo
@@ -162,8 +163,116 @@ func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
 // file leaves nearly all of its documents as they were, and both sides are
 // loaded whole. What is kept is shared by every load that meets the
 // document again, read only, as the files of the Cache are. It lives as
-// long as the review's Cache, so it is not bounded.
-type docMemo = textMemo[*fileResult]
+// long as the review's Cache, so it is not bounded; what it meets in
+// keptDocs, and what it types, it shares with the passes after it.
+type docMemo struct {
+	textMemo[*fileResult]
+}
+
+func (d *docMemo) get(k [sha256.Size]byte) (*fileResult, bool) {
+	if one, ok := d.textMemo.get(k); ok {
+		return one, true
+	}
+	one, ok := keptDocs.get(k)
+	if ok {
+		d.textMemo.put(k, one)
+	}
+	return one, ok
+}
+
+// put keeps one, typed from a document of size bytes of text.
+func (d *docMemo) put(k [sha256.Size]byte, one *fileResult, size int) {
+	d.textMemo.put(k, one)
+	keptDocs.put(k, one, size)
+}
+
+// keptDocs keeps what whole loads typed, past the pass that typed it. The
+// App judges one package's documents again and again: a pull request
+// after each push to it, the tree main will hold once it is queued, and
+// the next pull request to the same package, whose base is the last one's
+// head. What a document types to depends on its text alone (typeDoc), so
+// a pass that meets a document typed before takes it as its own docMemo
+// would. A typed document holds about its text in memory (1.0 to 1.1
+// times, measured on community-operators-prod's catalog files), so the
+// memo is bounded by the text of what it holds: KeptDocsBytes.
+var keptDocs = &generations[*fileResult]{max: KeptDocsBytes / 2}
+
+// KeptDocsBytes bounds the text of the documents whose typed form is kept
+// from one pass to the next (keptDocs): the memory a long-lived process
+// holds for it, at most, besides what its checks hold while they run.
+const KeptDocsBytes = 16 << 20
+
+// generations keeps values by key in two generations of at most max bytes
+// each: a value goes into the newer, and once that is full it becomes the
+// older and the older is dropped. A value met in the older is moved to the
+// newer, so what is met again and again stays, as in a cache that drops the
+// least recently used, without the bookkeeping of one. A value larger than
+// max is not kept.
+type generations[V any] struct {
+	mu       sync.Mutex
+	max      int
+	cur, old map[[sha256.Size]byte]sized[V]
+	curBytes int
+	// hits and misses count the lookups, for tests.
+	hits, misses int
+}
+
+type sized[V any] struct {
+	v    V
+	size int
+}
+
+func (g *generations[V]) get(k [sha256.Size]byte) (V, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.cur[k]; ok {
+		g.hits++
+		return e.v, true
+	}
+	if e, ok := g.old[k]; ok {
+		g.hits++
+		delete(g.old, k)
+		g.add(k, e)
+		return e.v, true
+	}
+	g.misses++
+	var zero V
+	return zero, false
+}
+
+func (g *generations[V]) put(k [sha256.Size]byte, v V, size int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.cur[k]; ok {
+		return
+	}
+	delete(g.old, k)
+	g.add(k, sized[V]{v, size})
+}
+
+// add puts e in the newer generation, starting a new one first if e does
+// not fit; g.mu is held.
+func (g *generations[V]) add(k [sha256.Size]byte, e sized[V]) {
+	if e.size > g.max {
+		return
+	}
+	if g.cur == nil || g.curBytes+e.size > g.max {
+		g.old, g.cur, g.curBytes = g.cur, map[[sha256.Size]byte]sized[V]{}, 0
+	}
+	g.cur[k] = e
+	g.curBytes += e.size
+}
+
+// bytes is the size of what g holds.
+func (g *generations[V]) bytes() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := g.curBytes
+	for _, e := range g.old {
+		n += e.size
+	}
+	return n
+}
 
 // textMemo keeps values made from documents by the SHA-256 of the
 // document's text; with max above 0 it is emptied when it holds max.

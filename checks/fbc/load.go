@@ -421,7 +421,7 @@ func decodeFile(p string, data []byte, err error, opts Options) *fileResult {
 				return false
 			}
 			if opts.docs != nil {
-				opts.docs.put(k, one)
+				opts.docs.put(k, one, len(raw))
 			}
 			fr.merge(one, at)
 			fr.fastDocs++
@@ -510,7 +510,7 @@ func (fr *fileResult) addWholeJSON(data []byte, docs *docMemo) bool {
 		roots[i] = nil
 		one := typeMeta(&m, docs != nil || fr.keepBlobs)
 		if docs != nil {
-			docs.put(k, one)
+			docs.put(k, one, spans[i][1]-spans[i][0])
 		}
 		tmp.merge(one, at)
 	}

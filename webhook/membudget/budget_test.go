@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/catalogbot/catalogbot/checks/fbc"
 )
 
 func TestBudgetFor(t *testing.T) {
@@ -27,6 +29,16 @@ func TestBudgetFor(t *testing.T) {
 	// (100 MB) with its package, one at a time: not two of 95 MB.
 	if b := BudgetFor(RuntimeLimit(768 << 20)); b < 100_000_000+1<<20 || b >= 2*95_000_000 {
 		t.Errorf("the shipped limit's budget is %d bytes; want a 100 MB file, and not two of 95 MB", b)
+	}
+}
+
+// TestBaselineHoldsKeptDocs holds Baseline to what it counts: the idle
+// service and the typed documents the checks keep between them, which the
+// budget's checks do not reserve.
+func TestBaselineHoldsKeptDocs(t *testing.T) {
+	const idle = 32 << 20
+	if Baseline < idle+fbc.KeptDocsBytes {
+		t.Errorf("Baseline is %d MiB, less than the idle service's %d MiB and the %d MiB of fbc.KeptDocsBytes", Baseline>>20, idle>>20, fbc.KeptDocsBytes>>20)
 	}
 }
 
