@@ -187,40 +187,50 @@ func (s *Store) Save(scope string, r *Root) error {
 
 // trim removes the least recently used root files past maxFiles and
 // record files past maxRecords, and the temporary files of writers that
-// died more than an hour ago.
+// died more than an hour ago. It runs after every save, so it counts by
+// name and reads a file's time only where it needs it: a group past its
+// bound, a temporary file (a directory of 256 roots cost 256 stats a save,
+// about as much as the save itself).
 func (s *Store) trim() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("package index: %w", err)
 	}
+	var roots, records []fs.DirEntry
+	for _, e := range entries {
+		switch {
+		case strings.HasSuffix(e.Name(), ".idx"):
+			roots = append(roots, e)
+		case strings.HasSuffix(e.Name(), recordSuffix):
+			records = append(records, e)
+		case strings.HasPrefix(e.Name(), ".tmp-"):
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+				_ = os.Remove(filepath.Join(s.dir, e.Name()))
+			}
+		}
+	}
 	type file struct {
 		name string
 		at   time.Time
 	}
-	var roots, records []file
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasSuffix(e.Name(), ".idx"):
-			roots = append(roots, file{e.Name(), info.ModTime()})
-		case strings.HasSuffix(e.Name(), recordSuffix):
-			records = append(records, file{e.Name(), info.ModTime()})
-		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
-			_ = os.Remove(filepath.Join(s.dir, e.Name()))
-		}
-	}
 	for _, kept := range []struct {
-		files []file
-		max   int
+		entries []fs.DirEntry
+		max     int
 	}{{roots, s.maxFiles}, {records, s.maxRecords}} {
-		if len(kept.files) <= kept.max {
+		if len(kept.entries) <= kept.max {
 			continue
 		}
-		slices.SortFunc(kept.files, func(a, b file) int { return a.at.Compare(b.at) })
-		for _, f := range kept.files[:len(kept.files)-kept.max] {
+		var files []file
+		for _, e := range kept.entries {
+			if info, err := e.Info(); err == nil {
+				files = append(files, file{e.Name(), info.ModTime()})
+			}
+		}
+		if len(files) <= kept.max {
+			continue
+		}
+		slices.SortFunc(files, func(a, b file) int { return a.at.Compare(b.at) })
+		for _, f := range files[:len(files)-kept.max] {
 			if err := os.Remove(filepath.Join(s.dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("package index: %w", err)
 			}
