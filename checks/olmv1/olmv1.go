@@ -25,6 +25,7 @@ package olmv1
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,6 +115,48 @@ func (m *Memo) installModes(b *declcfg.Bundle) ([]string, bool) {
 	m.modes[k] = r
 	m.mu.Unlock()
 	return r.modes, r.ok
+}
+
+// csvModes keeps what an olm.csv.metadata value says of install modes, by
+// the SHA-256 of the value, for the process. Reading them decodes the whole
+// value (a CSV's description, annotations and all): on a package of a
+// hundred bundles that was most of the readiness's time in each of the
+// App's checks, though a bundle's metadata does not change from one pull
+// request to the next. Hashing the value costs a small part of decoding
+// it. An entry holds a key and a few short strings, about 250 bytes, so
+// the memo holds about 2 MiB at most: the bundles of the packages a
+// process checks, not of a whole repository.
+var csvModes = &modesByText{max: 1 << 13}
+
+// modesByText maps texts to what was read of them; past max entries it
+// starts afresh, which costs reading again and never a wrong answer.
+type modesByText struct {
+	mu  sync.Mutex
+	max int
+	m   map[[sha256.Size]byte]modesRead
+	// misses counts the texts read, for tests.
+	misses int
+}
+
+// read is what read makes of text, once per text while it is kept. The
+// slice is shared: callers do not change it.
+func (c *modesByText) read(text []byte, read func() modesRead) modesRead {
+	k := sha256.Sum256(text)
+	c.mu.Lock()
+	r, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = read()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.misses++
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = map[[sha256.Size]byte]modesRead{}
+	}
+	c.m[k] = r
+	return r
 }
 
 // Result is OLM v1's view of a catalog.
@@ -316,9 +359,14 @@ func installModes(b *declcfg.Bundle) ([]string, bool) {
 		if p.Type != property.TypeCSVMetadata {
 			continue
 		}
-		var m modes
-		if json.Unmarshal(p.Value, &m) == nil {
-			return supported(m), true
+		if r := csvModes.read(p.Value, func() (r modesRead) {
+			var m modes
+			if json.Unmarshal(p.Value, &m) == nil {
+				r.modes, r.ok = supported(m), true
+			}
+			return r
+		}); r.ok {
+			return r.modes, true
 		}
 	}
 	for _, p := range b.Properties {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/checkstest"
 	"github.com/catalogbot/catalogbot/checks/fbc"
+	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/fbc/property"
 )
 
 func load(t *testing.T, catalog string) *fbc.Placed {
@@ -235,5 +237,47 @@ func TestReadManifest(t *testing.T) {
 				t.Errorf("read %+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// TestCSVModesByText: the install modes of an olm.csv.metadata value are
+// read once per text, whichever bundle holds it, and say what reading the
+// value says, a value that does not decode included (the next one is read,
+// as before).
+func TestCSVModesByText(t *testing.T) {
+	saved := csvModes
+	csvModes = &modesByText{max: 1 << 13}
+	defer func() { csvModes = saved }()
+	csv := func(v string) property.Property {
+		return property.Property{Type: property.TypeCSVMetadata, Value: json.RawMessage(v)}
+	}
+	const (
+		all     = `{"installModes":[{"supported":true,"type":"AllNamespaces"},{"supported":true,"type":"OwnNamespace"}]}`
+		own     = `{"installModes":[{"supported":false,"type":"AllNamespaces"},{"supported":true,"type":"OwnNamespace"}]}`
+		badType = `{"installModes":"AllNamespaces"}`
+	)
+	for i, tc := range []struct {
+		props  []property.Property
+		modes  []string
+		ok     bool
+		misses int // the texts read so far
+	}{
+		{[]property.Property{csv(all)}, []string{"AllNamespaces", "OwnNamespace"}, true, 1},
+		// Another bundle, the same text: not read again.
+		{[]property.Property{{Type: property.TypePackage, Value: json.RawMessage(`{"packageName":"p","version":"1.0.0"}`)}, csv(all)}, []string{"AllNamespaces", "OwnNamespace"}, true, 1},
+		{[]property.Property{csv(own)}, []string{"OwnNamespace"}, true, 2},
+		// A value of the wrong type is passed over for the next, and so
+		// is it when met again.
+		{[]property.Property{csv(badType), csv(own)}, []string{"OwnNamespace"}, true, 3},
+		{[]property.Property{csv(badType)}, nil, false, 3},
+	} {
+		b := &declcfg.Bundle{Name: "b", Properties: tc.props}
+		modes, ok := installModes(b)
+		if ok != tc.ok || !reflect.DeepEqual(modes, tc.modes) {
+			t.Errorf("bundle %d: install modes %v, %v; want %v, %v", i, modes, ok, tc.modes, tc.ok)
+		}
+		if csvModes.misses != tc.misses {
+			t.Errorf("bundle %d: %d texts read in all, want %d", i, csvModes.misses, tc.misses)
+		}
 	}
 }
