@@ -122,16 +122,7 @@ func TestFBCCatalogs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pol, findings := policy.Parse(policy.FileName, []byte(tt.policy))
-			if len(findings) > 0 {
-				t.Fatal(findings)
-			}
-			base, head := tree(tt.base), tree(tt.head)
-			pol, targets, err := pol.Resolved(base, head)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := &Input{Change: diff(tt.base, tt.head, nil), Base: base, Head: head, Policy: pol, Targets: targets}
+			in := resolvedInput(t, tt.policy, diff(tt.base, tt.head, nil), tree(tt.base), tree(tt.head))
 			res := FBC{}.Run(context.Background(), in)
 			if res.Conclusion != tt.want {
 				t.Errorf("conclusion = %s, want %s\n%s\n%+v", res.Conclusion, tt.want, res.Summary, res.Findings)
@@ -181,15 +172,7 @@ func TestGraphsAcrossCatalogs(t *testing.T) {
 		head["catalogs/"+c+"/foo/catalog.yaml"] = bumped
 	}
 	head["catalogs/v4.20/foo/catalog.yaml"] = strings.Replace(fooCatalog, "foo.v1.0.0", "foo.v2.0.0", -1)
-	pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"))
-	if len(findings) > 0 {
-		t.Fatal(findings)
-	}
-	pol, targets, err := pol.Resolved(tree(base), tree(head))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Targets: targets}
+	in := resolvedInput(t, "catalogs:\n  - each: catalogs/v4.*\n", diff(base, head, nil), tree(base), tree(head))
 	gs, more, err := Graphs(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -246,17 +229,10 @@ func TestSameTreesAcrossCatalogs(t *testing.T) {
 		Cards     []Card
 	}
 	judge := func(trees func(map[string]string) fstest.MapFS) outcome {
-		pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"))
-		if len(findings) > 0 {
-			t.Fatal(findings)
-		}
-		pol, targets, err := pol.Resolved(trees(base), trees(head))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := &Input{Change: diff(base, head, nil), Base: trees(base), Head: trees(head), Policy: pol, Targets: targets}
+		in := resolvedInput(t, "catalogs:\n  - each: catalogs/v4.*\n", diff(base, head, nil), trees(base), trees(head))
 		ctx := fbc.WithCache(context.Background(), fbc.NewCache())
 		var o outcome
+		var err error
 		o.Report = Run(ctx, in)
 		if o.Graphs, o.More, err = Graphs(ctx, in); err != nil {
 			t.Fatal(err)

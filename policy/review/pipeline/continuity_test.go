@@ -168,15 +168,7 @@ func TestReleaseContinuity(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Author = "bob"
-			pol, findings := policy.Parse(policy.FileName, []byte(tt.policy))
-			if len(findings) > 0 {
-				t.Fatal(findings)
-			}
-			pol, targets, err := pol.Resolved(b, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := &Input{Change: c, Base: b, Head: h, Policy: pol, Targets: targets}
+			in := resolvedInput(t, tt.policy, c, b, h)
 			if tt.approver != "" {
 				in.Approvals = []owners.Approval{{User: tt.approver, SHA: head, Time: time.Unix(1, 0), Via: owners.ViaReview}}
 			}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,21 @@ func tree(files map[string]string) fstest.MapFS {
 		m[name] = &fstest.MapFile{Data: []byte(data)}
 	}
 	return m
+}
+
+// resolvedInput is the Input of the change c from base to head under the
+// policy file text policyText, its catalogs resolved against both trees.
+func resolvedInput(t *testing.T, policyText string, c *change.Change, base, head fs.FS) *Input {
+	t.Helper()
+	pol, findings := policy.Parse(policy.FileName, []byte(policyText))
+	if len(findings) > 0 {
+		t.Fatal(findings)
+	}
+	pol, targets, err := pol.Resolved(base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Input{Change: c, Base: base, Head: head, Policy: pol, Targets: targets}
 }
 
 // diff lists what a change from base to head does to each file, as the

@@ -246,15 +246,7 @@ func TestReleaseGroupedAcrossCatalogs(t *testing.T) {
 		head[c+"channels.yaml"] = releaseChannel("stable", releaseEntry{name: "1.1.0"}, releaseEntry{name: "1.2.0", replaces: "1.1.0"})
 		head[c+"bundles.yaml"] = releaseBundles("1.1.0", "1.2.0")
 	}
-	pol, findings := policy.Parse(policy.FileName, []byte("catalogs:\n  - each: catalogs/v4.*\n"))
-	if len(findings) > 0 {
-		t.Fatal(findings)
-	}
-	pol, targets, err := pol.Resolved(tree(base), tree(head))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &Input{Change: diff(base, head, nil), Base: tree(base), Head: tree(head), Policy: pol, Targets: targets}
+	in := resolvedInput(t, "catalogs:\n  - each: catalogs/v4.*\n", diff(base, head, nil), tree(base), tree(head))
 	res := Release{}.Run(context.Background(), in)
 	if res.Conclusion != checks.Failure {
 		t.Errorf("conclusion %s, want failure", res.Conclusion)
