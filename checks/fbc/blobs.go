@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
+	"github.com/catalogbot/catalogbot/checks/internal/textmemo"
 )
 
 // Blob is one document of a catalog file as ownership sees it: the package
@@ -52,7 +53,7 @@ func Blobs(data []byte) []Blob {
 		// as they were, and both sides are read: a document read before
 		// is not parsed again.
 		k := sha256.Sum256(raw)
-		if b, ok := docBlobs.get(k); ok {
+		if b, ok := docBlobs.Get(k); ok {
 			b.Line = d.line
 			out = append(out, b)
 			return true
@@ -67,7 +68,7 @@ func Blobs(data []byte) []Blob {
 			// file alive.
 			kept := b
 			kept.Schema, kept.Package = strings.Clone(b.Schema), strings.Clone(b.Package)
-			docBlobs.put(k, kept)
+			docBlobs.Put(k, kept)
 			out = append(out, b)
 		}
 		return ok
@@ -328,4 +329,4 @@ func isASCII(s string) bool {
 // docBlobs keeps the blob of each YAML document the fast path read, by the
 // SHA-256 of the document's text: what blobOf makes of a document depends
 // on its text alone (its line aside). At most 1<<16 entries, about 8 MiB.
-var docBlobs = &textMemo[Blob]{max: 1 << 16}
+var docBlobs = textmemo.New[Blob](1 << 16)

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/catalogbot/catalogbot/checks/internal/textmemo"
 )
 
 // Cache keeps the files a pass decodes, so that two loads of one file with
@@ -166,23 +168,23 @@ func (c *Cache) load(k cacheKey, decode func() *fileResult) *fileResult {
 // long as the review's Cache, so it is not bounded; what it meets in
 // keptDocs, and what it types, it shares with the passes after it.
 type docMemo struct {
-	textMemo[*fileResult]
+	pass textmemo.Memo[*fileResult]
 }
 
 func (d *docMemo) get(k [sha256.Size]byte) (*fileResult, bool) {
-	if one, ok := d.textMemo.get(k); ok {
+	if one, ok := d.pass.Get(k); ok {
 		return one, true
 	}
 	one, ok := keptDocs.get(k)
 	if ok {
-		d.textMemo.put(k, one)
+		d.pass.Put(k, one)
 	}
 	return one, ok
 }
 
 // put keeps one, typed from a document of size bytes of text.
 func (d *docMemo) put(k [sha256.Size]byte, one *fileResult, size int) {
-	d.textMemo.put(k, one)
+	d.pass.Put(k, one)
 	keptDocs.put(k, one, size)
 }
 
@@ -272,28 +274,4 @@ func (g *generations[V]) bytes() int {
 		n += e.size
 	}
 	return n
-}
-
-// textMemo keeps values made from documents by the SHA-256 of the
-// document's text; with max above 0 it is emptied when it holds max.
-type textMemo[V any] struct {
-	mu  sync.Mutex
-	max int
-	m   map[[sha256.Size]byte]V
-}
-
-func (c *textMemo[V]) get(k [sha256.Size]byte) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *textMemo[V]) put(k [sha256.Size]byte, v V) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || c.max > 0 && len(c.m) >= c.max {
-		c.m = map[[sha256.Size]byte]V{}
-	}
-	c.m[k] = v
 }

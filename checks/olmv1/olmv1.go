@@ -40,6 +40,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
+	"github.com/catalogbot/catalogbot/checks/internal/textmemo"
 )
 
 // The OLM v1 readiness rules.
@@ -126,36 +127,18 @@ func (m *Memo) installModes(b *declcfg.Bundle) ([]string, bool) {
 // it. An entry holds a key and a few short strings, about 250 bytes, so
 // the memo holds about 2 MiB at most: the bundles of the packages a
 // process checks, not of a whole repository.
-var csvModes = &modesByText{max: 1 << 13}
+var csvModes = textmemo.New[modesRead](1 << 13)
 
-// modesByText maps texts to what was read of them; past max entries it
-// starts afresh, which costs reading again and never a wrong answer.
-type modesByText struct {
-	mu  sync.Mutex
-	max int
-	m   map[[sha256.Size]byte]modesRead
-	// misses counts the texts read, for tests.
-	misses int
-}
-
-// read is what read makes of text, once per text while it is kept. The
-// slice is shared: callers do not change it.
-func (c *modesByText) read(text []byte, read func() modesRead) modesRead {
+// readModes is what read makes of the csv.metadata value text, once per
+// text while csvModes keeps it. The slice is shared: callers do not change
+// it.
+func readModes(text []byte, read func() modesRead) modesRead {
 	k := sha256.Sum256(text)
-	c.mu.Lock()
-	r, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if r, ok := csvModes.Get(k); ok {
 		return r
 	}
-	r = read()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.misses++
-	if c.m == nil || len(c.m) >= c.max {
-		c.m = map[[sha256.Size]byte]modesRead{}
-	}
-	c.m[k] = r
+	r := read()
+	csvModes.Put(k, r)
 	return r
 }
 
@@ -359,7 +342,7 @@ func installModes(b *declcfg.Bundle) ([]string, bool) {
 		if p.Type != property.TypeCSVMetadata {
 			continue
 		}
-		if r := csvModes.read(p.Value, func() (r modesRead) {
+		if r := readModes(p.Value, func() (r modesRead) {
 			var m modes
 			if json.Unmarshal(p.Value, &m) == nil {
 				r.modes, r.ok = supported(m), true

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/fbc"
 	"github.com/catalogbot/catalogbot/checks/fbc/declcfg"
 	"github.com/catalogbot/catalogbot/checks/fbc/property"
+	"github.com/catalogbot/catalogbot/checks/internal/textmemo"
 )
 
 func load(t *testing.T, catalog string) *fbc.Placed {
@@ -246,7 +247,7 @@ func TestReadManifest(t *testing.T) {
 // as before).
 func TestCSVModesByText(t *testing.T) {
 	saved := csvModes
-	csvModes = &modesByText{max: 1 << 13}
+	csvModes = textmemo.New[modesRead](1 << 13)
 	defer func() { csvModes = saved }()
 	csv := func(v string) property.Property {
 		return property.Property{Type: property.TypeCSVMetadata, Value: json.RawMessage(v)}
@@ -276,8 +277,8 @@ func TestCSVModesByText(t *testing.T) {
 		if ok != tc.ok || !reflect.DeepEqual(modes, tc.modes) {
 			t.Errorf("bundle %d: install modes %v, %v; want %v, %v", i, modes, ok, tc.modes, tc.ok)
 		}
-		if csvModes.misses != tc.misses {
-			t.Errorf("bundle %d: %d texts read in all, want %d", i, csvModes.misses, tc.misses)
+		if n := csvModes.Misses(); n != tc.misses {
+			t.Errorf("bundle %d: %d texts read in all, want %d", i, n, tc.misses)
 		}
 	}
 }
